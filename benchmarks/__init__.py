@@ -1,0 +1,1 @@
+"""Benchmarks: accuracy against published runs, latency, throughput (run as scripts)."""

@@ -1,0 +1,61 @@
+"""How replies read: one Jinja template per reply, rendered from ``skill`` result models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..skill import (
+    Accelerator,
+    Alternative,
+    BudgetSplit,
+    Decision,
+    MemoryEstimate,
+    RunEstimate,
+    load_catalog,
+)
+from .render import render
+
+__all__ = [
+    "render",
+    "render_accelerators",
+    "render_alternatives",
+    "render_decision",
+    "render_estimate",
+    "render_memory",
+    "render_split",
+]
+
+
+def render_estimate(estimate: RunEstimate, *, closing: bool = True) -> str:
+    """The estimate table with its assumptions; ``closing`` adds the step-3 question."""
+    return render("estimate", estimate=estimate, closing=closing)
+
+
+def render_memory(memory: MemoryEstimate) -> str:
+    """The memory table and the fits / does-not-fit line."""
+    return render("memory", memory=memory)
+
+
+def render_decision(decision: Decision) -> str:
+    """The verdict, its reason, the checks and the next step."""
+    return render("verdict", decision=decision)
+
+
+def render_alternatives(original: RunEstimate, alternatives: Sequence[Alternative]) -> str:
+    """The table of cheaper alternatives with their savings."""
+    return render("alternatives", original=original, alternatives=alternatives)
+
+
+def render_split(split: BudgetSplit) -> str:
+    """The lesson's budget-split table."""
+    return render("split", split=split)
+
+
+def render_accelerators(
+    accelerators: Sequence[Accelerator] | None = None, *, show_sources: bool = False
+) -> str:
+    """The accelerator catalog table, optionally with every source."""
+    catalog = load_catalog()
+    return render("accelerators", catalog=catalog,
+                  accelerators=list(accelerators or catalog.accelerators),
+                  show_sources=show_sources)

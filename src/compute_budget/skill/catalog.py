@@ -1,0 +1,181 @@
+"""The accelerator catalog: dense peaks, memory, bandwidth and dated prices, each with its source.
+
+The data lives in ``data/accelerators.json`` inside the package, compiled from public datasheets
+and dated price observations. Peaks are the *dense* figures: NVIDIA datasheets since Ampere print
+tensor throughput with 2:4 sparsity, which is twice what dense training can use. A figure that no
+source gives is ``None`` (unknown), never 0.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from .errors import InputError, UnknownAcceleratorError
+
+__all__ = [
+    "Accelerator",
+    "Catalog",
+    "PeakTflops",
+    "Precision",
+    "PriceQuote",
+    "get_accelerator",
+    "list_accelerators",
+    "load_catalog",
+    "normalize_name",
+]
+
+Precision = Literal["bf16", "fp16", "fp8"]
+GIB = 2**30
+
+
+class PeakTflops(BaseModel):
+    """Dense peak tensor throughput per device, in TFLOP/s (10¹² FLOP/s), by precision."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bf16: float | None = Field(description="Dense BF16 tensor peak in TFLOP/s; None if unknown.")
+    fp16: float | None = Field(description="Dense FP16 tensor peak in TFLOP/s; None if unknown.")
+    fp8: float | None = Field(description="Dense FP8 tensor peak in TFLOP/s; None if unknown.")
+
+    def get(self, precision: Precision) -> float | None:
+        """The dense peak for ``precision`` in TFLOP/s, or None when no source gives it."""
+        value: float | None = getattr(self, precision)
+        return value
+
+
+class PriceQuote(BaseModel):
+    """One dated observation of a rental price."""
+
+    model_config = ConfigDict(frozen=True)
+
+    usd_per_gpu_hour: float = Field(description="US dollars per device-hour.")
+    kind: str = Field(description="What kind of price: on-demand, reservation, list price, ...")
+    as_of: str = Field(description="When the price was observed (year, quarter or month).")
+    source: str = Field(description="Where the price comes from.")
+    default: bool = Field(
+        default=False, description="Whether this is the catalog's default price (newest)."
+    )
+
+
+class Accelerator(BaseModel):
+    """One accelerator (GPU, TPU chip, Gaudi) as software sees it: one device."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str = Field(description="Short name accepted by --gpu, e.g. 'h100-sxm'.")
+    name: str = Field(description="Full name, e.g. 'H100 SXM'.")
+    vendor: str
+    generation: str = Field(description="Architecture generation, e.g. 'ampere', 'hopper'.")
+    aliases: tuple[str, ...] = Field(description="Other names accepted for this device.")
+    peak_tflops: PeakTflops
+    memory_gib: float | None = Field(description="Device memory in GiB (2³⁰ bytes).")
+    memory_bandwidth_tbs: float | None = Field(description="Memory bandwidth in TB/s.")
+    spec_source: str = Field(description="Where the peaks, memory and bandwidth come from.")
+    prices: tuple[PriceQuote, ...] = Field(description="Dated price observations.")
+
+    @property
+    def memory_bytes(self) -> float | None:
+        """Device memory in bytes, or None when unknown."""
+        return None if self.memory_gib is None else self.memory_gib * GIB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def default_price(self) -> PriceQuote | None:
+        """The catalog's default price (the newest observation), or None when none is known."""
+        for quote in self.prices:
+            if quote.default:
+                return quote
+        return None
+
+    @property
+    def default_precision(self) -> Precision:
+        """BF16 where the device has it, else FP16 (V100), else FP8."""
+        for precision in ("bf16", "fp16", "fp8"):
+            if self.peak_tflops.get(precision) is not None:
+                return precision
+        return "bf16"
+
+    def peak(self, precision: Precision) -> float:
+        """Dense peak in TFLOP/s for ``precision``; InputError when the catalog does not know it."""
+        value = self.peak_tflops.get(precision)
+        if value is None:
+            known = [p for p in ("bf16", "fp16", "fp8") if self.peak_tflops.get(p) is not None]
+            if known:
+                allowed = (
+                    f"the {precision} peak of {self.name} is unknown or unsupported; "
+                    f"known: {', '.join(known)} (or give the peak yourself)"
+                )
+            else:
+                allowed = (
+                    f"no published dense tensor peak is known for {self.name}; give the peak "
+                    "in TFLOP/s yourself or a measured achieved TFLOP/s"
+                )
+            raise InputError("precision" if known else "gpu", precision if known else self.key,
+                             allowed)
+        return value
+
+
+class Catalog(BaseModel):
+    """All accelerators the package knows, with the date the catalog was compiled."""
+
+    model_config = ConfigDict(frozen=True)
+
+    compiled: str = Field(description="Date the catalog was compiled (YYYY-MM-DD).")
+    notes: str
+    accelerators: tuple[Accelerator, ...]
+
+
+def normalize_name(name: str) -> str:
+    """Lower-case, drop punctuation and spaces: ``'A100 80GB SXM'`` → ``'a10080gbsxm'``."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@cache
+def load_catalog() -> Catalog:
+    """Load the packaged catalog (cached)."""
+    text = resources.files("compute_budget.skill").joinpath("data/accelerators.json").read_text(
+        encoding="utf-8"
+    )
+    return Catalog.model_validate(json.loads(text))
+
+
+@cache
+def _index() -> dict[str, Accelerator]:
+    index: dict[str, Accelerator] = {}
+    for acc in load_catalog().accelerators:
+        for label in (acc.key, acc.name, *acc.aliases):
+            index.setdefault(normalize_name(label), acc)
+    return index
+
+
+def list_accelerators() -> tuple[Accelerator, ...]:
+    """Every accelerator in the catalog, in catalog order."""
+    return load_catalog().accelerators
+
+
+def get_accelerator(name: str, field: str = "gpu") -> Accelerator:
+    """Look an accelerator up by key, full name or alias, ignoring case, spaces and punctuation.
+
+    An unknown name raises :class:`UnknownAcceleratorError` with the closest catalog names.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(field, name, "an accelerator name such as 'h100' or 'a100-80gb'")
+    index = _index()
+    found = index.get(normalize_name(name))
+    if found is not None:
+        return found
+    wanted = normalize_name(name)
+    close = difflib.get_close_matches(wanted, list(index), n=6, cutoff=0.5)
+    suggestions: list[str] = []
+    for label in close:
+        key = index[label].key
+        if key not in suggestions:
+            suggestions.append(key)
+    raise UnknownAcceleratorError(field, name, suggestions[:3])

@@ -1,0 +1,131 @@
+"""Errors raised by compute-budget.
+
+Every error a user can cause is a ``ValueError`` so that plain Python callers can catch it the
+usual way; the hierarchy lets the CLI and the MCP server tell "your input is wrong" (exit status
+2, an ``isError`` tool result) from a bug::
+
+    ValueError
+    └── ComputeBudgetError           anything compute-budget rejects
+        └── InputError               one named field has a value that is not allowed
+            ├── UnknownAcceleratorError   the accelerator name is not in the catalog
+            └── ConfigError               a model config (file or mapping) is unusable
+
+Pydantic's ``ValidationError`` (also a ``ValueError``) is turned into the same kind of message by
+:func:`describe_validation_error`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+__all__ = [
+    "ComputeBudgetError",
+    "ConfigError",
+    "InputError",
+    "UnknownAcceleratorError",
+    "describe_error",
+    "describe_validation_error",
+]
+
+
+class ComputeBudgetError(ValueError):
+    """Base class for everything compute-budget rejects."""
+
+
+class InputError(ComputeBudgetError):
+    """A named field has a value that is not allowed.
+
+    The message names the field, the value (with ``!r``) and what is allowed.
+    """
+
+    def __init__(self, field: str, value: object, allowed: str) -> None:
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{field}: {value!r} is not allowed; {allowed}")
+
+
+class UnknownAcceleratorError(InputError):
+    """The accelerator name matches nothing in the catalog."""
+
+    def __init__(self, field: str, value: object, suggestions: list[str]) -> None:
+        self.suggestions = suggestions
+        hint = (
+            "did you mean " + ", ".join(repr(s) for s in suggestions) + "?"
+            if suggestions
+            else "no close match"
+        )
+        super().__init__(
+            field,
+            value,
+            f"unknown accelerator ({hint}); `compute-budget gpus` lists the catalog",
+        )
+
+
+class ConfigError(InputError):
+    """A model configuration is missing a field, contradicts itself or cannot be read."""
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    parts = [str(p) for p in loc if not str(p).startswith("function-")]
+    return ".".join(parts) if parts else "input"
+
+
+_PYDANTIC_PHRASES = (
+    ("Input should be greater than or equal to ", "must be ≥ "),
+    ("Input should be less than or equal to ", "must be ≤ "),
+    ("Input should be greater than ", "must be > "),
+    ("Input should be less than ", "must be < "),
+    ("Input should be ", "must be "),
+)
+
+
+def _clean_message(msg: str) -> str:
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix) :]
+    for phrase, plain in _PYDANTIC_PHRASES:
+        if msg.startswith(phrase):
+            return plain + msg[len(phrase) :]
+    return msg
+
+
+def describe_validation_error(exc: ValidationError, aliases: dict[str, str] | None = None) -> str:
+    """Turn a pydantic ``ValidationError`` into lines that name field, value and what is allowed.
+
+    ``aliases`` maps model field names to the names the caller knows them by (CLI flags).
+    """
+    aliases = aliases or {}
+    lines: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = _location(tuple(err.get("loc", ())))
+        head = loc.split(".")[0]
+        if head in aliases:
+            loc = aliases[head] + loc[len(head) :]
+        msg = _clean_message(str(err.get("msg", "invalid")))
+        kind = err.get("type", "")
+        original = (err.get("ctx") or {}).get("error")
+        if isinstance(original, InputError):
+            lines.append(describe_error(original, aliases))
+        elif kind == "missing":
+            lines.append(f"{loc}: required but missing")
+        elif kind == "extra_forbidden":
+            lines.append(f"{loc}: unknown argument (not one this accepts)")
+        else:
+            value: Any = err.get("input")
+            lines.append(f"{loc}: {value!r} is not allowed; {msg}")
+    return "\n".join(lines)
+
+
+def describe_error(exc: BaseException, aliases: dict[str, str] | None = None) -> str:
+    """A user-facing message for any error compute-budget expects to see from bad input."""
+    if isinstance(exc, ValidationError):
+        return describe_validation_error(exc, aliases)
+    text = str(exc)
+    if aliases:
+        for name, alias in aliases.items():
+            if text.startswith(f"{name}:"):
+                return alias + text[len(name) :]
+    return text

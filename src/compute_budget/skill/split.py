@@ -1,0 +1,159 @@
+"""The budget-split table of the scaling-and-budgets lesson.
+
+For a budget of C FLOPs, each row is a model size N with the tokens it can afford,
+D = C / (6·N), the tokens per parameter D / N, and the time the budget takes at a sustained
+rate: seconds = C / (FLOP/s · utilisation). Every row costs the same; the table shows the
+trade-off between size and data. The ratio row splits C so that D = ratio·N (20 tokens per
+parameter is compute-optimal in Hoffmann et al. 2022, for their data and setup).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .catalog import get_accelerator
+from .errors import InputError
+from .estimate import Mfu
+from .lesson import split_budget, tokens_for_budget, training_seconds
+from .mfu import mfu_prior
+from .quantities import PositiveQuantity, Price
+
+__all__ = ["COMPUTE_OPTIMAL_RATIO", "BudgetSplit", "SplitRow", "SplitSpec", "budget_split"]
+
+COMPUTE_OPTIMAL_RATIO = 20.0
+"""Tokens per parameter at the compute optimum (Hoffmann et al. 2022, "Chinchilla")."""
+LESSON_FLOPS_PER_SEC = 1e12
+"""The lesson's machine: 10¹² FLOP/s sustained."""
+
+
+class SplitSpec(BaseModel):
+    """A compute budget to split, and the rate at which it is spent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    budget_flops: PositiveQuantity | None = Field(
+        default=None, le=1e32, description="Compute budget C in FLOPs (e.g. 6e14 or '1e24')."
+    )
+    budget_usd: PositiveQuantity | None = Field(
+        default=None, le=1e12,
+        description="Or a budget in US dollars, turned into FLOPs with gpu, gpu_count, MFU and "
+                    "price.",
+    )
+    ratio: PositiveQuantity = Field(
+        default=COMPUTE_OPTIMAL_RATIO, le=1e9,
+        description="Tokens per parameter for the highlighted split (default 20, Chinchilla).",
+    )
+    params: list[PositiveQuantity] | None = Field(
+        default=None, max_length=50,
+        description="Model sizes for the rows (default: four decades around the optimum).",
+    )
+    flops_per_sec: PositiveQuantity | None = Field(
+        default=None, le=1e25,
+        description="Peak FLOP/s of the whole machine (default 1e12, the lesson's machine, "
+                    "unless gpu is given).",
+    )
+    utilization: Mfu = Field(default=1.0)
+    gpu: str | None = Field(default=None, description="Accelerator to derive the FLOP/s from.")
+    gpu_count: int = Field(default=1, ge=1, le=10_000_000, description="Number of devices.")
+    mfu: Mfu | None = Field(default=None, description="MFU with gpu (default: dense prior).")
+    usd_per_gpu_hour: Price | None = Field(default=None, le=1000,
+                                           description="Price for budget_usd (default: catalog).")
+
+    @model_validator(mode="after")
+    def _one_budget(self) -> SplitSpec:
+        if (self.budget_flops is None) == (self.budget_usd is None):
+            raise InputError("budget_flops", self.budget_flops,
+                             "exactly one of budget_flops or budget_usd")
+        if self.budget_usd is not None and self.gpu is None:
+            raise InputError("gpu", None, "an accelerator, to turn budget_usd into FLOPs")
+        if self.gpu is not None:
+            acc = get_accelerator(self.gpu)
+            acc.peak(acc.default_precision)
+            if self.budget_usd is not None and self.usd_per_gpu_hour is None \
+                    and acc.default_price is None:
+                raise InputError("usd_per_gpu_hour", None,
+                                 f"a price: the catalog has none for {acc.name}")
+        if self.gpu is None and self.mfu is not None:
+            raise InputError("mfu", self.mfu, "only with gpu (otherwise use utilization)")
+        return self
+
+
+class SplitRow(BaseModel):
+    """One way to spend the budget."""
+
+    model_config = ConfigDict(frozen=True)
+
+    params: float = Field(description="Parameters N.")
+    tokens: float = Field(description="Tokens D = C / (6·N).")
+    tokens_per_param: float = Field(description="D / N.")
+    seconds: float = Field(description="Seconds to spend C at the sustained FLOP/s.")
+    hours: float = Field(description="The same in hours.")
+
+
+class BudgetSplit(BaseModel):
+    """The split table for one budget."""
+
+    model_config = ConfigDict(frozen=True)
+
+    budget_flops: float = Field(description="Compute budget C in FLOPs.")
+    budget_usd: float | None = Field(description="The dollar budget it came from, if any.")
+    sustained_flops_per_sec: float = Field(description="FLOP/s actually achieved: peak × use.")
+    rate_source: str = Field(description="Where the FLOP/s comes from.")
+    usd_per_gpu_hour: float | None = Field(description="Price used for budget_usd, if any.")
+    ratio: float = Field(description="Tokens per parameter of the highlighted split.")
+    ratio_split: SplitRow = Field(description="The split with D = ratio·N.")
+    rows: list[SplitRow]
+
+
+def _row(c: float, n: float, rate: float) -> SplitRow:
+    d = tokens_for_budget(c, n)
+    seconds = training_seconds(c, rate)
+    return SplitRow(params=n, tokens=d, tokens_per_param=d / n, seconds=seconds,
+                    hours=seconds / 3600)
+
+
+def _default_sizes(c: float) -> list[float]:
+    # Four decades: two below the size where D = N, one above (the lesson's 1e5 … 1e8 for 6e14).
+    middle = math.floor(math.log10(math.sqrt(c / 6)))
+    return [10.0**k for k in range(middle - 2, middle + 2)]
+
+
+def budget_split(spec: SplitSpec) -> BudgetSplit:
+    """Rows of N with D = C/(6N), tokens per parameter and time, plus the ratio split."""
+    price = None
+    if spec.gpu is not None:
+        acc = get_accelerator(spec.gpu)
+        precision = acc.default_precision
+        prior = mfu_prior("dense", acc, precision)
+        mfu = spec.mfu if spec.mfu is not None else prior.central
+        rate = spec.gpu_count * acc.peak(precision) * 1e12 * mfu
+        source = (f"{spec.gpu_count} × {acc.name} at {acc.peak(precision):g} TFLOP/s dense "
+                  f"{precision} × MFU {mfu:.2f} ({'given by you' if spec.mfu else prior.basis})")
+        quote = acc.default_price
+        price = spec.usd_per_gpu_hour or (quote.usd_per_gpu_hour if quote else None)
+    else:
+        rate = (spec.flops_per_sec or LESSON_FLOPS_PER_SEC) * spec.utilization
+        source = ("given by you" if spec.flops_per_sec else "the lesson's machine, 10¹² FLOP/s")
+        if spec.utilization != 1:
+            source += f", at utilisation {spec.utilization:g}"
+    if spec.budget_usd is not None and price is not None:
+        wall_seconds = spec.budget_usd / price / spec.gpu_count * 3600
+        c = wall_seconds * rate
+    elif spec.budget_flops is not None:
+        c = spec.budget_flops
+    else:  # SplitSpec guarantees one budget and a price for a dollar budget
+        raise InputError("budget_usd", spec.budget_usd, "a price and a device to convert it")
+    n_opt, _ = split_budget(c, spec.ratio)
+    sizes = spec.params or _default_sizes(c)
+    return BudgetSplit(
+        budget_flops=c,
+        budget_usd=spec.budget_usd,
+        sustained_flops_per_sec=rate,
+        rate_source=source,
+        usd_per_gpu_hour=price if spec.budget_usd is not None else None,
+        ratio=spec.ratio,
+        ratio_split=_row(c, n_opt, rate),
+        rows=[_row(c, n, rate) for n in sizes],
+    )

@@ -1,0 +1,320 @@
+"""Every reply template, snapshot-tested on fixed inputs (inline-snapshot).
+
+Regenerate after an intended change with ``uv run pytest --inline-snapshot=fix``, then read the
+diff: these are the words users see.
+"""
+
+import pytest
+from inline_snapshot import snapshot
+from jinja2 import UndefinedError
+
+from compute_budget import (
+    MemorySpec,
+    RunSpec,
+    SplitSpec,
+    budget_split,
+    decision_summary,
+    estimate_memory,
+    estimate_run,
+    get_accelerator,
+    suggest_alternatives,
+)
+from compute_budget.prompts import (
+    render,
+    render_accelerators,
+    render_alternatives,
+    render_decision,
+    render_estimate,
+    render_memory,
+    render_split,
+)
+from compute_budget.prompts.render import fmt_count, fmt_flops, fmt_num, fmt_usd
+
+# The stage-3 skill's worked example, with its own MFU and price.
+WORKED = RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8, mfu=0.4,
+                 usd_per_gpu_hour=1.5)
+
+
+def test_estimate_template() -> None:
+    assert render_estimate(estimate_run(WORKED)) == snapshot("""\
+### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
+
+| | estimate | range (MFU 0.50 – 0.30) |
+|---|---|---|
+| Compute | 4.20 × 10²¹ FLOPs | |
+| Wall time | 1,169 h (48.7 days) | 935 – 1,558 h (39.0 – 64.9 days) |
+| GPU-hours | 9,348 GPU-h | 7,479 – 12,464 GPU-h |
+| Cost | $14,022 | $11,218 – $18,697 |
+| Cost with failure budget (×1.50) | **$21,034** | $16,827 – $28,045 |
+
+**Assumptions**
+- Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
+- Peak: 312.0 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
+- MFU: 0.40, given by you. For comparison, the dense prior is 0.30–0.50; the range above spans both.
+- Price: $1.50 per GPU-hour, given by you.
+- Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
+- Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+
+**Next:** what gain should this run produce (in your metric, e.g. accuracy points or loss), how uncertain is that prediction (±1σ, from small-scale runs or a scaling fit), and what baseline must it beat? With those, the verdict weighs the gain against the cost.
+""")
+
+
+def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
+    spec = RunSpec(params="47B", active_params="13B", tokens="1T", gpu="h100", gpu_count=64,
+                   peak_tflops=1979)
+    assert render_estimate(estimate_run(spec), closing=False) == snapshot("""\
+### Run estimate: 47B params (13B active) × 1T tokens on 64 × H100 SXM (bf16)
+
+| | estimate | range (MFU 0.30 – 0.15) |
+|---|---|---|
+| Compute | 7.80 × 10²² FLOPs | |
+| Wall time | 778 h (32.4 days) | 570 – 1,140 h (23.8 – 47.5 days) |
+| GPU-hours | 49,765 GPU-h | 36,494 – 72,989 GPU-h |
+| Cost | $123,915 | $90,871 – $181,742 |
+| Cost with failure budget (×1.50) | **$185,872** | $136,306 – $272,612 |
+
+**Assumptions**
+- Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
+- Peak: 1,979 TFLOP/s dense bf16 per device (the device's default training precision). Source: given by you
+- MFU: 0.22, a prior, not a measurement: mixture-of-experts transformer prior 0.15–0.30 against the BF16 dense peak. Source: compute-budget skill (stage 3, pre-validate): MFU 0.3–0.5 for dense transformers, 0.15–0.3 for MoE, 0.1–0.2 for CNN-heavy or spiking models. Family moe inferred (fewer active than total parameters). Give a measured MFU to replace it.
+- Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
+- Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
+- Throughput implied: 435 TFLOP/s and 5,582 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+
+**Check these:**
+- ⚠ peak_tflops 1979 is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
+""")
+
+
+def test_estimate_template_unknown_price() -> None:
+    spec = RunSpec(params="1B", tokens="20B", gpu="tpu-v4", gpu_count=16)
+    assert render_estimate(estimate_run(spec), closing=False) == snapshot("""\
+### Run estimate: 1B params × 20B tokens on 16 × TPU v4 (per chip) (bf16)
+
+| | estimate | range (MFU 0.50 – 0.30) |
+|---|---|---|
+| Compute | 1.20 × 10²⁰ FLOPs | |
+| Wall time | 18.9 h (0.789 days) | 15.2 – 25.3 h (0.631 – 1.05 days) |
+| GPU-hours | 303 GPU-h | 242 – 404 GPU-h |
+| Cost | unknown: no price for TPU v4 (per chip) in the catalog | give a price per GPU-hour |
+| GPU-hours with failure budget (×1.50) | 455 GPU-h | |
+
+**Assumptions**
+- Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
+- Peak: 275.0 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): cloud.google.com/tpu/docs/v4: 'Peak compute per chip 275 teraflops (bf16 or int8)', 'HBM2 capacity and bandwidth 32 GiB, 1200 GBps', measured 90/170/192 W. No FP8. PaLM App. B uses 275 as the MFU peak.
+- MFU: 0.40, a prior, not a measurement: dense transformer prior 0.30–0.50 against the BF16 dense peak. Source: compute-budget skill (stage 3, pre-validate): MFU 0.3–0.5 for dense transformers, 0.15–0.3 for MoE, 0.1–0.2 for CNN-heavy or spiking models. Family dense inferred (no active parameter count below the total). Give a measured MFU to replace it.
+- Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
+- Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
+- Throughput implied: 110 TFLOP/s and 18,333 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+""")
+
+
+def test_memory_template() -> None:
+    spec = MemorySpec(params="7B", gpu_count=8, gpu="a100-40gb", zero=2, layers=32, hidden=4096,
+                      heads=32, seq_len=2048)
+    assert render_memory(estimate_memory(spec)) == snapshot("""\
+### Memory per device: 7B params on 8 devices (A100 40GB SXM)
+
+Layout: data parallel 8 × tensor parallel 1 × pipeline 1; ZeRO stage 2; adamw.
+
+| component | per device | |
+|---|---|---|
+| Weights (16-bit) | 13.0 GiB | 2 bytes × all parameters |
+| Gradients (16-bit) | 1.63 GiB | 2 bytes × 7B trainable, sharded over 8 |
+| Optimizer state | 9.78 GiB | 12.0 bytes × 7B trainable: fp32 master weights, momentum and variance (4 + 4 + 4 bytes); sharded over 8 |
+| Activations | 8.50 GiB | sequence 2048, micro-batch 1, recompute none, FlashAttention |
+| **Total** | **32.9 GiB** | |
+
+**Fits** on A100 40GB SXM (40.0 GiB): 7.05 GiB left.
+
+**Assumptions**
+- Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from Rajbhandari et al. 2020 (ZeRO), Sec. 3: K = 12 for mixed-precision Adam. ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
+- Shape: 32 layers, hidden 4096, 32 heads; given.
+- Activations: Korthikanti et al. 2022 (16-bit, per layer s·b·h·(34 + 5·a·s/h) before parallelism and recomputation); FlashAttention drops the s² attention-score term. Framework buffers, the CUDA context and fragmentation are not counted; check with a one-step run.
+""")
+
+
+def test_memory_template_does_not_fit() -> None:
+    spec = MemorySpec(params="70B", gpu_count=8, gpu="h100", tp=8, optimizer="sgd")
+    assert render_memory(estimate_memory(spec)) == snapshot("""\
+### Memory per device: 70B params on 8 devices (H100 SXM)
+
+Layout: data parallel 1 × tensor parallel 8 × pipeline 1; ZeRO stage 0; sgd.
+
+| component | per device | |
+|---|---|---|
+| Weights (16-bit) | 16.3 GiB | 2 bytes × all parameters / 8 model-parallel ranks |
+| Gradients (16-bit) | 16.3 GiB | 2 bytes × 70B trainable |
+| Optimizer state | 65.2 GiB | 8.00 bytes × 70B trainable: fp32 master weights and momentum (4 + 4 bytes) |
+| Activations | 32.0 GiB | sequence 4096, micro-batch 1, recompute none, FlashAttention |
+| **Total** | **129.8 GiB** | |
+
+**Does not fit** on H100 SXM (80.0 GiB): 49.8 GiB short. Raise the ZeRO stage, add tensor or pipeline parallelism, recompute activations or shrink the micro-batch.
+
+**Assumptions**
+- Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from SGD with momentum under mixed precision (fp32 master copy + one fp32 buffer). ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
+- Shape: 71 layers, hidden 9088, 71 heads; guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128; Brown et al. 2020, Table 2.1).
+- Activations: Korthikanti et al. 2022 (16-bit, per layer s·b·h·(34 + 5·a·s/h) before parallelism and recomputation); FlashAttention drops the s² attention-score term. Framework buffers, the CUDA context and fragmentation are not counted; check with a one-step run.
+
+**Check these:**
+- ⚠ the model shape was guessed from N; give layers, hidden and heads (or a config) for exact activations.
+""")
+
+
+def test_verdict_template_go_with_benefit() -> None:
+    d = decision_summary(estimate_run(WORKED), 2.0, 0.5, 1.0, benefit="the paper's main claim")
+    assert render_decision(d) == snapshot("""\
+### Verdict: **GO**
+
+The predicted gain 2 ± 0.5 clears both its uncertainty and the baseline 1.
+
+| | |
+|---|---|
+| Predicted gain | 2.00 ± 0.500 (1σ, your metric) |
+| Baseline to beat | 1.00 |
+| Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
+| Gain per dollar | 0.143 per $1,000 (0.0951 with failures) |
+| Gain per GPU-hour | 0.214 per 1,000 GPU-h |
+
+**Checks**
+- ✔ clears uncertainty: gain 2 vs uncertainty ±0.5
+- ✔ beats baseline: gain − σ = 1.5 vs baseline 1 (gain + σ = 2.5)
+
+Tied to: the paper's main claim.
+
+**Next:** launch it with a kill criterion: an abort condition checked at fixed points of the run.
+""")
+
+
+def test_verdict_template_no_go_with_value_and_budget() -> None:
+    d = decision_summary(estimate_run(WORKED), 0.3, 0.2, 1.0, usd_per_unit_gain=1000,
+                         budget_usd=20_000)
+    assert render_decision(d) == snapshot("""\
+### Verdict: **NO-GO**
+
+Even the optimistic gain 0.5 (gain + σ) is below the baseline 1; the gain is worth $300, less than the $21,034 it costs with the failure budget.
+
+| | |
+|---|---|
+| Predicted gain | 0.300 ± 0.200 (1σ, your metric) |
+| Baseline to beat | 1.00 |
+| Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
+| Gain per dollar | 0.0214 per $1,000 (0.0143 with failures) |
+| Gain per GPU-hour | 0.0321 per 1,000 GPU-h |
+| Value of the gain | $300 ($1,000 per unit) |
+| Budget | $20,000 |
+
+**Checks**
+- ✔ clears uncertainty: gain 0.3 vs uncertainty ±0.2
+- ✘ beats baseline: gain − σ = 0.1 vs baseline 1 (gain + σ = 0.5)
+- ✘ value covers cost: value $300 vs cost with failure budget $21,034
+- ✘ within budget: cost $14,022 ($21,034 with failures) vs budget $20,000
+
+No concrete benefit was named (a publication, a deployment, a contract). "I think this will help" does not justify $21,034: say what the gain buys before spending it.
+
+**Next:** do not launch as specified; price the cheaper alternatives or spend the compute on a different idea.
+Cheaper alternatives (smaller scale, shorter run, distillation, other hardware) can be priced next.
+""")
+
+
+def test_alternatives_template() -> None:
+    original, alternatives = suggest_alternatives(WORKED)
+    assert render_alternatives(original, alternatives) == snapshot("""\
+### Cheaper alternatives to 7B params × 100B tokens on 8 × A100 80GB SXM
+
+Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
+
+| alternative | what changes | days | GPU-h | cost | saving |
+|---|---|---|---|---|---|
+| Smaller scale | 3.5B params × 50B tokens: same tokens per parameter, ¼ of the FLOPs; the gap you are testing usually shows at this scale | 12.2 | 2,337 | $3,506 | $10,517 (75%) |
+| Shorter run first | 30B tokens (30% of the plan), then decide on the rest from its curve | 14.6 | 2,804 | $4,207 | $9,816 (70%) |
+| Distillation | from an existing 28B-param teacher on 10B tokens (10%); needs such a teacher and its licence | 11.4 | 2,181 | $3,272 | $10,751 (77%) |
+| Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand (TensorWave; Vultr 1.85), 2025), MFU 0.40 | 11.6 | 2,231 | $3,815 | $10,208 (73%) |
+| Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand (RunPod; Nebius 5.50; Modal 6.25), 2025/2026), MFU 0.40 | 6.75 | 1,296 | $6,469 | $7,554 (54%) |
+| A different idea | spend the same compute on the experiment with the best expected gain per dollar: it buys about 4.0 smaller-scale runs | | | | opportunity cost |
+
+Each row uses the same MFU source (yours) and failure budget as the original; saving is against the nominal cost. Savings in dollars are unknown where a price is unknown.
+""")
+
+
+def test_split_template_lesson() -> None:
+    assert render_split(budget_split(SplitSpec(budget_flops=6.0256e14))) == snapshot("""\
+### Budget split: 6.03 × 10¹⁴ FLOPs
+
+Every row spends the same compute: tokens D = C / (6·N). Time at 1.00 × 10¹² FLOP/s sustained (the lesson's machine, 10¹² FLOP/s).
+
+| parameters N | tokens D = C / 6N | tokens per parameter | seconds | hours |
+|---|---|---|---|---|
+| 100K | 1B | 10,043 | 603 | 0.167 |
+| 1M | 100M | 100.4 | 603 | 0.167 |
+| 10M | 10M | 1.004 | 603 | 0.167 |
+| 100M | 1M | 0.01004 | 603 | 0.167 |
+| **2.24M** | **44.8M** | **20.00** (your ratio) | 603 | 0.167 |
+
+A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
+""")
+
+
+def test_split_template_dollars() -> None:
+    split = budget_split(SplitSpec(budget_usd=50_000, gpu="h100", gpu_count=8,
+                                   params=["1B", "3B", "7B"]))
+    assert render_split(split) == snapshot("""\
+### Budget split: 2.86 × 10²² FLOPs ($50,000 at $2.49/GPU-h)
+
+Every row spends the same compute: tokens D = C / (6·N). Time at 3.17 × 10¹⁵ FLOP/s sustained (8 × H100 SXM at 989.5 TFLOP/s dense bf16 × MFU 0.40 (dense transformer prior 0.30–0.50 against the BF16 dense peak.)).
+
+| parameters N | tokens D = C / 6N | tokens per parameter | seconds | hours |
+|---|---|---|---|---|
+| 1B | 4.77T | 4,769 | 9,036,145 | 2,510 |
+| 3B | 1.59T | 529.9 | 9,036,145 | 2,510 |
+| 7B | 681B | 97.32 | 9,036,145 | 2,510 |
+| **15.4B** | **309B** | **20.00** (your ratio) | 9,036,145 | 2,510 |
+
+A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
+""")
+
+
+def test_accelerators_template() -> None:
+    table = render_accelerators([get_accelerator("h100"), get_accelerator("a10g")],
+                                show_sources=True)
+    assert table == snapshot("""\
+### Accelerator catalog (compiled 2026-11-30)
+
+Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no source gives a figure. Prices are the newest dated observation; give your own with a price override.
+
+| --gpu | device | BF16 TFLOP/s | FP16 | FP8 | memory | bandwidth | default price |
+|---|---|---|---|---|---|---|---|
+| `h100-sxm` | H100 SXM | 989.5 | 989.5 | 1,979 | 80.0 GiB | 3.35 TB/s | $2.49/h (on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1) |
+| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24.0 GiB | 0.600 TB/s | $1.01/h (AWS g5.xlarge on-demand us-east-1 (1 GPU + 4 vCPU), 2024) |
+
+**Sources**
+- H100 SXM: NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'. Price $4.92/h: AWS EC2 Capacity Blocks (p5.48xlarge / 8), 2025-01, AWS Capacity Blocks pricing page. Price $2.49/h: on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1, industry price survey (secondary).
+
+- A10G (AWS G5): AWS-only variant of the A10. Baseten blog 'NVIDIA A10 vs A10G for ML model inference': same 24 GB GDDR6 / 600 GB/s as A10, but lower tensor throughput than the A10. No vendor datasheet with an A10G tensor TFLOPS figure was found; the A10 (not G) datasheet lists BF16 125 dense / 250 sparse (seen only in secondary text). Leave blank or benchmark. Price $1.01/h: AWS g5.xlarge on-demand us-east-1 (1 GPU + 4 vCPU), 2024, instance price index (secondary).
+""")
+
+
+def test_templates_are_strict() -> None:
+    with pytest.raises(UndefinedError):
+        render("estimate", closing=True)
+
+
+@pytest.mark.parametrize(
+    ("func", "value", "text"),
+    [
+        (fmt_flops, 4.2e21, "4.20 × 10²¹"),
+        (fmt_flops, 9.999e20, "1.00 × 10²¹"),
+        (fmt_count, 7e9, "7B"),
+        (fmt_count, 1.5e12, "1.5T"),
+        (fmt_count, 3.5e8, "350M"),
+        (fmt_usd, 14022.4, "$14,022"),
+        (fmt_usd, 1.5, "$1.50"),
+        (fmt_usd, None, "unknown"),
+        (fmt_num, 1168.54, "1,169"),
+        (fmt_num, 48.689, "48.7"),
+        (fmt_num, 0.0123, "0.0123"),
+        (fmt_num, None, "unknown"),
+    ],
+)
+def test_number_formats(func, value, text) -> None:
+    assert func(value) == text

@@ -1,0 +1,192 @@
+"""The run estimate: the skill's worked example, priors, ranges, warnings and bad input."""
+
+import math
+
+import pytest
+from pydantic import ValidationError
+
+from compute_budget import RunSpec, estimate_run, estimate_run_cost
+from compute_budget.skill.errors import describe_error
+
+
+def test_worked_example_of_the_skill() -> None:
+    # Stage-3 compute-budget skill: 7e9 params, 1e11 tokens, 8 A100 at 312 TFLOP/s, MFU 0.4,
+    # $1.50/GPU-hour → 4.2e21 FLOPs, ~50 days (48.7 exactly), ~$14,000.
+    est = estimate_run_cost(7e9, 1e11, 8, 312, 0.4, 1.50)
+    assert est.flops == pytest.approx(4.2e21)
+    assert est.wall_days == pytest.approx(48.69, abs=0.01)
+    assert est.wall_hours == pytest.approx(48.69 * 24, abs=0.3)
+    assert est.dollar_cost == pytest.approx(14_022, abs=1)
+    assert est.dollar_cost_with_failures == pytest.approx(1.5 * 14_022, abs=2)
+    assert est.gpu_hours == pytest.approx(est.wall_hours * 8)
+
+
+def test_worked_example_positional_order() -> None:
+    est = estimate_run_cost(N_params=7e9, T_tokens=1e11, gpus=8, gpu_tflops=312, mfu=0.4,
+                            dollar_per_gpu_hour=1.5)
+    assert est.flops == estimate_run_cost(7e9, 1e11, 8, 312, 0.4, 1.5).flops
+
+
+@pytest.mark.parametrize(
+    ("position", "name"),
+    [(0, "N_params"), (1, "T_tokens"), (2, "gpus"), (3, "gpu_tflops"), (5, "dollar_per_gpu_hour")],
+)
+@pytest.mark.parametrize("bad", [0, -3, math.nan, math.inf])
+def test_estimate_run_cost_rejects_bad_arguments(position: int, name: str, bad: float) -> None:
+    args: list[float] = [7e9, 1e11, 8, 312, 0.4, 1.5]
+    args[position] = bad
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        estimate_run_cost(*args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mfu", [0, -0.1, 1.2, math.nan])
+def test_estimate_run_cost_rejects_mfu_outside_unit_interval(mfu: float) -> None:
+    with pytest.raises(ValueError, match=r"^mfu: .*\(0, 1\]"):
+        estimate_run_cost(7e9, 1e11, 8, 312, mfu, 1.5)
+
+
+def test_fractional_device_count_is_rejected() -> None:
+    with pytest.raises(ValueError, match=r"^gpus: "):
+        estimate_run_cost(7e9, 1e11, 8.5, 312, 0.4, 1.5)  # type: ignore[arg-type]
+
+
+def _spec(**overrides: object) -> RunSpec:
+    fields: dict[str, object] = {"params": "7B", "tokens": "100B", "gpu": "a100", "gpu_count": 8}
+    fields.update(overrides)
+    return RunSpec(**fields)  # type: ignore[arg-type]
+
+
+def test_run_estimate_matches_the_lesson_function() -> None:
+    est = estimate_run(_spec(mfu=0.4, usd_per_gpu_hour=1.5))
+    ref = estimate_run_cost(7e9, 1e11, 8, 312, 0.4, 1.5)
+    assert est.wall_hours == pytest.approx(ref.wall_hours)
+    assert est.dollar_cost == pytest.approx(ref.dollar_cost)
+    assert est.mfu_source == "user"
+    assert est.price_source == "user"
+
+
+def test_dense_prior_is_used_and_named_when_mfu_missing() -> None:
+    est = estimate_run(_spec())
+    assert est.mfu_source == "prior"
+    assert est.family == "dense" and est.family_inferred
+    assert est.mfu == pytest.approx(est.mfu_prior.central)
+    assert est.mfu_range == (est.mfu_prior.low, est.mfu_prior.high)
+    assert "dense" in est.mfu_prior.basis
+
+
+def test_range_brackets_the_point_estimate() -> None:
+    est = estimate_run(_spec())
+    lo, hi = est.wall_hours_range
+    assert lo <= est.wall_hours <= hi
+    assert est.dollar_cost_range is not None and est.dollar_cost is not None
+    assert est.dollar_cost_range[0] <= est.dollar_cost <= est.dollar_cost_range[1]
+    # The high MFU gives the low cost: the ratio of the ends is the ratio of the MFU band.
+    assert hi / lo == pytest.approx(est.mfu_range[1] / est.mfu_range[0])
+
+
+def test_user_mfu_outside_the_prior_widens_the_band() -> None:
+    est = estimate_run(_spec(mfu=0.2))
+    assert est.mfu_range[0] == 0.2
+    assert est.wall_hours == pytest.approx(est.wall_hours_range[1])
+
+
+def test_moe_is_inferred_and_uses_active_params() -> None:
+    dense = estimate_run(_spec(params="47B", mfu=0.3))
+    moe = estimate_run(_spec(params="47B", active_params="13B", mfu=0.3))
+    assert moe.family == "moe"
+    assert moe.flops == pytest.approx(6 * 13e9 * 1e11)
+    assert moe.flops < dense.flops
+    prior = estimate_run(_spec(params="47B", active_params="13B"))
+    assert prior.mfu < estimate_run(_spec(params="47B")).mfu
+
+
+def test_stated_family_overrides_inference() -> None:
+    assert estimate_run(_spec(family="cnn")).mfu_prior.high <= 0.2
+
+
+def test_catalog_price_is_dated_and_sourced() -> None:
+    est = estimate_run(_spec(gpu="h100"))
+    assert est.price_source == "catalog"
+    assert est.usd_per_gpu_hour == 2.49
+    assert est.price_as_of == "2026-Q1"
+    assert est.price_kind
+
+
+def test_unknown_price_is_none_not_zero() -> None:
+    est = estimate_run(_spec(gpu="tpu-v4"))
+    assert est.usd_per_gpu_hour is None
+    assert est.dollar_cost is None
+    assert est.dollar_cost_with_failures is None
+    assert est.dollar_cost_range is None
+    assert est.gpu_hours > 0
+
+
+def test_failure_budget_is_configurable() -> None:
+    est = estimate_run(_spec(usd_per_gpu_hour=2, failure_budget=2.0))
+    assert est.dollar_cost_with_failures == pytest.approx(2 * est.dollar_cost)
+    assert est.gpu_hours_with_failures == pytest.approx(2 * est.gpu_hours)
+
+
+def test_fp8_uses_fp8_peak_with_a_smaller_mfu() -> None:
+    bf16 = estimate_run(_spec(gpu="h100", precision="bf16"))
+    fp8 = estimate_run(_spec(gpu="h100", precision="fp8"))
+    assert fp8.peak_tflops_per_gpu == 1979
+    # FP8's 2x peak gives a whole-step speed-up of 1.0–1.5x, not 2x.
+    speedup = bf16.wall_hours / fp8.wall_hours
+    assert 1.0 <= speedup <= 1.5
+    assert fp8.mfu < bf16.mfu
+
+
+def test_v100_defaults_to_fp16() -> None:
+    est = estimate_run(_spec(gpu="v100"))
+    assert est.precision == "fp16" and est.precision_inferred
+    assert est.peak_tflops_per_gpu == 125
+
+
+def test_warns_on_mfu_of_one() -> None:
+    est = estimate_run(_spec(mfu=1.0))
+    assert any("2–4x" in w for w in est.warnings)
+    assert estimate_run(_spec(mfu=0.4)).warnings == []
+
+
+def test_warns_on_sparse_peak() -> None:
+    est = estimate_run(_spec(peak_tflops=624))  # A100's 2:4-sparsity datasheet figure
+    assert any("sparsity" in w for w in est.warnings)
+    assert est.peak_tflops_per_gpu == 624
+    assert est.peak_source == "given by you"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"params": -7e9}, "params"),
+        ({"params": 0}, "params"),
+        ({"params": math.nan}, "params"),
+        ({"params": "lots"}, "params"),
+        ({"tokens": math.inf}, "tokens"),
+        ({"gpu_count": 0}, "gpu_count"),
+        ({"gpu_count": 2.5}, "gpu_count"),
+        ({"mfu": 0}, "mfu"),
+        ({"mfu": 1.01}, "mfu"),
+        ({"mfu": math.nan}, "mfu"),
+        ({"gpu": "h1000"}, "gpu"),
+        ({"gpu": "a10g"}, "gpu"),
+        ({"gpu": "v100", "precision": "bf16"}, "precision"),
+        ({"precision": "int4"}, "precision"),
+        ({"usd_per_gpu_hour": -1}, "usd_per_gpu_hour"),
+        ({"active_params": "70B"}, "active_params"),
+        ({"failure_budget": 0.5}, "failure_budget"),
+        ({"colour": "blue"}, "colour"),
+    ],
+)
+def test_bad_input_names_the_field(overrides: dict[str, object], field: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        _spec(**overrides)
+    message = describe_error(info.value)
+    assert message.startswith(f"{field}: "), message
+
+
+def test_a10g_works_with_a_peak_given() -> None:
+    est = estimate_run(_spec(gpu="a10g", peak_tflops=125))
+    assert est.peak_tflops_per_gpu == 125
+    assert est.dollar_cost is not None

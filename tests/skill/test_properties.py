@@ -1,0 +1,94 @@
+"""Invariants that must hold for every input (Hypothesis)."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compute_budget import (
+    MemorySpec,
+    RunSpec,
+    estimate_memory,
+    estimate_run,
+    list_accelerators,
+    split_budget,
+)
+
+PRICED = [a.key for a in list_accelerators()
+          if a.default_price is not None and a.peak_tflops.get(a.default_precision) is not None]
+
+params = st.floats(min_value=1e6, max_value=2e12)
+tokens = st.floats(min_value=1e8, max_value=5e13)
+counts = st.integers(min_value=1, max_value=100_000)
+mfus = st.one_of(st.none(), st.floats(min_value=0.01, max_value=1.0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=params, t=tokens, more=st.floats(min_value=1.0, max_value=100.0), gpus=counts,
+       gpu=st.sampled_from(PRICED), mfu=mfus)
+def test_more_tokens_never_cost_less(n: float, t: float, more: float, gpus: int, gpu: str,
+                                     mfu: float | None) -> None:
+    a = estimate_run(RunSpec(params=n, tokens=t, gpu=gpu, gpu_count=gpus, mfu=mfu))
+    b = estimate_run(RunSpec(params=n, tokens=t * more, gpu=gpu, gpu_count=gpus, mfu=mfu))
+    assert b.flops >= a.flops
+    assert b.wall_hours >= a.wall_hours
+    assert b.dollar_cost is not None and a.dollar_cost is not None
+    assert b.dollar_cost >= a.dollar_cost
+    assert b.dollar_cost_range is not None and a.dollar_cost_range is not None
+    assert b.dollar_cost_range[1] >= a.dollar_cost_range[1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=params, t=tokens, gpus=counts, gpu=st.sampled_from(PRICED), mfu=mfus,
+       price=st.one_of(st.none(), st.floats(min_value=0.01, max_value=100)),
+       budget=st.floats(min_value=1.0, max_value=10.0))
+def test_dollars_are_hours_times_devices_times_rate(n: float, t: float, gpus: int, gpu: str,
+                                                    mfu: float | None, price: float | None,
+                                                    budget: float) -> None:
+    e = estimate_run(RunSpec(params=n, tokens=t, gpu=gpu, gpu_count=gpus, mfu=mfu,
+                             usd_per_gpu_hour=price, failure_budget=budget))
+    assert e.usd_per_gpu_hour is not None and e.dollar_cost is not None
+    assert e.dollar_cost == pytest.approx(e.wall_hours * gpus * e.usd_per_gpu_hour)
+    assert e.gpu_hours == pytest.approx(e.wall_hours * gpus)
+    assert e.dollar_cost_with_failures == pytest.approx(e.dollar_cost * budget)
+    assert e.wall_days == pytest.approx(e.wall_hours / 24)
+    lo, hi = e.wall_hours_range
+    assert lo <= e.wall_hours * (1 + 1e-12) and e.wall_hours <= hi * (1 + 1e-12)
+
+
+layouts = st.tuples(st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]),
+                    st.integers(min_value=1, max_value=64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.floats(min_value=1e7, max_value=1e12), layout=layouts,
+       optimizer=st.sampled_from(["adamw", "adam8bit", "sgd", "adafactor"]),
+       recompute=st.sampled_from(["none", "selective", "full"]),
+       seq=st.sampled_from([512, 2048, 8192]), micro=st.integers(min_value=1, max_value=8),
+       sp=st.booleans(), flash=st.booleans(),
+       frozen=st.floats(min_value=0.0, max_value=1.0))
+def test_zero_stage_k_plus_1_never_needs_more_memory(
+    n: float, layout: tuple[int, int, int], optimizer: str, recompute: str, seq: int,
+    micro: int, sp: bool, flash: bool, frozen: float,
+) -> None:
+    tp, pp, dp = layout
+    totals = []
+    for stage in range(4):
+        spec = MemorySpec(params=n, gpu_count=tp * pp * dp, tp=tp, pp=pp, zero=stage,
+                          optimizer=optimizer, recompute=recompute, seq_len=seq,
+                          micro_batch=micro, sp=sp, flash_attention=flash,
+                          trainable_params=max(n * (1 - frozen), 1.0))
+        est = estimate_memory(spec)
+        b = est.per_gpu_bytes
+        assert b.total >= b.weights
+        assert b.total == pytest.approx(b.weights + b.gradients + b.optimizer + b.activations)
+        totals.append(b.total)
+    for smaller, larger in zip(totals[1:], totals, strict=False):
+        assert smaller <= larger * (1 + 1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(c=st.floats(min_value=1e10, max_value=1e27), r=st.floats(min_value=1e-3, max_value=1e5))
+def test_split_budget_round_trips(c: float, r: float) -> None:
+    n, d = split_budget(c, r)
+    assert 6 * n * d == pytest.approx(c, rel=1e-9)
+    assert d == pytest.approx(r * n, rel=1e-9)

@@ -1,0 +1,220 @@
+"""The command line: contracts from DESIGN.md, exit status 2 on bad input, help for everything."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from compute_budget.cli import build_parser, main
+
+RUN = ["--params", "7B", "--tokens", "100B", "--gpu", "a100", "--gpus", "8"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_estimate_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "estimate", *RUN, "--mfu", "0.4", "--price", "1.50")
+    assert code == 0 and err == ""
+    assert "4.20 × 10²¹ FLOPs" in out
+    assert "48.7 days" in out
+    assert "$14,022" in out
+
+
+def test_estimate_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "estimate", *RUN, "--mfu", "0.4", "--price", "$1.50", "--json")
+    assert code == 0
+    data = json.loads(out)
+    for key in ("flops", "mfu", "wall_hours", "wall_days", "gpu_hours", "dollar_cost",
+                "gpu_hours_range", "dollar_cost_range", "dollar_cost_with_failures"):
+        assert key in data
+    assert data["flops"] == pytest.approx(4.2e21)
+    assert data["dollar_cost"] == pytest.approx(14_022, abs=1)
+    assert len(data["gpu_hours_range"]) == 2
+    assert data["gpu_hours_range"][0] <= data["gpu_hours"] <= data["gpu_hours_range"][1]
+
+
+def test_estimate_moe_and_precision_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "estimate", "--params", "47B", "--active-params", "13B",
+                       "--tokens", "1T", "--gpu", "h100", "--gpus", "64", "--precision", "fp8",
+                       "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["family"] == "moe"
+    assert data["precision"] == "fp8"
+    assert data["flops"] == pytest.approx(6 * 13e9 * 1e12)
+
+
+def test_unknown_price_is_null_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "estimate", "--params", "1B", "--tokens", "20B", "--gpu",
+                       "tpu-v4", "--gpus", "16", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["dollar_cost"] is None and data["dollar_cost_range"] is None
+
+
+def test_memory_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "memory", "--params", "7B", "--gpus", "8", "--gpu", "a100",
+                       "--zero", "3", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert set(data["per_gpu_bytes"]) == {"weights", "gradients", "optimizer", "activations",
+                                          "total"}
+    assert data["fits"] is True
+
+
+def test_memory_without_gpu_has_no_fit_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "memory", "--params", "7B", "--gpus", "8", "--tp", "2", "--pp",
+                       "2", "--optimizer", "adam8bit", "--recompute", "full", "--json")
+    assert code == 0
+    assert json.loads(out)["fits"] is None
+
+
+def test_decide_json_has_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "decide", *RUN, "--gain", "0.3", "--uncertainty", "0.2",
+                       "--baseline", "1", "--json")
+    assert code == 0
+    assert json.loads(out)["verdict"] == "no-go"
+
+
+def test_decide_markdown_go(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "decide", *RUN, "--gain", "2", "--uncertainty", "0.5",
+                       "--baseline", "1", "--benefit", "a deployment", "--budget-usd", "50k")
+    assert code == 0
+    assert "Verdict: **GO**" in out
+    assert "a deployment" in out
+
+
+def test_decide_accepts_negative_gain(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "decide", *RUN, "--gain", "-0.5", "--uncertainty", "0.1",
+                       "--baseline", "0", "--json")
+    assert code == 0
+    assert json.loads(out)["verdict"] == "no-go"
+
+
+def test_alternatives_json_is_a_list_with_kind_and_cost(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "alternatives", *RUN, "--teacher-params", "70B", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert isinstance(data, list) and data
+    for item in data:
+        assert "kind" in item and "dollar_cost" in item
+    assert {"smaller_scale", "shorter_run", "distillation", "different_idea"} <= {
+        item["kind"] for item in data}
+
+
+def test_split_markdown_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "split", "--budget", "6.03e14")
+    assert code == 0 and "tokens per parameter" in out
+    code, out, _ = run(capsys, "split", "--budget", "1e21", "--sizes", "1B,7B", "--json")
+    data = json.loads(out)
+    assert [r["params"] for r in data["rows"]] == [1e9, 7e9]
+
+
+def test_gpus_json_names_are_accepted_by_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "gpus", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert len(data) >= 20
+    for acc in data:
+        assert {"name", "peak_tflops", "memory_gib", "default_price"} <= set(acc)
+    usable = [a["name"] for a in data if a["peak_tflops"]["bf16"] and a["default_price"]]
+    code, out, err = run(capsys, "estimate", "--params", "1B", "--tokens", "1B", "--gpu",
+                         usable[0], "--gpus", "1")
+    assert code == 0, err
+
+
+def test_gpus_markdown_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "gpus", "--sources")
+    assert code == 0
+    assert "`h100-sxm`" in out and "**Sources**" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["estimate", "--params", "-7B", "--tokens", "1B", "--gpu", "h100", "--gpus", "8"],
+         "--params"),
+        (["estimate", "--params", "0", "--tokens", "1B", "--gpu", "h100", "--gpus", "8"],
+         "--params"),
+        (["estimate", "--params", "7B", "--tokens", "nan", "--gpu", "h100", "--gpus", "8"],
+         "--tokens"),
+        (["estimate", "--params", "7B", "--tokens", "inf", "--gpu", "h100", "--gpus", "8"],
+         "--tokens"),
+        (["estimate", *RUN, "--mfu", "1.5"], "--mfu"),
+        (["estimate", *RUN, "--mfu", "0"], "--mfu"),
+        (["estimate", *RUN, "--price", "free"], "--price"),
+        (["estimate", "--params", "7B", "--tokens", "1B", "--gpu", "h1000", "--gpus", "8"],
+         "--gpu"),
+        (["estimate", "--params", "7B", "--tokens", "1B", "--gpu", "h100", "--gpus", "0"],
+         "--gpus"),
+        (["estimate", "--params", "7B", "--tokens", "1B", "--gpu", "a10g", "--gpus", "1"],
+         "--gpu"),
+        (["estimate", *RUN, "--active-params", "8B"], "--active-params"),
+        (["memory", "--params", "7B", "--gpus", "8", "--optimizer", "lion"], "--optimizer"),
+        (["memory", "--params", "7B", "--gpus", "8", "--zero", "4"], "--zero"),
+        (["memory", "--params", "7B", "--gpus", "8", "--tp", "16"], "--tp"),
+        (["memory", "--params", "7B", "--gpus", "8", "--gpu", "h1000"], "--gpu"),
+        (["decide", *RUN, "--gain", "x", "--uncertainty", "1", "--baseline", "0"], "--gain"),
+        (["decide", *RUN, "--gain", "1", "--uncertainty", "-1", "--baseline", "0"],
+         "--uncertainty"),
+        (["split", "--budget", "-5"], "--budget"),
+        (["alternatives", *RUN, "--teacher-params", "big"], "--teacher-params"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"error: {flag}: "), err
+    assert "Traceback" not in err
+
+
+def test_missing_required_flag_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "estimate", "--params", "7B")
+    assert code == 2
+    assert "--tokens" in err and "required" in err
+
+
+def test_bad_choice_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "estimate", *RUN, "--precision", "int4")
+    assert code == 2 and "--precision" in err
+
+
+def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    names = set(subparsers.choices)
+    assert names >= {"estimate", "memory", "decide", "alternatives", "split", "gpus"}
+    for name in names:
+        with pytest.raises(SystemExit) as info:
+            main([name, "--help"])
+        assert info.value.code == 0
+        out = capsys.readouterr().out
+        assert out.startswith("usage: compute-budget " + name)
+        for action in subparsers.choices[name]._actions:
+            assert action.help, f"{name} {action.option_strings} has no help"
+
+
+def test_console_script_exit_status_and_no_mcp_import() -> None:
+    code = (
+        "import sys; from compute_budget.cli import main; rc = main(['estimate', '--params', "
+        "'7B', '--tokens', '1B', '--gpu', 'h100', '--gpus', '1']); "
+        "assert 'mcp' not in sys.modules, 'the CLI imported mcp'; sys.exit(rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    bad = subprocess.run([sys.executable, "-m", "compute_budget.cli", "estimate", "--params",
+                          "7B", "--tokens", "1B", "--gpu", "nope", "--gpus", "1"],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr and bad.stderr.startswith("error: --gpu: ")

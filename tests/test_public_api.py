@@ -1,0 +1,45 @@
+"""The public surface re-exported from ``compute_budget``: a change here is a change for users."""
+
+import compute_budget
+from compute_budget import skill
+
+
+def test_public_surface() -> None:
+    assert sorted(compute_budget.__all__) == sorted([
+        "Accelerator", "Alternative", "AlternativeKind", "BudgetSplit", "Catalog",
+        "ComputeBudgetError", "ConfigError", "CostEstimate", "Decision", "DecisionCheck",
+        "InputError", "MemoryEstimate", "MemorySpec", "MfuPrior", "ModelFamily", "PeakTflops",
+        "Precision", "PriceQuote", "RunEstimate", "RunSpec", "SplitRow", "SplitSpec",
+        "UnknownAcceleratorError", "Verdict", "budget_split", "decision_summary",
+        "describe_error", "estimate_memory", "estimate_run", "estimate_run_cost",
+        "get_accelerator", "list_accelerators", "load_catalog", "mfu_prior",
+        "params_for_budget", "parse_quantity", "split_budget", "suggest_alternatives",
+        "tokens_for_budget", "train_flops", "training_seconds",
+    ])
+    for name in compute_budget.__all__:
+        assert getattr(compute_budget, name) is getattr(skill, name)
+
+
+def test_errors_are_value_errors() -> None:
+    assert issubclass(compute_budget.InputError, ValueError)
+    assert issubclass(compute_budget.UnknownAcceleratorError, compute_budget.InputError)
+    assert issubclass(compute_budget.ConfigError, compute_budget.InputError)
+
+
+def test_skill_imports_nothing_else_of_ours() -> None:
+    import ast
+    from pathlib import Path
+
+    root = Path(skill.__file__).parent
+    for path in root.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                raise AssertionError(f"{path.name} imports from outside skill/")
+            if isinstance(node, ast.ImportFrom | ast.Import):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [
+                    a.name for a in node.names]
+                for name in names:
+                    assert not name.startswith(("compute_budget.tools", "compute_budget.cli",
+                                                "compute_budget.prompts", "mcp", "jinja2")), (
+                        f"{path.name} imports {name}")

@@ -1,0 +1,45 @@
+"""README examples are run: the first command's output and the library example's results."""
+
+import contextlib
+import io
+import re
+import shlex
+from pathlib import Path
+
+from compute_budget.cli import main
+
+README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.DOTALL)
+
+
+def test_first_screen_shows_the_two_commands() -> None:
+    first = _blocks("bash")[0].strip().splitlines()
+    assert first[0].startswith("uv run compute-budget estimate ")
+    assert first[1] == "uv run pytest"
+    assert "pip install uv" in README.split("```")[0]
+
+
+def test_first_command_output_matches_readme() -> None:
+    command = _blocks("bash")[0].strip().splitlines()[0]
+    argv = shlex.split(command)[3:]  # drop "uv run compute-budget"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    assert out.getvalue().strip() == _blocks("markdown")[0].strip()
+
+
+def test_library_example_prints_what_readme_says() -> None:
+    code = _blocks("python")[0]
+    expected = [line[2:] for line in code.splitlines() if line.startswith("# ")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own README
+    assert out.getvalue().strip().splitlines() == expected
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci = (Path(__file__).parent.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r'run pytest\s*$', ci.strip())
