@@ -36,7 +36,7 @@ def test_library_example_prints_what_readme_says() -> None:
     expected = [line[2:] for line in code.splitlines() if line.startswith("# ")]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own README
+        exec(compile(code, "README.md", "exec"), {})
     assert out.getvalue().strip().splitlines() == expected
 
 
