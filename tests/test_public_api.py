@@ -6,8 +6,10 @@ from compute_budget import skill
 
 def test_public_surface() -> None:
     assert sorted(compute_budget.__all__) == sorted([
-        "Accelerator", "Alternative", "AlternativeKind", "BudgetSplit", "Catalog",
+        "Accelerator", "Alternative", "AlternativeKind", "AlternativesOptions",
+        "AlternativesReport", "BudgetSplit", "Catalog",
         "ComputeBudgetError", "ConfigError", "CostEstimate", "Decision", "DecisionCheck",
+        "DecisionInputs",
         "InputError", "MemoryEstimate", "MemorySpec", "MfuPrior", "ModelFamily", "PeakTflops",
         "Precision", "PriceQuote", "RunEstimate", "RunSpec", "SplitRow", "SplitSpec",
         "UnknownAcceleratorError", "Verdict", "budget_split", "decision_summary",

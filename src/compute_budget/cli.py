@@ -174,11 +174,11 @@ def _cmd_decide(args: argparse.Namespace) -> None:
 
 
 def _cmd_alternatives(args: argparse.Namespace) -> None:
-    original, alternatives = suggest_alternatives(
+    report = suggest_alternatives(
         _run_spec(args),
         teacher_params=_optional_quantity(args.teacher_params, "teacher_params"),
     )
-    _emit(args, alternatives, render_alternatives(original, alternatives))
+    _emit(args, report.alternatives, render_alternatives(report))
 
 
 MEMORY_FIELDS = ("params", "gpu_count", "gpu", "zero", "tp", "pp", "sp", "optimizer",

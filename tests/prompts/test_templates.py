@@ -218,8 +218,7 @@ Cheaper alternatives (smaller scale, shorter run, distillation, other hardware) 
 
 
 def test_alternatives_template() -> None:
-    original, alternatives = suggest_alternatives(WORKED)
-    assert render_alternatives(original, alternatives) == snapshot("""\
+    assert render_alternatives(suggest_alternatives(WORKED)) == snapshot("""\
 ### Cheaper alternatives to 7B params × 100B tokens on 8 × A100 80GB SXM
 
 Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.

@@ -8,12 +8,17 @@ from compute_budget.skill.errors import InputError
 SPEC = RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8, usd_per_gpu_hour=1.5)
 
 
+def _run(spec, **options):
+    report = suggest_alternatives(spec, **options)
+    return report.original, report.alternatives
+
+
 def _by_kind(alternatives, kind):
     return [a for a in alternatives if a.kind == kind]
 
 
 def test_all_kinds_present_each_with_an_estimate() -> None:
-    _, alts = suggest_alternatives(SPEC)
+    _, alts = _run(SPEC)
     kinds = [a.kind for a in alts]
     for kind in ("smaller_scale", "shorter_run", "distillation", "other_hardware",
                  "different_idea"):
@@ -27,7 +32,7 @@ def test_all_kinds_present_each_with_an_estimate() -> None:
 
 
 def test_smaller_scale_is_four_times_cheaper() -> None:
-    original, alts = suggest_alternatives(SPEC)
+    original, alts = _run(SPEC)
     (small,) = _by_kind(alts, "smaller_scale")
     assert small.cost_ratio == pytest.approx(0.25)
     assert small.saving_usd == pytest.approx(0.75 * original.dollar_cost)
@@ -36,14 +41,14 @@ def test_smaller_scale_is_four_times_cheaper() -> None:
 
 
 def test_shorter_run_uses_thirty_percent_of_tokens() -> None:
-    original, alts = suggest_alternatives(SPEC)
+    original, alts = _run(SPEC)
     (short,) = _by_kind(alts, "shorter_run")
     assert short.tokens == pytest.approx(0.3 * original.tokens)
     assert short.cost_ratio == pytest.approx(0.3)
 
 
 def test_distillation_counts_teacher_forward_passes() -> None:
-    _, alts = suggest_alternatives(SPEC, teacher_params=70e9)
+    _, alts = _run(SPEC, teacher_params=70e9)
     (dist,) = _by_kind(alts, "distillation")
     # 10% of the tokens, at 6·7B (student) + 2·70B (teacher forward) FLOPs per token.
     assert dist.flops == pytest.approx((6 * 7e9 + 2 * 70e9) * 1e10)
@@ -51,7 +56,7 @@ def test_distillation_counts_teacher_forward_passes() -> None:
 
 
 def test_other_hardware_is_cheaper_at_the_same_flops() -> None:
-    original, alts = suggest_alternatives(SPEC)
+    original, alts = _run(SPEC)
     hardware = _by_kind(alts, "other_hardware")
     assert hardware
     for a in hardware:
@@ -62,7 +67,7 @@ def test_other_hardware_is_cheaper_at_the_same_flops() -> None:
 
 
 def test_unknown_price_gives_unknown_savings_but_ratios_on_same_device() -> None:
-    original, alts = suggest_alternatives(RunSpec(params="7B", tokens="100B", gpu="tpu-v4",
+    original, alts = _run(RunSpec(params="7B", tokens="100B", gpu="tpu-v4",
                                                   gpu_count=8))
     assert original.dollar_cost is None
     (small,) = _by_kind(alts, "smaller_scale")

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..skill import (
     Accelerator,
-    Alternative,
+    AlternativesReport,
     BudgetSplit,
     Decision,
     MemoryEstimate,
@@ -41,9 +41,9 @@ def render_decision(decision: Decision) -> str:
     return render("verdict", decision=decision)
 
 
-def render_alternatives(original: RunEstimate, alternatives: Sequence[Alternative]) -> str:
+def render_alternatives(report: AlternativesReport) -> str:
     """The table of cheaper alternatives with their savings."""
-    return render("alternatives", original=original, alternatives=alternatives)
+    return render("alternatives", original=report.original, alternatives=report.alternatives)
 
 
 def render_split(split: BudgetSplit) -> str:

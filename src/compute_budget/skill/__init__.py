@@ -3,7 +3,13 @@
 Nothing here imports from the rest of the package; ``prompts``, ``tools`` and ``cli`` build on it.
 """
 
-from .alternatives import Alternative, AlternativeKind, suggest_alternatives
+from .alternatives import (
+    Alternative,
+    AlternativeKind,
+    AlternativesOptions,
+    AlternativesReport,
+    suggest_alternatives,
+)
 from .catalog import (
     Accelerator,
     Catalog,
@@ -14,7 +20,7 @@ from .catalog import (
     list_accelerators,
     load_catalog,
 )
-from .decision import Decision, DecisionCheck, Verdict, decision_summary
+from .decision import Decision, DecisionCheck, DecisionInputs, Verdict, decision_summary
 from .errors import (
     ComputeBudgetError,
     ConfigError,
@@ -39,6 +45,8 @@ __all__ = [
     "Accelerator",
     "Alternative",
     "AlternativeKind",
+    "AlternativesOptions",
+    "AlternativesReport",
     "BudgetSplit",
     "Catalog",
     "ComputeBudgetError",
@@ -46,6 +54,7 @@ __all__ = [
     "CostEstimate",
     "Decision",
     "DecisionCheck",
+    "DecisionInputs",
     "InputError",
     "MemoryEstimate",
     "MemorySpec",

@@ -25,7 +25,7 @@ from .catalog import list_accelerators
 from .errors import InputError
 from .estimate import RunEstimate, RunSpec, estimate_run
 from .lesson import FLOPS_PER_PARAM_PER_TOKEN
-from .quantities import check_positive
+from .quantities import PositiveQuantity, check_positive
 
 __all__ = [
     "DISTILL_TOKEN_FRACTION",
@@ -34,6 +34,8 @@ __all__ = [
     "TEACHER_SIZE_FACTOR",
     "Alternative",
     "AlternativeKind",
+    "AlternativesOptions",
+    "AlternativesReport",
     "suggest_alternatives",
 ]
 
@@ -81,6 +83,34 @@ class Alternative(BaseModel):
         default=None,
         description="different_idea: how many smaller-scale runs the original budget buys.",
     )
+
+
+class AlternativesOptions(BaseModel):
+    """Optional knobs of the alternatives (defaults documented in the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    teacher_params: PositiveQuantity | None = Field(
+        default=None, le=1e15,
+        description="Parameters of the existing model to distil from (default: 4x the model).",
+    )
+    distill_token_fraction: float = Field(
+        default=DISTILL_TOKEN_FRACTION, gt=0, le=1,
+        description="Share of the original tokens a distillation run trains on, in (0, 1].",
+    )
+    shorter_run_fraction: float = Field(
+        default=SHORTER_RUN_FRACTION, gt=0, le=1,
+        description="Share of the original tokens the shorter run trains on, in (0, 1].",
+    )
+
+
+class AlternativesReport(BaseModel):
+    """The original estimate and its cheaper alternatives."""
+
+    model_config = ConfigDict(frozen=True)
+
+    original: RunEstimate
+    alternatives: list[Alternative]
 
 
 def _from_estimate(
@@ -150,7 +180,7 @@ def suggest_alternatives(
     teacher_params: float | None = None,
     distill_token_fraction: float = DISTILL_TOKEN_FRACTION,
     shorter_run_fraction: float = SHORTER_RUN_FRACTION,
-) -> tuple[RunEstimate, list[Alternative]]:
+) -> AlternativesReport:
     """The original estimate and the cheaper alternatives, each fully estimated.
 
     ``teacher_params`` is the size of the existing model to distil from (default: 4x the
@@ -201,4 +231,4 @@ def suggest_alternatives(
         runs_affordable=(original.gpu_hours_with_failures / smaller.gpu_hours_with_failures
                          if budget is None or not smaller_budget else budget / smaller_budget),
     ))
-    return original, alternatives
+    return AlternativesReport(original=original, alternatives=alternatives)

@@ -16,13 +16,13 @@ cost exceeds it; marginal when only the failure budget does).
 from __future__ import annotations
 
 import math
-from typing import Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError
 
-__all__ = ["Decision", "DecisionCheck", "Verdict", "decision_summary"]
+__all__ = ["Decision", "DecisionCheck", "DecisionInputs", "Verdict", "decision_summary"]
 
 Verdict = Literal["go", "marginal", "no-go"]
 _RANK: dict[Verdict, int] = {"go": 0, "marginal": 1, "no-go": 2}
@@ -37,6 +37,42 @@ class _Costed(Protocol):
 
     @property
     def gpu_hours(self) -> float: ...
+
+
+FiniteNumber = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class DecisionInputs(BaseModel):
+    """What the verdict weighs the cost against (step 3): the gain, its noise, the baseline."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    predicted_gain: FiniteNumber = Field(
+        description="Predicted improvement from the run, in the user's own metric (accuracy "
+                    "points, loss reduction, win rate …); higher is better.",
+    )
+    gain_uncertainty: FiniteNumber = Field(
+        ge=0,
+        description="1σ uncertainty of the predicted gain, same units, ≥ 0 (from the spread of "
+                    "small-scale runs or a scaling-fit interval).",
+    )
+    baseline_to_beat: FiniteNumber = Field(
+        description="Gain the run must beat to be worth it, same units (what a cheaper option "
+                    "or the current model gives; 0 when only noise must be beaten).",
+    )
+    usd_per_unit_gain: FiniteNumber | None = Field(
+        default=None, ge=0,
+        description="Optional: US dollars one unit of gain is worth; no-go when the gain's "
+                    "value is below the cost with failure budget.",
+    )
+    budget_usd: FiniteNumber | None = Field(
+        default=None, gt=0, description="Optional: budget cap in US dollars."
+    )
+    benefit: str | None = Field(
+        default=None, max_length=500,
+        description="Optional: the concrete benefit the gain is tied to (a publication, a "
+                    "deployment, a contract).",
+    )
 
 
 class DecisionCheck(BaseModel):
