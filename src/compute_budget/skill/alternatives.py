@@ -25,7 +25,7 @@ from .catalog import list_accelerators
 from .errors import InputError
 from .estimate import RunEstimate, RunSpec, estimate_run
 from .lesson import FLOPS_PER_PARAM_PER_TOKEN
-from .quantities import PositiveQuantity, check_positive
+from .quantities import ParamCount, check_positive
 
 __all__ = [
     "DISTILL_TOKEN_FRACTION",
@@ -90,8 +90,8 @@ class AlternativesOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    teacher_params: PositiveQuantity | None = Field(
-        default=None, le=1e15,
+    teacher_params: ParamCount | None = Field(
+        default=None,
         description="Parameters of the existing model to distil from (default: 4x the model).",
     )
     distill_token_fraction: float = Field(

@@ -23,7 +23,7 @@ from .catalog import Accelerator, Precision, get_accelerator, load_catalog
 from .errors import InputError
 from .lesson import FLOPS_PER_PARAM_PER_TOKEN
 from .mfu import MfuPrior, ModelFamily, mfu_prior
-from .quantities import PositiveQuantity, Price, check_positive
+from .quantities import ParamCount, Price, TflopsPerDevice, TokenCount, check_positive
 
 __all__ = [
     "DEFAULT_FAILURE_BUDGET",
@@ -167,20 +167,18 @@ class RunSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    params: PositiveQuantity = Field(
-        le=1e15,
+    params: ParamCount = Field(
         description="Total parameters N (e.g. 7e9 or '7B'); for MoE the total across experts.",
     )
-    tokens: PositiveQuantity = Field(
-        le=1e17, description="Training tokens T (e.g. 1e11 or '100B', '1.5T')."
+    tokens: TokenCount = Field(
+        description="Training tokens T (e.g. 1e11 or '100B', '1.5T')."
     )
     gpu: str = Field(
         description="Accelerator name from the catalog, e.g. 'h100', 'a100-80gb', 'tpu-v5p'."
     )
     gpu_count: int = Field(ge=1, le=10_000_000, description="Number of devices, at least 1.")
-    active_params: PositiveQuantity | None = Field(
+    active_params: ParamCount | None = Field(
         default=None,
-        le=1e15,
         description="Parameters active per token (MoE); at most params. Omit for dense models.",
     )
     precision: Precision | None = Field(
@@ -194,13 +192,11 @@ class RunSpec(BaseModel):
     )
     usd_per_gpu_hour: Price | None = Field(
         default=None,
-        le=1000,
         description="Price in US dollars per device-hour (e.g. 2.1 or '$2.10'). Default: the "
                     "catalog's newest dated price, if it has one.",
     )
-    peak_tflops: PositiveQuantity | None = Field(
+    peak_tflops: TflopsPerDevice | None = Field(
         default=None,
-        le=1e6,
         description="Override the dense peak per device in TFLOP/s (use the dense figure, not "
                     "the sparse datasheet one).",
     )

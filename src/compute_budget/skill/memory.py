@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .catalog import Accelerator, get_accelerator
 from .errors import InputError
-from .quantities import PositiveQuantity
+from .quantities import ParamCount
 
 __all__ = [
     "OPTIMIZERS",
@@ -214,7 +214,7 @@ class MemorySpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    params: PositiveQuantity = Field(le=1e15, description="Total parameters N (e.g. '7B').")
+    params: ParamCount = Field(description="Total parameters N (e.g. '7B').")
     gpu_count: int = Field(ge=1, le=10_000_000, description="Number of devices, at least 1.")
     gpu: str | None = Field(
         default=None, description="Accelerator name, to answer whether it fits (optional)."
@@ -230,9 +230,8 @@ class MemorySpec(BaseModel):
     optimizer: str = Field(
         default="adamw", description="Optimizer: adamw, adam8bit, sgd (with momentum), adafactor."
     )
-    trainable_params: PositiveQuantity | None = Field(
+    trainable_params: ParamCount | None = Field(
         default=None,
-        le=1e15,
         description="Trainable parameters when some are frozen (LoRA, adapters); at most params. "
                     "Frozen parameters have no gradients or optimizer state.",
     )

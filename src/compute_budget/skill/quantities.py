@@ -9,16 +9,23 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from .errors import InputError
 
 __all__ = [
     "SUFFIXES",
+    "FlopCount",
+    "ParamCount",
     "PositiveQuantity",
     "Price",
+    "TflopsPerDevice",
+    "TokenCount",
+    "UsdAmount",
+    "bounded_quantity",
     "check_positive",
     "parse_quantity",
 ]
@@ -79,7 +86,7 @@ def check_positive(value: float, field: str) -> float:
 
 def _parse_for_model(value: object) -> object:
     # Inside a pydantic model the field name is added by pydantic itself (the error's location),
-    # so only the string forms are translated here; numbers pass through to pydantic's checks.
+    # so only the string forms are translated here; numbers pass through to the range check.
     if isinstance(value, str):
         try:
             return parse_quantity(value)
@@ -88,16 +95,59 @@ def _parse_for_model(value: object) -> object:
     return value
 
 
-PositiveQuantity = Annotated[
-    float,
-    BeforeValidator(_parse_for_model, json_schema_input_type=float | str),
-    Field(gt=0, allow_inf_nan=False),
-]
-"""A count above zero; accepts ``7e9`` and ``"7B"``, ``"1.5T"``, ``"350M"``."""
+_STRING_FORM = r"^\s*\$?\s*[+-]?(\d[\d,_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*[KkMmBbGgTtPp]?\s*$"
 
-Price = Annotated[
-    float,
-    BeforeValidator(_parse_for_model, json_schema_input_type=float | str),
-    Field(gt=0, allow_inf_nan=False),
-]
-"""US dollars above zero; accepts ``2.1`` and ``"$2.10"``."""
+
+def _accepts(maximum: float) -> Any:
+    """What the JSON schema advertises: a number in (0, maximum], or a string like '7B'."""
+    return Annotated[float, Field(gt=0, le=maximum)] | Annotated[str, Field(pattern=_STRING_FORM)]
+
+
+def _in_range(maximum: float) -> Callable[[float], float]:
+    def check(value: float) -> float:
+        if not math.isfinite(value) or value <= 0 or value > maximum:
+            raise ValueError(f"must be a number > 0 and ≤ {maximum:g}")
+        return value
+
+    return check
+
+
+def _quantity(maximum: float) -> tuple[BeforeValidator, AfterValidator]:
+    return (BeforeValidator(_parse_for_model, json_schema_input_type=_accepts(maximum)),
+            AfterValidator(_in_range(maximum)))
+
+
+_ANY = _quantity(math.inf)
+_COUNT = _quantity(1e15)
+_TOKENS = _quantity(1e17)
+_PRICE = _quantity(1000)
+_FLOPS = _quantity(1e35)
+_USD = _quantity(1e12)
+_TFLOPS = _quantity(1e6)
+
+PositiveQuantity = Annotated[float, _ANY[0], _ANY[1]]
+"""A finite number above zero; accepts ``7e9`` and ``"7B"``, ``"1.5T"``, ``"350M"``."""
+
+ParamCount = Annotated[float, _COUNT[0], _COUNT[1]]
+"""A parameter count in (0, 10¹⁵]; accepts ``7e9`` and ``"7B"``."""
+
+TokenCount = Annotated[float, _TOKENS[0], _TOKENS[1]]
+"""A token count in (0, 10¹⁷]; accepts ``1e11`` and ``"100B"``, ``"1.5T"``."""
+
+Price = Annotated[float, _PRICE[0], _PRICE[1]]
+"""US dollars per device-hour in (0, 1000]; accepts ``2.1`` and ``"$2.10"``."""
+
+
+FlopCount = Annotated[float, _FLOPS[0], _FLOPS[1]]
+"""A number of FLOPs in (0, 10³⁵]; accepts ``6e14`` and ``"1e24"``."""
+
+UsdAmount = Annotated[float, _USD[0], _USD[1]]
+"""US dollars in (0, 10¹²]; accepts ``50000``, ``"50K"`` and ``"$50,000"``."""
+
+TflopsPerDevice = Annotated[float, _TFLOPS[0], _TFLOPS[1]]
+"""TFLOP/s per device in (0, 10⁶]."""
+
+
+def bounded_quantity(maximum: float) -> tuple[BeforeValidator, AfterValidator]:
+    """Validators for a positive quantity up to ``maximum``: use as ``Annotated[float, *v]``."""
+    return _quantity(maximum)

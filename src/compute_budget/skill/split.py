@@ -18,7 +18,7 @@ from .errors import InputError
 from .estimate import Mfu
 from .lesson import split_budget, tokens_for_budget, training_seconds
 from .mfu import mfu_prior
-from .quantities import PositiveQuantity, Price
+from .quantities import FlopCount, ParamCount, PositiveQuantity, Price, UsdAmount
 
 __all__ = ["COMPUTE_OPTIMAL_RATIO", "BudgetSplit", "SplitRow", "SplitSpec", "budget_split"]
 
@@ -33,24 +33,24 @@ class SplitSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    budget_flops: PositiveQuantity | None = Field(
-        default=None, le=1e32, description="Compute budget C in FLOPs (e.g. 6e14 or '1e24')."
+    budget_flops: FlopCount | None = Field(
+        default=None, description="Compute budget C in FLOPs (e.g. 6e14 or '1e24')."
     )
-    budget_usd: PositiveQuantity | None = Field(
-        default=None, le=1e12,
+    budget_usd: UsdAmount | None = Field(
+        default=None,
         description="Or a budget in US dollars, turned into FLOPs with gpu, gpu_count, MFU and "
                     "price.",
     )
     ratio: PositiveQuantity = Field(
-        default=COMPUTE_OPTIMAL_RATIO, le=1e9,
+        default=COMPUTE_OPTIMAL_RATIO,
         description="Tokens per parameter for the highlighted split (default 20, Chinchilla).",
     )
-    params: list[PositiveQuantity] | None = Field(
+    params: list[ParamCount] | None = Field(
         default=None, max_length=50,
         description="Model sizes for the rows (default: four decades around the optimum).",
     )
     flops_per_sec: PositiveQuantity | None = Field(
-        default=None, le=1e25,
+        default=None,
         description="Peak FLOP/s of the whole machine (default 1e12, the lesson's machine, "
                     "unless gpu is given).",
     )
@@ -58,8 +58,9 @@ class SplitSpec(BaseModel):
     gpu: str | None = Field(default=None, description="Accelerator to derive the FLOP/s from.")
     gpu_count: int = Field(default=1, ge=1, le=10_000_000, description="Number of devices.")
     mfu: Mfu | None = Field(default=None, description="MFU with gpu (default: dense prior).")
-    usd_per_gpu_hour: Price | None = Field(default=None, le=1000,
-                                           description="Price for budget_usd (default: catalog).")
+    usd_per_gpu_hour: Price | None = Field(
+        default=None, description="Price for budget_usd (default: catalog)."
+    )
 
     @model_validator(mode="after")
     def _one_budget(self) -> SplitSpec:

@@ -1,0 +1,51 @@
+"""Texts the MCP server shows: instructions, tool descriptions, the procedure, questions.
+
+Each lives once, in a template under ``templates/mcp/``; these functions only render them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from .render import render
+
+__all__ = [
+    "missing_inputs_text",
+    "prevalidate_text",
+    "procedure_text",
+    "question_text",
+    "server_instructions",
+    "tool_description",
+]
+
+
+def server_instructions() -> str:
+    """The server's instructions to the assistant."""
+    return render("mcp/instructions").strip()
+
+
+def tool_description(name: str) -> str:
+    """When to call tool ``name`` and what to ask the user first."""
+    return render(f"mcp/tool_{name}").strip()
+
+
+def procedure_text() -> str:
+    """The five-step procedure, as an assistant should follow it."""
+    return render("mcp/procedure")
+
+
+def prevalidate_text(description: str | None = None, gpu: str | None = None) -> str:
+    """The ``prevalidate_run`` prompt: the procedure, with the user's run if given."""
+    return render("mcp/prevalidate_run", description=description, gpu=gpu)
+
+
+def question_text(key: Literal["hardware", "gain"]) -> str:
+    """The question shown to the user when the server asks for missing inputs."""
+    return render(f"mcp/ask_{key}").strip()
+
+
+def missing_inputs_text(tool: str, missing: Sequence[tuple[str, str]], declined: bool) -> str:
+    """Which inputs are missing and what each means, for clients that cannot be asked."""
+    rows = [{"name": name, "description": description} for name, description in missing]
+    return render("mcp/missing_inputs", tool=tool, missing=rows, declined=declined).strip()

@@ -1,0 +1,5 @@
+"""``python -m compute_budget.tools``: the same as ``compute-budget-mcp``."""
+
+from .server import main
+
+raise SystemExit(main())

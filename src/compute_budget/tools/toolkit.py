@@ -1,0 +1,237 @@
+"""Turn a pydantic arguments model and a ``skill`` call into an MCP tool.
+
+Why not the SDK's ``@server.tool()`` on a plain function: the argument schema must come from the
+``skill`` models (one source for descriptions, units and ranges), every bad argument must come
+back as one clear ``isError`` message naming the argument (unknown arguments included, which the
+SDK would silently drop), and missing inputs must be asked of the user through elicitation where
+the client supports it. So each tool here
+
+- publishes its arguments model's JSON schema (``additionalProperties: false``) as the input
+  schema and its result model as the output schema;
+- lets every argument through the SDK's own argument model, then validates it against the
+  arguments model itself, reporting errors with :func:`describe_error`;
+- declares each :class:`Question` as an ``Annotated[..., Resolve(...)]`` parameter, so the SDK
+  asks the user in whichever way the connection supports (a server-to-client elicitation on
+  handshake-era connections, an ``InputRequiredResult`` on 2026-07-28 ones), and only when the
+  client declared form elicitation; otherwise the reply lists what is missing and what it means.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    ElicitationResult,
+    Resolve,
+)
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from ..prompts.mcp_texts import missing_inputs_text
+from ..skill import ComputeBudgetError, describe_error
+
+__all__ = ["READ_ONLY", "Question", "ToolSpec", "build_tool", "merge_arguments"]
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+"""Every compute-budget tool only computes: nothing is written, nothing outside is reached."""
+
+_CONTEXT = "ctx"
+
+
+@dataclass(frozen=True)
+class Question:
+    """Inputs a tool asks the user for when they are missing from the call."""
+
+    key: str
+    """Parameter name of the answer (also the elicitation's key on the wire)."""
+    fields: tuple[str, ...]
+    """Arguments the answer fills; each must be optional in the arguments model."""
+    form: type[BaseModel]
+    """Elicitation form: a flat model with exactly ``fields``, primitive types only."""
+    message: str
+    """What the user is asked."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its names and texts, its models, and the call that produces its result."""
+
+    name: str
+    title: str
+    description: str
+    arguments: type[BaseModel]
+    output: type[BaseModel]
+    run: Callable[[BaseModel], tuple[BaseModel, str]]
+    """Validated arguments → (result model, markdown reply)."""
+    questions: tuple[Question, ...] = ()
+
+
+def merge_arguments(
+    name: str, *models: type[BaseModel], optional: frozenset[str] = frozenset()
+) -> type[BaseModel]:
+    """One arguments model from the fields of ``models`` (later ones win), ``extra="forbid"``.
+
+    Fields named in ``optional`` become ``T | None`` defaulting to None: the tool asks for them.
+    Descriptions, constraints and parsers are the models' own, so the schema has one source.
+    """
+    fields: dict[str, Any] = {}
+    for model in models:
+        for field_name, info in model.model_fields.items():
+            if field_name in optional:
+                inner: Any = info.annotation
+                if info.metadata:
+                    inner = Annotated[(inner, *info.metadata)]
+                fields[field_name] = (
+                    inner | None,
+                    FieldInfo(default=None, description=info.description),
+                )
+            else:
+                fields[field_name] = (info.annotation, info)
+    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+class _LetThrough(ArgModelBase):
+    """The SDK-side argument model: accepts anything, keeps unknown keys for our validation."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        values = super().model_dump_one_level()
+        values.update(self.model_extra or {})
+        return values
+
+
+def _supports_form_elicitation(ctx: Context[Any, Any]) -> bool:
+    capabilities = ctx.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+def _given(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments actually given: a JSON null counts as absent."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _resolver(spec: ToolSpec, question: Question) -> Callable[..., Any]:
+    """Ask ``question`` only when its fields are missing, the rest is valid, and the client
+    can show a form; otherwise answer None and let the tool body report what is missing."""
+
+    def ask(**kwargs: Any) -> Any:
+        ctx = kwargs.pop(_CONTEXT)
+        given = _given(kwargs)
+        if all(f in given for f in question.fields):
+            return None
+        try:
+            spec.arguments.model_validate(given)
+        except ValidationError:
+            return None
+        if not _supports_form_elicitation(ctx):
+            return None
+        return Elicit(question.message, question.form)
+
+    parameters = [
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
+        for n in spec.arguments.model_fields
+    ]
+    parameters.append(
+        inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+    )
+    ask.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    ask.__annotations__ = {p.name: p.annotation for p in parameters}
+    ask.__qualname__ = f"{spec.name}.ask_{question.key}"
+    ask.__name__ = f"ask_{question.key}"
+    return ask
+
+
+def _answer(question: Question, resolver: Callable[..., Any]) -> Any:
+    """``Annotated[ElicitationResult[form], Resolve(resolver)]``, built at run time."""
+    annotated: Any = Annotated
+    outcome: Any = ElicitationResult
+    return annotated[outcome[question.form], Resolve(resolver)]
+
+
+def _handler(spec: ToolSpec) -> Callable[..., Any]:
+    questions = {q.key: q for q in spec.questions}
+
+    async def handle(**kwargs: Any) -> CallToolResult:
+        kwargs.pop(_CONTEXT, None)
+        answers = {key: kwargs.pop(key, None) for key in questions}
+        given = _given(kwargs)
+        declined = False
+        for key, outcome in answers.items():
+            if isinstance(outcome, AcceptedElicitation):
+                if outcome.data is not None:  # None: nothing was asked
+                    for f in questions[key].fields:
+                        given.setdefault(f, getattr(outcome.data, f))
+            elif outcome is not None:  # declined or cancelled
+                declined = True
+        try:
+            arguments = spec.arguments.model_validate(given)
+        except ValidationError as exc:
+            raise ToolError(describe_error(exc)) from None
+        missing = [
+            (f, spec.arguments.model_fields[f].description or f)
+            for q in spec.questions for f in q.fields if f not in given
+        ]
+        if missing:
+            raise ToolError(missing_inputs_text(spec.name, missing, declined))
+        try:
+            result, markdown = spec.run(arguments)
+        except (ComputeBudgetError, ValidationError) as exc:
+            raise ToolError(describe_error(exc)) from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=markdown)],
+            structured_content=result.model_dump(mode="json"),
+        )
+
+    parameters = [
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
+        for n in spec.arguments.model_fields
+    ]
+    for q in spec.questions:
+        parameters.append(inspect.Parameter(
+            q.key, inspect.Parameter.KEYWORD_ONLY, annotation=_answer(q, _resolver(spec, q)),
+        ))
+    parameters.append(
+        inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+    )
+    returns = Annotated[CallToolResult, spec.output]
+    handle.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    handle.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
+    handle.__name__ = spec.name
+    return handle
+
+
+def build_tool(spec: ToolSpec) -> Tool:
+    """The SDK ``Tool`` for ``spec`` (see the module docstring)."""
+    for q in spec.questions:
+        for f in q.fields:
+            if spec.arguments.model_fields[f].is_required():
+                raise ValueError(f"{spec.name}: question field {f!r} must be optional")
+    tool = Tool.from_function(
+        _handler(spec),
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        annotations=READ_ONLY,
+    )
+    # Validation is ours (one message format, unknown arguments reported); the SDK lets all
+    # arguments through. The SDK reads these fields live.
+    anything: dict[str, Any] = {n: (Any, None) for n in spec.arguments.model_fields}
+    tool.fn_metadata.arg_model = create_model(
+        f"{spec.name}_passthrough", __base__=_LetThrough, **anything
+    )
+    tool.parameters = spec.arguments.model_json_schema()
+    return tool

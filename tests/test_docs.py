@@ -1,0 +1,63 @@
+"""SKILL.md and README.md: valid front matter, every tool named, client configs that parse."""
+
+import json
+import re
+from pathlib import Path
+
+from compute_budget.tools import TOOL_NAMES
+
+ROOT = Path(__file__).parent.parent
+SKILL = (ROOT / "SKILL.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _front_matter(text: str) -> tuple[dict[str, str], str]:
+    match = re.match(r"^---\n(.*?)\n---\n(.*)$", text, flags=re.DOTALL)
+    assert match, "SKILL.md must start with YAML front matter between --- lines"
+    fields: dict[str, str] = {}
+    for line in match.group(1).splitlines():
+        key, sep, value = line.partition(":")
+        assert sep and re.fullmatch(r"[a-z][a-z0-9_-]*", key), f"bad front-matter line {line!r}"
+        fields[key] = value.strip()
+    return fields, match.group(2)
+
+
+def test_skill_front_matter() -> None:
+    fields, body = _front_matter(SKILL)
+    assert set(fields) == {"name", "description"}
+    assert fields["name"] == "compute-budget"
+    assert 0 < len(fields["description"]) <= 1024
+    assert "Use it" in fields["description"]  # says when to use it
+    assert len(body.splitlines()) < 500
+
+
+def test_every_tool_is_named_in_skill_and_readme() -> None:
+    for tool in TOOL_NAMES:
+        assert f"`{tool}`" in SKILL, f"SKILL.md does not name {tool}"
+        assert f"`{tool}`" in README, f"README.md does not name {tool}"
+    assert "prevalidate_run" in SKILL and "prevalidate_run" in README
+
+
+def test_skill_covers_the_procedure() -> None:
+    for heading in ("## When to use it", "## The five steps", "## Reading the verdict",
+                    "## Boundaries", "## Common mistakes"):
+        assert heading in SKILL
+    assert "kill criterion" in SKILL and "lower bound on cost" in SKILL
+
+
+def test_readme_client_configs_parse_and_run_the_server() -> None:
+    configs = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", README,
+                                                            flags=re.DOTALL)]
+    assert any("mcpServers" in c for c in configs)
+    assert any("servers" in c for c in configs)
+    for config in configs:
+        (entry,) = (config.get("mcpServers") or config["servers"]).values()
+        assert entry["command"] == "uvx"
+        assert entry["args"][0] == "--from" and entry["args"][-1] == "compute-budget-mcp"
+    assert "claude mcp add compute-budget -- uvx --from" in README
+
+
+def test_console_scripts_match_the_design() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'compute-budget = "compute_budget.cli:main"' in pyproject
+    assert 'compute-budget-mcp = "compute_budget.tools.server:main"' in pyproject

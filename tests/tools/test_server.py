@@ -1,0 +1,266 @@
+"""The MCP server through the SDK's in-memory Client, in both connection modes."""
+
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.server import MCPServer
+from mcp_types import PromptReference, ResourceTemplateReference
+
+from compute_budget import (
+    AlternativesReport,
+    BudgetSplit,
+    Catalog,
+    Decision,
+    MemoryEstimate,
+    RunEstimate,
+)
+from compute_budget.tools import TOOL_NAMES
+
+from .conftest import Answers
+
+pytestmark = pytest.mark.anyio
+
+RUN = {"params": "7B", "tokens": "100B", "gpu": "a100", "gpu_count": 8}
+
+VALID_CALLS: dict[str, tuple[dict[str, Any], type]] = {
+    "estimate_run_cost": ({**RUN, "mfu": 0.4, "usd_per_gpu_hour": "$1.50"}, RunEstimate),
+    "render_verdict": ({**RUN, "predicted_gain": 2.0, "gain_uncertainty": 0.5,
+                        "baseline_to_beat": 1.0}, Decision),
+    "suggest_alternatives": ({**RUN, "teacher_params": "70B"}, AlternativesReport),
+    "estimate_memory": ({"params": "7B", "gpu_count": 8, "gpu": "h100", "zero": 3},
+                        MemoryEstimate),
+    "split_budget": ({"budget_flops": "6e14"}, BudgetSplit),
+    "list_accelerators": ({"query": "h100"}, Catalog),
+}
+
+
+def _text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+async def test_lists_the_six_tools_with_schemas_and_annotations(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == set(TOOL_NAMES)
+    for tool in tools.values():
+        assert tool.title and tool.description and len(tool.description) > 80
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is True
+        assert tool.annotations.idempotent_hint is True
+        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.destructive_hint is False
+        schema = tool.input_schema
+        assert schema["type"] == "object"
+        assert schema["additionalProperties"] is False
+        for name, prop in schema["properties"].items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+
+
+async def test_estimate_schema_carries_units_ranges_and_string_numbers(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    props = tools["estimate_run_cost"].input_schema["properties"]
+    assert set(props) >= {"params", "tokens", "gpu", "gpu_count", "mfu", "usd_per_gpu_hour",
+                          "active_params", "precision"}
+    assert tools["estimate_run_cost"].input_schema["required"] == ["params", "tokens"]
+    assert {"number", "string"} <= {o.get("type") for o in props["params"]["anyOf"]}
+    mfu = next(o for o in props["mfu"]["anyOf"] if o.get("type") == "number")
+    assert mfu["exclusiveMinimum"] == 0 and mfu["maximum"] == 1
+    assert "dollars" in props["usd_per_gpu_hour"]["description"]
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+async def test_each_tool_returns_markdown_and_structured_content(client: Client,
+                                                                 name: str) -> None:
+    arguments, model = VALID_CALLS[name]
+    result = await client.call_tool(name, arguments)
+    assert not result.is_error, _text(result)
+    assert _text(result).startswith("### ")
+    parsed = model.model_validate(result.structured_content)
+    if isinstance(parsed, RunEstimate):
+        assert parsed.dollar_cost == pytest.approx(14_022, abs=1)  # the skill's worked example
+    if isinstance(parsed, Decision):
+        assert parsed.verdict == "go"
+
+
+async def test_estimate_reply_closes_with_the_step_3_question(client: Client) -> None:
+    result = await client.call_tool("estimate_run_cost", VALID_CALLS["estimate_run_cost"][0])
+    text = _text(result)
+    assert "| Cost with failure budget" in text
+    assert "what gain should this run produce" in text
+    assert "uncertain" in text and "baseline" in text
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "names"),
+    [
+        ("estimate_run_cost", {**RUN, "params": -7}, "params"),
+        ("estimate_run_cost", {**RUN, "params": "lots"}, "params"),
+        ("estimate_run_cost", {**RUN, "tokens": "1e40"}, "tokens"),
+        ("estimate_run_cost", {**RUN, "gpu_count": "eight"}, "gpu_count"),
+        ("estimate_run_cost", {**RUN, "gpu_count": 0}, "gpu_count"),
+        ("estimate_run_cost", {**RUN, "mfu": 1.5}, "mfu"),
+        ("estimate_run_cost", {**RUN, "mfu": [0.4]}, "mfu"),
+        ("estimate_run_cost", {**RUN, "gpu": "h1000"}, "gpu"),
+        ("estimate_run_cost", {**RUN, "precision": "int4"}, "precision"),
+        ("estimate_run_cost", {**RUN, "colour": "blue"}, "colour"),
+        ("estimate_run_cost", {"tokens": "1T", "gpu": "h100", "gpu_count": 8}, "params"),
+        ("estimate_run_cost", {**RUN, "active_params": "70B"}, "active_params"),
+        ("render_verdict", {**RUN, "predicted_gain": "x", "gain_uncertainty": 0.1,
+                            "baseline_to_beat": 0}, "predicted_gain"),
+        ("render_verdict", {**RUN, "predicted_gain": 1, "gain_uncertainty": -1,
+                            "baseline_to_beat": 0}, "gain_uncertainty"),
+        ("suggest_alternatives", {**RUN, "shorter_run_fraction": 2}, "shorter_run_fraction"),
+        ("estimate_memory", {"params": "7B", "gpu_count": 8, "zero": 4}, "zero"),
+        ("estimate_memory", {"params": "7B", "gpu_count": 8, "tp": 16}, "tp"),
+        ("estimate_memory", {"params": "7B", "gpu_count": 8, "optimizer": "lion"}, "optimizer"),
+        ("split_budget", {"budget_flops": 0}, "budget_flops"),
+        ("list_accelerators", {"query": "quantum"}, "query"),
+        ("list_accelerators", {"vendor": "AMD"}, "vendor"),
+    ],
+)
+async def test_bad_input_is_an_error_result_naming_the_argument(
+    client: Client, tool: str, arguments: dict[str, Any], names: str
+) -> None:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    text = _text(result)
+    assert f"{names}:" in text, text
+    assert "Traceback" not in text
+    # The server keeps serving.
+    again = await client.call_tool("estimate_run_cost", RUN)
+    assert not again.is_error
+
+
+async def test_unexpected_exception_leaks_no_traceback(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import compute_budget.tools.server as server_module
+
+    def explode(*_: object, **__: object) -> None:
+        raise RuntimeError("secret internal state /home/user/key")
+
+    monkeypatch.setattr(server_module, "estimate_memory", explode)
+    result = await client.call_tool("estimate_memory", {"params": "7B", "gpu_count": 8})
+    assert result.is_error
+    assert "secret" not in _text(result) and "Traceback" not in _text(result)
+    assert not (await client.call_tool("estimate_run_cost", RUN)).is_error
+
+
+async def test_missing_inputs_without_elicitation_are_listed_with_meanings(
+    client: Client,
+) -> None:
+    result = await client.call_tool("estimate_run_cost", {"params": "7B", "tokens": "100B"})
+    assert result.is_error
+    text = _text(result)
+    assert "Missing inputs: gpu, gpu_count" in text
+    assert "Accelerator name from the catalog" in text
+    assert "do not invent" in text
+    verdict = await client.call_tool("render_verdict", RUN)
+    assert "predicted_gain, gain_uncertainty, baseline_to_beat" in _text(verdict)
+
+
+async def test_missing_hardware_is_elicited(answering_client: Any) -> None:
+    answers = Answers(gpu="h100-sxm", gpu_count=16)
+    async with answering_client(answers) as client:
+        result = await client.call_tool("estimate_run_cost", {"params": "7B", "tokens": "1T"})
+    assert not result.is_error, _text(result)
+    assert len(answers.asked) == 1
+    message, fields = answers.asked[0]
+    assert fields == ["gpu", "gpu_count"] and "accelerator" in message
+    assert result.structured_content["accelerator"] == "H100 SXM"
+    assert result.structured_content["gpu_count"] == 16
+
+
+async def test_given_inputs_are_not_asked_again(answering_client: Any) -> None:
+    answers = Answers(gpu="b200", gpu_count=1)
+    async with answering_client(answers) as client:
+        result = await client.call_tool("estimate_run_cost", RUN)
+    assert not result.is_error
+    assert answers.asked == []
+    assert result.structured_content["accelerator_key"] == "a100-80gb"
+
+
+async def test_gain_is_elicited_for_the_verdict(answering_client: Any) -> None:
+    answers = Answers(predicted_gain=0.3, gain_uncertainty=0.2, baseline_to_beat=1.0)
+    async with answering_client(answers) as client:
+        result = await client.call_tool("render_verdict", RUN)
+    assert not result.is_error, _text(result)
+    assert [fields for _, fields in answers.asked] == [
+        ["predicted_gain", "gain_uncertainty", "baseline_to_beat"]]
+    assert result.structured_content["verdict"] == "no-go"
+
+
+async def test_declined_elicitation_reports_what_is_missing(answering_client: Any) -> None:
+    async with answering_client(Answers(action="decline")) as client:
+        result = await client.call_tool("estimate_run_cost", {"params": "7B", "tokens": "1T"})
+    assert result.is_error
+    assert "declined" in _text(result) and "gpu_count" in _text(result)
+
+
+async def test_invalid_arguments_are_reported_before_asking(answering_client: Any) -> None:
+    answers = Answers(gpu="h100-sxm", gpu_count=8)
+    async with answering_client(answers) as client:
+        result = await client.call_tool("estimate_run_cost", {"params": -1, "tokens": "1T"})
+    assert result.is_error and "params:" in _text(result)
+    assert answers.asked == []
+
+
+async def test_prevalidate_prompt(client: Client) -> None:
+    prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+    assert set(prompts) == {"prevalidate_run"}
+    assert {a.name for a in prompts["prevalidate_run"].arguments or []} == {"description", "gpu"}
+    result = await client.get_prompt("prevalidate_run",
+                                     {"description": "a 13B model on 2T tokens"})
+    text = result.messages[0].content.text
+    assert "a 13B model on 2T tokens" in text
+    for tool in ("estimate_run_cost", "render_verdict", "suggest_alternatives",
+                 "estimate_memory"):
+        assert tool in text
+    for mistake in ("without MFU", "without dollars", "failure budget"):
+        assert mistake in text
+    assert "honest" in text
+
+
+async def test_prompt_without_arguments(client: Client) -> None:
+    result = await client.get_prompt("prevalidate_run", {})
+    assert "The run I am planning" not in result.messages[0].content.text
+
+
+async def test_resources(client: Client) -> None:
+    resources = {str(r.uri): r for r in (await client.list_resources()).resources}
+    assert {"compute-budget://catalog", "compute-budget://catalog.json",
+            "compute-budget://procedure"} <= set(resources)
+    catalog = (await client.read_resource("compute-budget://catalog")).contents[0].text
+    assert "compiled 2026-11-30" in catalog and "**Sources**" in catalog
+    data = Catalog.model_validate_json(
+        (await client.read_resource("compute-budget://catalog.json")).contents[0].text)
+    assert any(a.key == "h100-sxm" for a in data.accelerators)
+    procedure = (await client.read_resource("compute-budget://procedure")).contents[0].text
+    assert "## 4. Render the verdict" in procedure
+    templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["compute-budget://accelerators/{name}"]
+    one = (await client.read_resource("compute-budget://accelerators/mi300x")).contents[0].text
+    assert "MI300X" in one and "AMD Instinct MI300X datasheet" in one
+
+
+async def test_unknown_accelerator_resource_is_an_error(client: Client) -> None:
+    with pytest.raises(Exception, match="h1000"):
+        await client.read_resource("compute-budget://accelerators/h1000")
+    assert not (await client.call_tool("estimate_run_cost", RUN)).is_error
+
+
+async def test_completions_for_accelerator_names(client: Client) -> None:
+    prompt = PromptReference(type="ref/prompt", name="prevalidate_run")
+    got = await client.complete(prompt, {"name": "gpu", "value": "h1"})
+    assert got.completion.values[:2] == ["h100-sxm", "h100-pcie"]
+    template = ResourceTemplateReference(type="ref/resource",
+                                         uri="compute-budget://accelerators/{name}")
+    got = await client.complete(template, {"name": "name", "value": "mi"})
+    assert set(got.completion.values) == {"mi250x", "mi250x-gcd", "mi300x", "mi325x"}
+    other = await client.complete(prompt, {"name": "description", "value": "a"})
+    assert other.completion.values == []
+
+
+async def test_server_instructions(server: MCPServer) -> None:
+    assert server.instructions is not None and "prevalidate_run" in server.instructions
