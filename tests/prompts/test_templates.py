@@ -39,18 +39,18 @@ def test_estimate_template() -> None:
     assert render_estimate(estimate_run(WORKED)) == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
-| | estimate | range (MFU 0.50 – 0.30) |
+| | estimate | range (MFU 0.58 – 0.26) |
 |---|---|---|
 | Compute | 4.20 × 10²¹ FLOPs | |
-| Wall time | 1,169 h (48.7 days) | 935 – 1,558 h (39.0 – 64.9 days) |
-| GPU-hours | 9,348 GPU-h | 7,479 – 12,464 GPU-h |
-| Cost | $14,022 | $11,218 – $18,697 |
-| Cost with failure budget (×1.50) | **$21,034** | $16,827 – $28,045 |
+| Wall time | 1,169 h (48.7 days) | 806 – 1,798 h (33.6 – 74.9 days) |
+| GPU-hours | 9,348 GPU-h | 6,447 – 14,382 GPU-h |
+| Cost | $14,022 | $9,671 – $21,573 |
+| Cost with failure budget (×1.50) | **$21,034** | $14,506 – $32,359 |
 
 **Assumptions**
 - Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
 - Peak: 312.0 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
-- MFU: 0.40, given by you. For comparison, the dense prior is 0.30–0.50; the range above spans both.
+- MFU: 0.40, given by you. For comparison, the dense prior is 0.26–0.58; the range above spans both.
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
@@ -65,21 +65,21 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
     assert render_estimate(estimate_run(spec), closing=False) == snapshot("""\
 ### Run estimate: 47B params (13B active) × 1T tokens on 64 × H100 SXM (bf16)
 
-| | estimate | range (MFU 0.30 – 0.15) |
+| | estimate | range (MFU 0.29 – 0.13) |
 |---|---|---|
 | Compute | 7.80 × 10²² FLOPs | |
-| Wall time | 778 h (32.4 days) | 570 – 1,140 h (23.8 – 47.5 days) |
-| GPU-hours | 49,765 GPU-h | 36,494 – 72,989 GPU-h |
-| Cost | $123,915 | $90,871 – $181,742 |
-| Cost with failure budget (×1.50) | **$185,872** | $136,306 – $272,612 |
+| Wall time | 900 h (37.5 days) | 590 – 1,316 h (24.6 – 54.8 days) |
+| GPU-hours | 57,623 GPU-h | 37,753 – 84,218 GPU-h |
+| Cost | $143,480 | $94,004 – $209,702 |
+| Cost with failure budget (×1.50) | **$215,220** | $141,006 – $314,553 |
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
 - Peak: 1,979 TFLOP/s dense bf16 per device (the device's default training precision). Source: given by you
-- MFU: 0.22, a prior, not a measurement: mixture-of-experts transformer prior 0.15–0.30 against the BF16 dense peak. Source: compute-budget skill (stage 3, pre-validate): MFU 0.3–0.5 for dense transformers, 0.15–0.3 for MoE, 0.1–0.2 for CNN-heavy or spiking models. Family moe inferred (fewer active than total parameters). Give a measured MFU to replace it.
+- MFU: 0.19 — a prior, not a measurement. The Hopper dense prior 0.22 (5 published runs) × 0.87, the median ratio of the 2 published BF16 MoE runs (on Hopper) to the dense prior of their generation, with a band of ×/÷ 1.5 (0.13–0.29). Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family moe inferred (fewer active than total parameters). Give a measured MFU to replace it.
 - Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
-- Throughput implied: 435 TFLOP/s and 5,582 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+- Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
 
 **Check these:**
 - ⚠ peak_tflops 1979 is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
@@ -91,21 +91,21 @@ def test_estimate_template_unknown_price() -> None:
     assert render_estimate(estimate_run(spec), closing=False) == snapshot("""\
 ### Run estimate: 1B params × 20B tokens on 16 × TPU v4 (per chip) (bf16)
 
-| | estimate | range (MFU 0.50 – 0.30) |
+| | estimate | range (MFU 0.54 – 0.21) |
 |---|---|---|
 | Compute | 1.20 × 10²⁰ FLOPs | |
-| Wall time | 18.9 h (0.789 days) | 15.2 – 25.3 h (0.631 – 1.05 days) |
-| GPU-hours | 303 GPU-h | 242 – 404 GPU-h |
+| Wall time | 22.3 h (0.928 days) | 14.0 – 36.1 h (0.585 – 1.50 days) |
+| GPU-hours | 357 GPU-h | 224 – 577 GPU-h |
 | Cost | unknown: no price for TPU v4 (per chip) in the catalog | give a price per GPU-hour |
-| GPU-hours with failure budget (×1.50) | 455 GPU-h | |
+| GPU-hours with failure budget (×1.50) | 535 GPU-h | |
 
 **Assumptions**
 - Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
 - Peak: 275.0 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): cloud.google.com/tpu/docs/v4: 'Peak compute per chip 275 teraflops (bf16 or int8)', 'HBM2 capacity and bandwidth 32 GiB, 1200 GBps', measured 90/170/192 W. No FP8. PaLM App. B uses 275 as the MFU peak.
-- MFU: 0.40, a prior, not a measurement: dense transformer prior 0.30–0.50 against the BF16 dense peak. Source: compute-budget skill (stage 3, pre-validate): MFU 0.3–0.5 for dense transformers, 0.15–0.3 for MoE, 0.1–0.2 for CNN-heavy or spiking models. Family dense inferred (no active parameter count below the total). Give a measured MFU to replace it.
+- MFU: 0.34 — a prior, not a measurement. No published runs on TPU v4 calibrate a prior, so this is the pooled one: median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 20 published dense runs pooled across Ampere, Hopper and TPU v3, 0.34, with a band of ×/÷ 1.6 (0.21–0.54) that covers 90% of them. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family dense inferred (no active parameter count below the total). Give a measured MFU to replace it.
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
-- Throughput implied: 110 TFLOP/s and 18,333 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+- Throughput implied: 93.5 TFLOP/s and 15,583 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
 """)
 
 
@@ -240,7 +240,7 @@ def test_split_template_lesson() -> None:
     assert render_split(budget_split(SplitSpec(budget_flops=6.0256e14))) == snapshot("""\
 ### Budget split: 6.03 × 10¹⁴ FLOPs
 
-Every row spends the same compute: tokens D = C / (6·N). Time at 1.00 × 10¹² FLOP/s sustained (the lesson's machine, 10¹² FLOP/s).
+Every row spends the same compute: tokens D = C / (6·N). Time at 1.00 × 10¹² FLOP/s sustained: the lesson's machine (10¹² FLOP/s).
 
 | parameters N | tokens D = C / 6N | tokens per parameter | seconds | hours |
 |---|---|---|---|---|
@@ -258,16 +258,17 @@ def test_split_template_dollars() -> None:
     split = budget_split(SplitSpec(budget_usd=50_000, gpu="h100", gpu_count=8,
                                    params=["1B", "3B", "7B"]))
     assert render_split(split) == snapshot("""\
-### Budget split: 2.86 × 10²² FLOPs ($50,000 at $2.49/GPU-h)
+### Budget split: 1.57 × 10²² FLOPs ($50,000 at $2.49/GPU-h)
 
-Every row spends the same compute: tokens D = C / (6·N). Time at 3.17 × 10¹⁵ FLOP/s sustained (8 × H100 SXM at 989.5 TFLOP/s dense bf16 × MFU 0.40 (dense transformer prior 0.30–0.50 against the BF16 dense peak.)).
+Every row spends the same compute: tokens D = C / (6·N). Time at 1.74 × 10¹⁵ FLOP/s sustained: 8 × H100 SXM at 989.5 TFLOP/s dense × MFU 0.22.
+MFU prior: Median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 5 published dense runs on Hopper, 0.22, with a band of ×/÷ 1.5 (0.15–0.33) that covers 90% of the published dense runs around their generation's median.
 
 | parameters N | tokens D = C / 6N | tokens per parameter | seconds | hours |
 |---|---|---|---|---|
-| 1B | 4.77T | 4,769 | 9,036,145 | 2,510 |
-| 3B | 1.59T | 529.9 | 9,036,145 | 2,510 |
-| 7B | 681B | 97.32 | 9,036,145 | 2,510 |
-| **15.4B** | **309B** | **20.00** (your ratio) | 9,036,145 | 2,510 |
+| 1B | 2.62T | 2,623 | 9,036,145 | 2,510 |
+| 3B | 874B | 291.4 | 9,036,145 | 2,510 |
+| 7B | 375B | 53.53 | 9,036,145 | 2,510 |
+| **11.5B** | **229B** | **20.00** (your ratio) | 9,036,145 | 2,510 |
 
 A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
 """)

@@ -2,8 +2,17 @@
 
 MFU is the share of the device's dense peak that a run turns into *model* FLOPs (6·N·T style,
 recomputation not counted; Chowdhery et al. 2022, "PaLM", App. B). When the user gives no MFU, the
-estimate uses a prior for the model family: a central value and a low–high band that becomes the
-range of the time and money estimate.
+estimate uses a prior: a central value and a low–high band that becomes the range of the time and
+money estimate.
+
+Dense and MoE transformers use priors calibrated on published training runs (``data/
+mfu_priors.json``, derived by ``benchmarks/derive_priors.py`` from the calibration set
+``benchmarks/data/published_runs.csv``). The rule, in one sentence: the default is the median
+*end-to-end* MFU (6·N·T over reported GPU-hours × the BF16 dense peak) of the published dense runs
+on the same hardware generation, all generations pooled when a generation has fewer than
+``min_runs`` runs, times the median MoE-to-dense ratio for mixture-of-experts models; the band is
+the central ×/÷ the factor that covers 90% of the dense runs around their median. CNN-heavy and
+spiking models have no calibration data and keep the skill's flat prior (:data:`FAMILY_PRIORS`).
 
 FP8: the priors are measured against the BF16 dense peak. The FP8 peak is twice the BF16 one on
 Hopper, Blackwell and MI300, but whole training steps speed up much less (about 1.2–1.5x), so the
@@ -12,6 +21,9 @@ prior for an FP8 run is the BF16 prior scaled by speed-up / (FP8 peak / BF16 pea
 
 from __future__ import annotations
 
+import json
+from functools import cache
+from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,19 +33,46 @@ from .catalog import Accelerator, Precision
 __all__ = [
     "FAMILY_PRIORS",
     "FP8_SPEEDUP",
+    "POOLED",
+    "CalibratedFamily",
+    "CalibrationRun",
     "MfuPrior",
+    "MfuPriorEntry",
+    "MfuPriorTable",
     "ModelFamily",
+    "SkippedRun",
+    "generation_label",
+    "load_mfu_priors",
     "mfu_prior",
+    "prior_from_table",
 ]
 
 ModelFamily = Literal["dense", "moe", "cnn", "snn"]
 """Model families with their own MFU prior: dense transformer, mixture of experts, CNN-heavy,
 spiking (SNN)."""
 
+CalibratedFamily = Literal["dense", "moe"]
+"""Families the published runs calibrate."""
+
+POOLED = "pooled"
+"""The ``generation`` of the priors pooled across all generations (the fallback)."""
+
 _SKILL_SOURCE = (
     "compute-budget skill (stage 3, pre-validate): MFU 0.3–0.5 for dense transformers, "
     "0.15–0.3 for MoE, 0.1–0.2 for CNN-heavy or spiking models"
 )
+
+_GENERATION_LABELS = {
+    "volta": "Volta", "ampere": "Ampere", "ada": "Ada Lovelace", "hopper": "Hopper",
+    "blackwell": "Blackwell", "cdna2": "CDNA 2 (MI250X)", "cdna3": "CDNA 3 (MI300)",
+    "tpu-v3": "TPU v3", "tpu-v4": "TPU v4", "tpu-v5e": "TPU v5e", "tpu-v5p": "TPU v5p",
+    "gaudi2": "Gaudi 2", "gaudi3": "Gaudi 3",
+}
+
+
+def generation_label(generation: str) -> str:
+    """A readable name for a catalog generation id: ``'hopper'`` → ``'Hopper'``."""
+    return _GENERATION_LABELS.get(generation, generation)
 
 
 class MfuPrior(BaseModel):
@@ -47,6 +86,16 @@ class MfuPrior(BaseModel):
     high: float = Field(description="High end of the MFU band (fraction); gives the low cost.")
     basis: str = Field(description="One sentence: what the prior is and why it applies.")
     source: str = Field(description="Where the figures come from, with date.")
+    generation: str | None = Field(
+        default=None, description="Hardware generation of the accelerator the prior is for."
+    )
+    scope: Literal["generation", "pooled", "flat"] = Field(
+        default="flat",
+        description="What the prior rests on: published runs on this generation, published runs "
+                    "pooled across generations (no runs on this one), or the skill's flat prior.",
+    )
+    n_runs: int = Field(default=0, description="Number of published runs the prior rests on.")
+    runs: tuple[str, ...] = Field(default=(), description="The published runs it rests on.")
 
 
 class _Band(BaseModel):
@@ -63,7 +112,9 @@ FAMILY_PRIORS: dict[ModelFamily, _Band] = {
     "cnn": _Band(central=0.15, low=0.10, high=0.20, label="CNN-heavy model"),
     "snn": _Band(central=0.15, low=0.10, high=0.20, label="spiking (SNN) model"),
 }
-"""The skill's flat priors by family, against the BF16/FP16 dense peak."""
+"""The skill's flat priors by family, against the BF16/FP16 dense peak. CNN-heavy and spiking
+models use them (no published runs calibrate those families); the dense and MoE ones are kept as
+the flat baseline the calibrated priors are benchmarked against."""
 
 
 class _Speedup(BaseModel):
@@ -87,6 +138,88 @@ FP8_SPEEDUP = _Speedup(
 """Whole-step speed-up of FP8 over BF16 training; FP8's 2x peak applies to GEMMs only."""
 
 
+class MfuPriorEntry(BaseModel):
+    """One calibrated prior: a family on a generation (or pooled), against the BF16 dense peak."""
+
+    model_config = ConfigDict(frozen=True)
+
+    family: CalibratedFamily
+    generation: str = Field(description="Catalog generation id, or 'pooled' for the fallback.")
+    central: float = Field(description="Default MFU (fraction of the BF16 dense peak).")
+    low: float = Field(description="Low end of the band.")
+    high: float = Field(description="High end of the band.")
+    n_runs: int = Field(description="Number of published runs the prior rests on.")
+    runs: tuple[str, ...] = Field(description="Names of those runs.")
+    basis: str = Field(description="One sentence shown to the user.")
+    source: str = Field(description="The calibration set and its date.")
+    as_of: str = Field(description="Date of the calibration set (YYYY-MM-DD).")
+
+
+class CalibrationRun(BaseModel):
+    """One published run of the calibration set as the derivation used it (for review)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    accelerator: str = Field(description="Catalog key the hardware text maps to.")
+    generation: str
+    family: CalibratedFamily
+    fp8: bool = Field(description="Trained in FP8: its MFU against the BF16 peak is inflated.")
+    end_to_end_mfu: float = Field(description="6·N·T / (GPU-hours · 3600 · BF16 dense peak).")
+    used: bool = Field(description="Whether the derivation used it.")
+    note: str = Field(description="Why it was left out, or what to keep in mind; '' if nothing.")
+
+
+class SkippedRun(BaseModel):
+    """A row of the calibration set that could not be used at all, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    reason: str
+
+
+class MfuPriorTable(BaseModel):
+    """The calibrated priors and the record of how they were derived."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calibration_set: str = Field(description="What the priors are calibrated on.")
+    as_of: str = Field(description="Date of the calibration set (YYYY-MM-DD).")
+    rule: str = Field(description="The derivation rule in one sentence.")
+    min_runs: int = Field(description="Dense runs a generation needs for its own prior.")
+    coverage_target: float = Field(description="Share of runs the band factor covers.")
+    band_factor: float = Field(description="×/÷ factor of the per-generation bands.")
+    pooled_band_factor: float = Field(description="×/÷ factor of the pooled bands.")
+    moe_ratio: float = Field(description="MoE prior / dense prior on the same generation.")
+    priors: tuple[MfuPriorEntry, ...]
+    runs: tuple[CalibrationRun, ...]
+    skipped: tuple[SkippedRun, ...]
+
+    def entry(self, family: CalibratedFamily, generation: str) -> MfuPriorEntry:
+        """The prior for ``family`` on ``generation``, or the pooled one when it has none."""
+        pooled: MfuPriorEntry | None = None
+        for entry in self.priors:
+            if entry.family != family:
+                continue
+            if entry.generation == generation:
+                return entry
+            if entry.generation == POOLED:
+                pooled = entry
+        if pooled is None:
+            raise LookupError(f"no pooled {family} prior in the MFU prior table")
+        return pooled
+
+
+@cache
+def load_mfu_priors() -> MfuPriorTable:
+    """Load the packaged calibrated priors (cached)."""
+    text = resources.files("compute_budget.skill").joinpath("data/mfu_priors.json").read_text(
+        encoding="utf-8"
+    )
+    return MfuPriorTable.model_validate(json.loads(text))
+
+
 def _fp8_factor(accelerator: Accelerator, speedup: float) -> float:
     """Multiply a BF16-relative MFU by this to get an MFU relative to the FP8 peak."""
     bf16 = accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16
@@ -97,27 +230,65 @@ def _fp8_factor(accelerator: Accelerator, speedup: float) -> float:
     return min(speedup, ratio) / ratio
 
 
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _bf16_prior(table: MfuPriorTable, family: ModelFamily, generation: str) -> MfuPrior:
+    if family in ("cnn", "snn"):
+        band = FAMILY_PRIORS[family]
+        return MfuPrior(
+            family=family, central=band.central, low=band.low, high=band.high,
+            basis=(f"{band.label} prior {band.low:.2f}–{band.high:.2f} against the BF16 dense "
+                   "peak, the skill's flat prior: no published runs calibrate this family."),
+            source=_SKILL_SOURCE, generation=generation, scope="flat",
+        )
+    calibrated: CalibratedFamily = "moe" if family == "moe" else "dense"
+    entry = table.entry(calibrated, generation)
+    if entry.generation == generation:
+        basis, scope = entry.basis, "generation"
+    else:
+        label = generation_label(generation)
+        n = sum(1 for run in table.runs
+                if run.used and run.family == "dense" and run.generation == generation)
+        reason = (f"No published runs on {label} calibrate a prior" if n == 0 else
+                  f"Only {n} published dense run{'s' if n > 1 else ''} on {label}, fewer than "
+                  f"the {table.min_runs} a generation needs for its own prior")
+        basis = f"{reason}, so this is the pooled one: {_lower_first(entry.basis)}"
+        scope = "pooled"
+    return MfuPrior(
+        family=family, central=entry.central, low=entry.low, high=entry.high, basis=basis,
+        source=entry.source, generation=generation, scope=scope, n_runs=entry.n_runs,
+        runs=entry.runs,
+    )
+
+
+def prior_from_table(
+    table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator, precision: Precision
+) -> MfuPrior:
+    """The prior :func:`mfu_prior` gives, from an explicit ``table`` (the benchmark re-derives
+    tables for leave-one-out; users want :func:`mfu_prior`)."""
+    prior = _bf16_prior(table, family, accelerator.generation)
+    if precision != "fp8":
+        return prior
+    return prior.model_copy(update={
+        "central": prior.central * _fp8_factor(accelerator, FP8_SPEEDUP.central),
+        "low": prior.low * _fp8_factor(accelerator, FP8_SPEEDUP.low),
+        "high": prior.high * _fp8_factor(accelerator, FP8_SPEEDUP.high),
+        "basis": (
+            prior.basis.removesuffix(".") + f", rescaled to the FP8 peak assuming FP8 speeds a "
+            f"whole step up {FP8_SPEEDUP.low:g}–{FP8_SPEEDUP.high:g}x (central "
+            f"{FP8_SPEEDUP.central:g}x), not the 2x of the peak."
+        ),
+        "source": prior.source + "; " + FP8_SPEEDUP.source,
+    })
+
+
 def mfu_prior(family: ModelFamily, accelerator: Accelerator, precision: Precision) -> MfuPrior:
     """The default MFU and band for ``family`` on ``accelerator`` at ``precision``.
 
-    The band comes from the compute-budget skill (dense 0.3–0.5, MoE 0.15–0.3, CNN-heavy or
-    spiking 0.1–0.2); for FP8 it is rescaled to the FP8 peak with :data:`FP8_SPEEDUP`.
+    Dense and MoE: calibrated on published runs of the accelerator's generation (pooled across
+    generations when it has too few), see the module docstring; CNN-heavy or spiking: the skill's
+    flat 0.1–0.2. For FP8 the band is rescaled to the FP8 peak with :data:`FP8_SPEEDUP`.
     """
-    band = FAMILY_PRIORS[family]
-    basis = f"{band.label} prior {band.low:.2f}–{band.high:.2f} against the BF16 dense peak"
-    source = _SKILL_SOURCE
-    if precision != "fp8":
-        return MfuPrior(family=family, central=band.central, low=band.low, high=band.high,
-                        basis=basis + ".", source=source)
-    return MfuPrior(
-        family=family,
-        central=band.central * _fp8_factor(accelerator, FP8_SPEEDUP.central),
-        low=band.low * _fp8_factor(accelerator, FP8_SPEEDUP.low),
-        high=band.high * _fp8_factor(accelerator, FP8_SPEEDUP.high),
-        basis=(
-            basis + f", rescaled to the FP8 peak assuming FP8 speeds a whole step up "
-            f"{FP8_SPEEDUP.low:g}–{FP8_SPEEDUP.high:g}x (central {FP8_SPEEDUP.central:g}x), "
-            "not the 2x of the peak."
-        ),
-        source=source + "; " + FP8_SPEEDUP.source,
-    )
+    return prior_from_table(load_mfu_priors(), family, accelerator, precision)

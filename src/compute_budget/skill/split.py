@@ -10,6 +10,7 @@ parameter is compute-optimal in Hoffmann et al. 2022, for their data and setup).
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,6 +22,8 @@ from .mfu import mfu_prior
 from .quantities import FlopCount, ParamCount, PositiveQuantity, Price, UsdAmount
 
 __all__ = ["COMPUTE_OPTIMAL_RATIO", "BudgetSplit", "SplitRow", "SplitSpec", "budget_split"]
+
+RateBasis = Literal["lesson_machine", "your_rate", "gpu_with_prior", "gpu_with_your_mfu"]
 
 COMPUTE_OPTIMAL_RATIO = 20.0
 """Tokens per parameter at the compute optimum (Hoffmann et al. 2022, "Chinchilla")."""
@@ -101,7 +104,13 @@ class BudgetSplit(BaseModel):
     budget_flops: float = Field(description="Compute budget C in FLOPs.")
     budget_usd: float | None = Field(description="The dollar budget it came from, if any.")
     sustained_flops_per_sec: float = Field(description="FLOP/s actually achieved: peak × use.")
-    rate_source: str = Field(description="Where the FLOP/s comes from.")
+    rate_basis: RateBasis = Field(description="Where the FLOP/s comes from.")
+    utilization: float | None = Field(description="Share of the given FLOP/s achieved.")
+    accelerator: str | None = Field(description="Device the FLOP/s is derived from, if any.")
+    gpu_count: int | None = Field(description="Number of devices, with an accelerator.")
+    peak_tflops_per_gpu: float | None = Field(description="Dense peak per device, TFLOP/s.")
+    mfu: float | None = Field(description="MFU applied to the peak, with an accelerator.")
+    mfu_basis: str | None = Field(description="The MFU prior's basis, when the prior is used.")
     usd_per_gpu_hour: float | None = Field(description="Price used for budget_usd, if any.")
     ratio: float = Field(description="Tokens per parameter of the highlighted split.")
     ratio_split: SplitRow = Field(description="The split with D = ratio·N.")
@@ -124,21 +133,27 @@ def _default_sizes(c: float) -> list[float]:
 def budget_split(spec: SplitSpec) -> BudgetSplit:
     """Rows of N with D = C/(6N), tokens per parameter and time, plus the ratio split."""
     price = None
+    rate_basis: RateBasis
+    mfu: float | None = None
+    mfu_basis = None
+    peak = None
+    accelerator = None
     if spec.gpu is not None:
         acc = get_accelerator(spec.gpu)
         precision = acc.default_precision
-        prior = mfu_prior("dense", acc, precision)
-        mfu = spec.mfu if spec.mfu is not None else prior.central
-        rate = spec.gpu_count * acc.peak(precision) * 1e12 * mfu
-        source = (f"{spec.gpu_count} × {acc.name} at {acc.peak(precision):g} TFLOP/s dense "
-                  f"{precision} × MFU {mfu:.2f} ({'given by you' if spec.mfu else prior.basis})")
+        peak = acc.peak(precision)
+        accelerator = acc.name
+        if spec.mfu is not None:
+            mfu, rate_basis = spec.mfu, "gpu_with_your_mfu"
+        else:
+            prior = mfu_prior("dense", acc, precision)
+            mfu, mfu_basis, rate_basis = prior.central, prior.basis, "gpu_with_prior"
+        rate = spec.gpu_count * peak * 1e12 * mfu
         quote = acc.default_price
         price = spec.usd_per_gpu_hour or (quote.usd_per_gpu_hour if quote else None)
     else:
         rate = (spec.flops_per_sec or LESSON_FLOPS_PER_SEC) * spec.utilization
-        source = ("given by you" if spec.flops_per_sec else "the lesson's machine, 10¹² FLOP/s")
-        if spec.utilization != 1:
-            source += f", at utilisation {spec.utilization:g}"
+        rate_basis = "your_rate" if spec.flops_per_sec else "lesson_machine"
     if spec.budget_usd is not None and price is not None:
         wall_seconds = spec.budget_usd / price / spec.gpu_count * 3600
         c = wall_seconds * rate
@@ -152,7 +167,13 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
         budget_flops=c,
         budget_usd=spec.budget_usd,
         sustained_flops_per_sec=rate,
-        rate_source=source,
+        rate_basis=rate_basis,
+        utilization=spec.utilization if spec.gpu is None else None,
+        accelerator=accelerator,
+        gpu_count=spec.gpu_count if spec.gpu is not None else None,
+        peak_tflops_per_gpu=peak,
+        mfu=mfu,
+        mfu_basis=mfu_basis,
         usd_per_gpu_hour=price if spec.budget_usd is not None else None,
         ratio=spec.ratio,
         ratio_split=_row(c, n_opt, rate),

@@ -1,0 +1,159 @@
+"""The MFU priors: calibrated on published runs per generation, MoE lower, FP8 rescaled,
+a pooled fallback that says so, and a basis and source shown with every prior."""
+
+import statistics
+from importlib import resources
+
+import pytest
+
+from compute_budget import MfuPrior, get_accelerator, mfu_prior
+from compute_budget.skill.mfu import (
+    FAMILY_PRIORS,
+    FP8_SPEEDUP,
+    POOLED,
+    load_mfu_priors,
+)
+
+CALIBRATED_GPUS = ["a100", "a100-40gb", "a800", "h100", "h800", "h200"]
+FALLBACK_GPUS = ["b200", "mi300x", "tpu-v5p", "gaudi3", "v100", "tpu-v3"]
+
+
+def test_priors_are_packaged_data_not_the_shared_csv() -> None:
+    data = resources.files("compute_budget.skill").joinpath("data/mfu_priors.json")
+    assert data.is_file()
+    table = load_mfu_priors()
+    assert table.as_of and table.as_of in table.calibration_set
+    assert table.rule
+
+
+def test_public_fields_are_kept() -> None:
+    prior = mfu_prior("dense", get_accelerator("h100"), "bf16")
+    for name in ("family", "central", "low", "high", "basis", "source"):
+        assert name in MfuPrior.model_fields
+        assert getattr(prior, name) not in (None, "")
+
+
+@pytest.mark.parametrize("gpu", CALIBRATED_GPUS + FALLBACK_GPUS)
+@pytest.mark.parametrize("family", ["dense", "moe", "cnn", "snn"])
+def test_every_prior_is_a_band_with_basis_and_source(gpu: str, family: str) -> None:
+    acc = get_accelerator(gpu)
+    prior = mfu_prior(family, acc, acc.default_precision)  # type: ignore[arg-type]
+    assert 0 < prior.low < prior.central < prior.high < 1
+    assert prior.basis.endswith(".") and not prior.basis.rstrip(".").count(". ")
+    assert prior.source and not prior.source.endswith(".")
+    if family in ("dense", "moe"):
+        assert load_mfu_priors().as_of in prior.source
+
+
+def test_hopper_dense_prior_is_the_median_of_its_published_runs() -> None:
+    table = load_mfu_priors()
+    hopper = [r.end_to_end_mfu for r in table.runs
+              if r.used and r.family == "dense" and r.generation == "hopper"]
+    assert len(hopper) >= table.min_runs
+    prior = mfu_prior("dense", get_accelerator("h100"), "bf16")
+    assert prior.central == pytest.approx(round(statistics.median(hopper), 2))
+    assert prior.scope == "generation" and prior.generation == "hopper"
+    assert prior.n_runs == len(hopper)
+    assert "Hopper" in prior.basis and f"{prior.n_runs} published dense runs" in prior.basis
+
+
+def test_hopper_runs_reach_less_mfu_end_to_end_than_ampere_runs() -> None:
+    ampere = mfu_prior("dense", get_accelerator("a100"), "bf16")
+    hopper = mfu_prior("dense", get_accelerator("h100"), "bf16")
+    assert hopper.central < ampere.central
+
+
+@pytest.mark.parametrize("gpu", CALIBRATED_GPUS + FALLBACK_GPUS)
+def test_generation_bands_are_at_most_2_3x_wide(gpu: str) -> None:
+    acc = get_accelerator(gpu)
+    prior = mfu_prior("dense", acc, "bf16" if acc.peak_tflops.bf16 else "fp16")
+    if prior.scope == "generation":
+        assert prior.high / prior.low <= 2.3
+    else:  # the pooled fallback is honestly wider: it spans generations
+        assert prior.high / prior.low <= 3
+
+
+@pytest.mark.parametrize("gpu", CALIBRATED_GPUS + FALLBACK_GPUS)
+def test_moe_prior_is_lower_than_dense(gpu: str) -> None:
+    acc = get_accelerator(gpu)
+    dense = mfu_prior("dense", acc, acc.default_precision)
+    moe = mfu_prior("moe", acc, acc.default_precision)
+    assert moe.central < dense.central
+    assert moe.low <= dense.low and moe.high <= dense.high
+    assert "MoE" in moe.basis
+
+
+def test_moe_ratio_comes_from_published_bf16_moe_runs() -> None:
+    table = load_mfu_priors()
+    moe_runs = [r for r in table.runs if r.used and r.family == "moe"]
+    assert moe_runs and not any(r.fp8 for r in moe_runs)
+    assert 0 < table.moe_ratio < 1
+    assert f"× {table.moe_ratio:.2f}" in mfu_prior("moe", get_accelerator("h100"), "bf16").basis
+
+
+def test_fp8_run_is_flagged_and_left_out_of_the_bf16_priors() -> None:
+    table = load_mfu_priors()
+    deepseek = next(r for r in table.runs if r.name == "DeepSeek-V3")
+    assert deepseek.fp8 and not deepseek.used and "FP8" in deepseek.note
+
+
+def test_fp8_rescales_the_bf16_prior_to_the_fp8_peak() -> None:
+    h100 = get_accelerator("h100")
+    bf16 = mfu_prior("dense", h100, "bf16")
+    fp8 = mfu_prior("dense", h100, "fp8")
+    ratio = 1979 / 989.5
+    assert fp8.central == pytest.approx(bf16.central * FP8_SPEEDUP.central / ratio)
+    assert fp8.low == pytest.approx(bf16.low * FP8_SPEEDUP.low / ratio)
+    assert fp8.high == pytest.approx(bf16.high * FP8_SPEEDUP.high / ratio)
+    assert "FP8" in fp8.basis and FP8_SPEEDUP.source in fp8.source
+    # Against the BF16 peak the FP8 run is 1.0–1.5x faster, not 2x.
+    assert 1.0 <= fp8.central * ratio / bf16.central <= 1.5
+
+
+def test_fp8_on_a_device_whose_fp8_peak_equals_bf16_is_unchanged() -> None:
+    gaudi3 = get_accelerator("gaudi3")
+    assert mfu_prior("dense", gaudi3, "fp8").central == mfu_prior("dense", gaudi3, "bf16").central
+
+
+@pytest.mark.parametrize(("gpu", "phrase"), [
+    ("b200", "No published runs on Blackwell"),
+    ("mi300x", "No published runs on CDNA 3"),
+    ("tpu-v3", "Only 1 published dense run on TPU v3"),
+])
+def test_generation_without_enough_runs_falls_back_to_pooled_and_says_so(
+    gpu: str, phrase: str
+) -> None:
+    table = load_mfu_priors()
+    pooled = table.entry("dense", POOLED)
+    prior = mfu_prior("dense", get_accelerator(gpu), "bf16")
+    assert prior.scope == "pooled"
+    assert (prior.central, prior.low, prior.high) == (pooled.central, pooled.low, pooled.high)
+    assert prior.basis.startswith(phrase) and "pooled" in prior.basis
+
+
+def test_cnn_and_snn_keep_the_flat_skill_prior_and_say_why() -> None:
+    for family in ("cnn", "snn"):
+        prior = mfu_prior(family, get_accelerator("h100"), "bf16")
+        band = FAMILY_PRIORS[family]
+        assert (prior.central, prior.low, prior.high) == (band.central, band.low, band.high)
+        assert prior.scope == "flat" and prior.n_runs == 0
+        assert "no published runs calibrate this family" in prior.basis
+        assert "skill" in prior.source
+
+
+def test_flat_skill_priors_are_kept_as_the_baseline() -> None:
+    assert (FAMILY_PRIORS["dense"].low, FAMILY_PRIORS["dense"].high) == (0.3, 0.5)
+    assert (FAMILY_PRIORS["moe"].low, FAMILY_PRIORS["moe"].high) == (0.15, 0.3)
+
+
+def test_shaky_rows_are_recorded_with_what_was_done() -> None:
+    table = load_mfu_priors()
+    by_name = {r.name: r for r in table.runs}
+    for name in ("Phi-2 2.7B", "Llama 3.2 1B", "Llama 3.2 3B", "TinyLlama 1.1B"):
+        assert not by_name[name].used and by_name[name].note
+    for name in ("Llama 3 8B", "Llama 3.1 8B", "Falcon-180B"):
+        assert by_name[name].used and by_name[name].note.startswith("kept")
+    skipped = {s.name: s.reason for s in table.skipped}
+    assert "hardware not stated" in skipped["Snowflake Arctic"]
+    assert "token count" in skipped["gpt-oss-120b"]
+    assert "no accelerator-hours" in skipped["DBRX"]
