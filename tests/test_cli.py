@@ -62,7 +62,7 @@ def test_memory_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
                        "--zero", "3", "--json")
     data = json.loads(out)
     assert code == 0
-    assert set(data["per_gpu_bytes"]) == {"weights", "gradients", "optimizer", "activations",
+    assert set(data["per_gpu_bytes"]) >= {"weights", "gradients", "optimizer", "activations",
                                           "total"}
     assert data["fits"] is True
 

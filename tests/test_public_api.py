@@ -7,15 +7,18 @@ from compute_budget import skill
 def test_public_surface() -> None:
     assert sorted(compute_budget.__all__) == sorted([
         "Accelerator", "Alternative", "AlternativeKind", "AlternativesOptions",
-        "AlternativesReport", "BudgetSplit", "Catalog",
-        "ComputeBudgetError", "ConfigError", "CostEstimate", "Decision", "DecisionCheck",
-        "DecisionInputs",
-        "InputError", "MemoryEstimate", "MemorySpec", "MfuPrior", "ModelFamily", "PeakTflops",
-        "Precision", "PriceQuote", "RunEstimate", "RunSpec", "SplitRow", "SplitSpec",
-        "UnknownAcceleratorError", "Verdict", "budget_split", "decision_summary",
-        "describe_error", "estimate_memory", "estimate_run", "estimate_run_cost",
-        "get_accelerator", "list_accelerators", "load_catalog", "mfu_prior",
-        "params_for_budget", "parse_quantity", "split_budget", "suggest_alternatives",
+        "AlternativesReport", "Architecture", "BudgetSplit", "Catalog", "ComputeBudgetError",
+        "ConfigError", "CostEstimate", "Decision", "DecisionCheck", "DecisionInputs",
+        "FlopsBreakdown", "HardwareFlops", "InputError", "LatentAttention", "MemoryEstimate",
+        "MemorySpec", "MfuPrior", "ModelFamily", "ModelSource", "PRESETS", "ParamBreakdown",
+        "ParamReport", "PeakTflops", "Precision", "PriceQuote", "RunEstimate", "RunSpec",
+        "SplitRow", "SplitSpec", "UnknownAcceleratorError", "Verdict", "budget_split",
+        "check_tensor_parallel", "count_params", "decision_summary", "describe_error",
+        "estimate_memory", "estimate_run", "estimate_run_cost", "flops_per_token",
+        "from_hf_config", "get_accelerator", "get_preset", "hardware_flops_per_token",
+        "list_accelerators", "list_presets", "load_catalog", "load_config",
+        "mfu_from_achieved", "mfu_prior", "param_report", "params_for_budget",
+        "parse_quantity", "seconds_from_achieved", "split_budget", "suggest_alternatives",
         "tokens_for_budget", "train_flops", "training_seconds",
     ])
     for name in compute_budget.__all__:

@@ -23,12 +23,15 @@ from .prompts import (
     render_decision,
     render_estimate,
     render_memory,
+    render_params,
+    render_presets,
     render_split,
 )
 from .skill import (
     ComputeBudgetError,
     InputError,
     MemorySpec,
+    ModelSource,
     RunSpec,
     SplitSpec,
     budget_split,
@@ -36,7 +39,10 @@ from .skill import (
     describe_error,
     estimate_memory,
     estimate_run,
+    get_preset,
     list_accelerators,
+    list_presets,
+    param_report,
     parse_quantity,
     suggest_alternatives,
 )
@@ -70,6 +76,9 @@ FLAG_NAMES: dict[str, str] = {
     "layers": "--layers",
     "hidden": "--hidden",
     "heads": "--heads",
+    "config": "--config",
+    "preset": "--preset",
+    "achieved_tflops": "--achieved-tflops",
     "predicted_gain": "--gain",
     "gain_uncertainty": "--uncertainty",
     "baseline_to_beat": "--baseline",
@@ -110,12 +119,42 @@ def _emit(args: argparse.Namespace, payload: BaseModel | list[Any], markdown: st
 # --- run spec flags, shared by estimate, decide and alternatives ------------------------------
 
 RUN_FIELDS = ("params", "tokens", "gpu", "gpu_count", "mfu", "usd_per_gpu_hour", "active_params",
-              "precision", "peak_tflops", "family", "failure_budget")
+              "precision", "peak_tflops", "family", "failure_budget", "config", "preset",
+              "seq_len", "recompute", "achieved_tflops", "micro_batch", "tp", "pp", "sp", "zero")
+
+
+def _add_model_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--params", metavar="N",
+                   help="total parameters, e.g. 7B, 350M, 7e9 (MoE: total across experts); "
+                        "not needed with --config or --preset")
+    p.add_argument("--config", metavar="PATH",
+                   help="a local Hugging Face config.json: exact parameters, shape and FLOPs")
+    p.add_argument("--preset", metavar="NAME",
+                   help="a named architecture instead of a config (`compute-budget params "
+                        "--list` shows them)")
+
+
+def _add_layout_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seq-len", dest="seq_len", metavar="S",
+                   help="training sequence length in tokens (default 4096)")
+    p.add_argument("--micro-batch", dest="micro_batch", metavar="B",
+                   help="micro-batch size in sequences per device (default 1)")
+    p.add_argument("--tp", metavar="T", help="tensor-parallel degree (default 1)")
+    p.add_argument("--pp", metavar="P", help="pipeline-parallel degree (default 1)")
+    p.add_argument("--sp", action="store_const", const=True,
+                   help="sequence parallelism (with --tp > 1)")
+    p.add_argument("--recompute", choices=["none", "selective", "full"],
+                   help="activation recomputation (default none)")
 
 
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", required=True, metavar="N",
-                   help="total parameters, e.g. 7B, 350M, 7e9 (MoE: total across experts)")
+    _add_model_flags(p)
+    _add_layout_flags(p)
+    p.add_argument("--achieved-tflops", dest="achieved_tflops", metavar="TF",
+                   help="measured hardware TFLOP/s per device (recomputation counted, as "
+                        "--recompute says); converted to MFU")
+    p.add_argument("--zero", metavar="0-3",
+                   help="ZeRO stage for the memory check (default: the lowest that fits)")
     p.add_argument("--tokens", required=True, metavar="T",
                    help="training tokens, e.g. 100B, 1.5T")
     p.add_argument("--gpu", required=True, metavar="NAME",
@@ -181,14 +220,27 @@ def _cmd_alternatives(args: argparse.Namespace) -> None:
     _emit(args, report.alternatives, render_alternatives(report))
 
 
-MEMORY_FIELDS = ("params", "gpu_count", "gpu", "zero", "tp", "pp", "sp", "optimizer",
-                 "trainable_params", "seq_len", "micro_batch", "recompute", "flash_attention",
-                 "layers", "hidden", "heads")
+MEMORY_FIELDS = ("params", "config", "preset", "gpu_count", "gpu", "zero", "tp", "pp", "sp",
+                 "optimizer", "trainable_params", "seq_len", "micro_batch", "recompute",
+                 "flash_attention", "layers", "hidden", "heads")
 
 
 def _cmd_memory(args: argparse.Namespace) -> None:
     memory = estimate_memory(MemorySpec(**_given(args, *MEMORY_FIELDS)))
     _emit(args, memory, render_memory(memory))
+
+
+def _cmd_params(args: argparse.Namespace) -> None:
+    if args.list_presets:
+        reports = [param_report(get_preset(name)) for name in list_presets()]
+        _emit(args, reports, render_presets(reports))
+        return
+    source = ModelSource(**_given(args, "config", "preset"))
+    arch = source.architecture
+    if arch is None:
+        raise InputError("config", None, "a config.json path (--config) or a preset (--preset)")
+    report = param_report(arch)
+    _emit(args, report, render_params(report))
 
 
 def _cmd_split(args: argparse.Namespace) -> None:
@@ -248,28 +300,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("memory", "memory per device: weights, gradients, optimizer, activations",
                 _cmd_memory)
-    p.add_argument("--params", required=True, metavar="N", help="total parameters, e.g. 7B")
+    _add_model_flags(p)
     p.add_argument("--gpus", dest="gpu_count", required=True, metavar="K",
                    help="number of devices")
     p.add_argument("--gpu", metavar="NAME", help="accelerator, to answer whether it fits")
     p.add_argument("--zero", metavar="0-3", help="ZeRO stage 0, 1, 2 or 3 (default 0)")
-    p.add_argument("--tp", metavar="T", help="tensor-parallel degree (default 1)")
-    p.add_argument("--pp", metavar="P", help="pipeline-parallel degree (default 1)")
-    p.add_argument("--sp", action="store_const", const=True, help="sequence parallelism")
+    _add_layout_flags(p)
     p.add_argument("--optimizer", metavar="NAME",
                    help="adamw (default), adam8bit, sgd (with momentum) or adafactor")
     p.add_argument("--trainable-params", dest="trainable_params", metavar="N",
                    help="trainable parameters when the rest are frozen (LoRA)")
-    p.add_argument("--seq-len", dest="seq_len", metavar="S", help="sequence length (default 4096)")
-    p.add_argument("--micro-batch", dest="micro_batch", metavar="B",
-                   help="micro-batch size in sequences (default 1)")
-    p.add_argument("--recompute", choices=["none", "selective", "full"],
-                   help="activation recomputation (default none)")
     p.add_argument("--no-flash-attention", dest="flash_attention", action="store_const",
                    const=False, help="attention stores the s×s scores (no FlashAttention)")
     p.add_argument("--layers", metavar="L", help="transformer layers (with --hidden, --heads)")
     p.add_argument("--hidden", metavar="H", help="hidden size")
     p.add_argument("--heads", metavar="A", help="attention heads")
+
+    p = command("params", "exact parameter counts of an architecture, by component",
+                _cmd_params)
+    p.add_argument("--config", metavar="PATH", help="a local Hugging Face config.json")
+    p.add_argument("--preset", metavar="NAME", help="a named architecture")
+    p.add_argument("--list", dest="list_presets", action="store_true",
+                   help="list the presets and exit")
 
     p = command("split", "the budget-split table: N and D = C/6N for one compute budget",
                 _cmd_split)

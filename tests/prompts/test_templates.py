@@ -48,12 +48,13 @@ def test_estimate_template() -> None:
 | Cost with failure budget (×1.50) | **$21,034** | $14,506 – $32,359 |
 
 **Assumptions**
-- Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
+- Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 312.0 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
 - MFU: 0.40, given by you. For comparison, the dense prior is 0.26–0.58; the range above spans both.
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+- Memory: 53.9 GiB of 80.0 GiB per device at ZeRO 1, the lowest stage that fits (TP 1 × PP 1 × DP 8, micro-batch 1, sequence 4096, recompute none, AdamW); shape guessed from N. The memory tool has the breakdown.
 
 **Next:** what gain should this run produce (in your metric, e.g. accuracy points or loss), how uncertain is that prediction (±1σ, from small-scale runs or a scaling fit), and what baseline must it beat? With those, the verdict weighs the gain against the cost.
 """)
@@ -74,12 +75,13 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 | Cost with failure budget (×1.50) | **$215,220** | $141,006 – $314,553 |
 
 **Assumptions**
-- Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
+- Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 1,979 TFLOP/s dense bf16 per device (the device's default training precision). Source: given by you
-- MFU: 0.19 — a prior, not a measurement. The Hopper dense prior 0.22 (5 published runs) × 0.87, the median ratio of the 2 published BF16 MoE runs (on Hopper) to the dense prior of their generation, with a band of ×/÷ 1.5 (0.13–0.29). Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family moe inferred (fewer active than total parameters). Give a measured MFU to replace it.
+- MFU: 0.19 — a prior, not a measurement. The Hopper dense prior 0.22 (5 published runs) × 0.87, the median ratio of the 2 published BF16 MoE runs (on Hopper) to the dense prior of their generation, with a band of ×/÷ 1.5 (0.13–0.29). Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family moe inferred (fewer active than total parameters). Give a measured MFU or achieved TFLOP/s to replace it.
 - Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
 - Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+- Memory: 74.8 GiB of 80.0 GiB per device at ZeRO 3, the lowest stage that fits (TP 1 × PP 1 × DP 64, micro-batch 1, sequence 4096, recompute none, AdamW); shape guessed from N. The memory tool has the breakdown.
 
 **Check these:**
 - ⚠ peak_tflops 1979 is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
@@ -100,12 +102,13 @@ def test_estimate_template_unknown_price() -> None:
 | GPU-hours with failure budget (×1.50) | 535 GPU-h | |
 
 **Assumptions**
-- Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and recomputation are not counted.
+- Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 275.0 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): cloud.google.com/tpu/docs/v4: 'Peak compute per chip 275 teraflops (bf16 or int8)', 'HBM2 capacity and bandwidth 32 GiB, 1200 GBps', measured 90/170/192 W. No FP8. PaLM App. B uses 275 as the MFU peak.
-- MFU: 0.34 — a prior, not a measurement. No published runs on TPU v4 calibrate a prior, so this is the pooled one: median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 20 published dense runs pooled across Ampere, Hopper and TPU v3, 0.34, with a band of ×/÷ 1.6 (0.21–0.54) that covers 90% of them. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family dense inferred (no active parameter count below the total). Give a measured MFU to replace it.
+- MFU: 0.34 — a prior, not a measurement. No published runs on TPU v4 calibrate a prior, so this is the pooled one: median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 20 published dense runs pooled across Ampere, Hopper and TPU v3, 0.34, with a band of ×/÷ 1.6 (0.21–0.54) that covers 90% of them. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family dense inferred (no active parameter count below the total). Give a measured MFU or achieved TFLOP/s to replace it.
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
 - Throughput implied: 93.5 TFLOP/s and 15,583 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+- Memory: 19.7 GiB of 32.0 GiB per device at ZeRO 0 (TP 1 × PP 1 × DP 16, micro-batch 1, sequence 4096, recompute none, AdamW); shape guessed from N. The memory tool has the breakdown.
 """)
 
 
@@ -130,7 +133,7 @@ Layout: data parallel 8 × tensor parallel 1 × pipeline 1; ZeRO stage 2; adamw.
 **Assumptions**
 - Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from Rajbhandari et al. 2020 (ZeRO), Sec. 3: K = 12 for mixed-precision Adam. ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
 - Shape: 32 layers, hidden 4096, 32 heads; given.
-- Activations: Korthikanti et al. 2022 (16-bit, per layer s·b·h·(34 + 5·a·s/h) before parallelism and recomputation); FlashAttention drops the s² attention-score term. Framework buffers, the CUDA context and fragmentation are not counted; check with a one-step run.
+- Activations: Korthikanti et al. 2022 (16-bit, per layer s·b·h·(34 + 5·a·s/h) before parallelism and recomputation; their coefficients are for GPT-style layers: multi-head attention, a 4h GeLU MLP, dropout); FlashAttention drops the s² attention-score term. Framework buffers, the CUDA context and fragmentation are not counted; check with a one-step run.
 """)
 
 
@@ -154,10 +157,10 @@ Layout: data parallel 1 × tensor parallel 8 × pipeline 1; ZeRO stage 0; sgd.
 **Assumptions**
 - Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from SGD with momentum under mixed precision (fp32 master copy + one fp32 buffer). ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
 - Shape: 71 layers, hidden 9088, 71 heads; guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128; Brown et al. 2020, Table 2.1).
-- Activations: Korthikanti et al. 2022 (16-bit, per layer s·b·h·(34 + 5·a·s/h) before parallelism and recomputation); FlashAttention drops the s² attention-score term. Framework buffers, the CUDA context and fragmentation are not counted; check with a one-step run.
+- Activations: Korthikanti et al. 2022 (16-bit, per layer s·b·h·(34 + 5·a·s/h) before parallelism and recomputation; their coefficients are for GPT-style layers: multi-head attention, a 4h GeLU MLP, dropout); FlashAttention drops the s² attention-score term. Framework buffers, the CUDA context and fragmentation are not counted; check with a one-step run.
 
 **Check these:**
-- ⚠ the model shape was guessed from N; give layers, hidden and heads (or a config) for exact activations.
+- ⚠ the model shape was guessed from N; give a config or preset (or layers, hidden and heads) for exact activations.
 """)
 
 

@@ -316,7 +316,7 @@ def test_missing_required_field_is_named(filename: str, missing: str) -> None:
     with pytest.raises(ConfigError) as info:
         from_hf_config(data)
     assert info.value.field == missing
-    assert str(info.value).startswith(f"{missing}: None is not allowed")
+    assert str(info.value).startswith(f"{missing}: required but missing")
 
 
 @pytest.mark.parametrize(
@@ -401,11 +401,11 @@ def _arch(**fields: Any) -> Architecture:
     [
         ({"kv_heads": 3}, "kv_heads: 3 is not allowed; a divisor of heads (4)"),
         ({"heads": 5}, "heads: 5 is not allowed; a divisor of hidden (64)"),
-        ({"position_embedding": "learned"}, "max_positions: None is not allowed"),
+        ({"position_embedding": "learned"}, "max_positions: required but missing"),
         ({"experts_per_token": 2}, "experts_per_token: 2 is not allowed; unset for a dense"),
         ({"experts": 4, "experts_per_token": 5, "expert_intermediate_size": 32},
          "experts_per_token: 5 is not allowed; between 1 and experts (4)"),
-        ({"experts": 4, "experts_per_token": 1}, "expert_intermediate_size: None"),
+        ({"experts": 4, "experts_per_token": 1}, "expert_intermediate_size: required but missing"),
         ({"experts": 4, "experts_per_token": 1, "expert_intermediate_size": 32,
           "dense_layers": 2}, "dense_layers: 2 is not allowed; fewer than layers (2)"),
         ({"experts": 4, "experts_per_token": 1, "expert_intermediate_size": 32,

@@ -62,7 +62,11 @@ async def test_estimate_schema_carries_units_ranges_and_string_numbers(client: C
     props = tools["estimate_run_cost"].input_schema["properties"]
     assert set(props) >= {"params", "tokens", "gpu", "gpu_count", "mfu", "usd_per_gpu_hour",
                           "active_params", "precision"}
-    assert tools["estimate_run_cost"].input_schema["required"] == ["params", "tokens"]
+    assert tools["estimate_run_cost"].input_schema["required"] == ["tokens"]
+    assert {"config", "preset", "seq_len", "recompute", "achieved_tflops", "tp", "pp", "sp",
+            "micro_batch"} <= set(props)
+    config_types = {o.get("type") for o in props["config"]["anyOf"]}
+    assert {"string", "object"} <= config_types
     assert {"number", "string"} <= {o.get("type") for o in props["params"]["anyOf"]}
     mfu = next(o for o in props["mfu"]["anyOf"] if o.get("type") == "number")
     assert mfu["exclusiveMinimum"] == 0 and mfu["maximum"] == 1

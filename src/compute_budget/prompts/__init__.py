@@ -10,7 +10,9 @@ from ..skill import (
     BudgetSplit,
     Decision,
     MemoryEstimate,
+    ParamReport,
     RunEstimate,
+    list_presets,
     load_catalog,
 )
 from .render import render
@@ -22,6 +24,8 @@ __all__ = [
     "render_decision",
     "render_estimate",
     "render_memory",
+    "render_params",
+    "render_presets",
     "render_split",
 ]
 
@@ -59,3 +63,13 @@ def render_accelerators(
     return render("accelerators", catalog=catalog,
                   accelerators=list(accelerators or catalog.accelerators),
                   show_sources=show_sources)
+
+
+def render_params(report: ParamReport) -> str:
+    """The parameter breakdown of an architecture."""
+    return render("params", report=report)
+
+
+def render_presets(reports: Sequence[ParamReport]) -> str:
+    """The presets with their sizes and sources (same order as ``list_presets``)."""
+    return render("presets", reports=list(zip(list_presets(), reports, strict=True)))

@@ -10,6 +10,18 @@ from .alternatives import (
     AlternativesReport,
     suggest_alternatives,
 )
+from .architecture import (
+    PRESETS,
+    Architecture,
+    LatentAttention,
+    ParamBreakdown,
+    check_tensor_parallel,
+    count_params,
+    from_hf_config,
+    get_preset,
+    list_presets,
+    load_config,
+)
 from .catalog import (
     Accelerator,
     Catalog,
@@ -29,6 +41,14 @@ from .errors import (
     describe_error,
 )
 from .estimate import CostEstimate, RunEstimate, RunSpec, estimate_run, estimate_run_cost
+from .flops import (
+    FlopsBreakdown,
+    HardwareFlops,
+    flops_per_token,
+    hardware_flops_per_token,
+    mfu_from_achieved,
+    seconds_from_achieved,
+)
 from .lesson import (
     params_for_budget,
     split_budget,
@@ -38,15 +58,18 @@ from .lesson import (
 )
 from .memory import MemoryEstimate, MemorySpec, estimate_memory
 from .mfu import MfuPrior, ModelFamily, mfu_prior
+from .model_source import ModelSource, ParamReport, param_report
 from .quantities import parse_quantity
 from .split import BudgetSplit, SplitRow, SplitSpec, budget_split
 
 __all__ = [
+    "PRESETS",
     "Accelerator",
     "Alternative",
     "AlternativeKind",
     "AlternativesOptions",
     "AlternativesReport",
+    "Architecture",
     "BudgetSplit",
     "Catalog",
     "ComputeBudgetError",
@@ -55,11 +78,17 @@ __all__ = [
     "Decision",
     "DecisionCheck",
     "DecisionInputs",
+    "FlopsBreakdown",
+    "HardwareFlops",
     "InputError",
+    "LatentAttention",
     "MemoryEstimate",
     "MemorySpec",
     "MfuPrior",
     "ModelFamily",
+    "ModelSource",
+    "ParamBreakdown",
+    "ParamReport",
     "PeakTflops",
     "Precision",
     "PriceQuote",
@@ -70,17 +99,28 @@ __all__ = [
     "UnknownAcceleratorError",
     "Verdict",
     "budget_split",
+    "check_tensor_parallel",
+    "count_params",
     "decision_summary",
     "describe_error",
     "estimate_memory",
     "estimate_run",
     "estimate_run_cost",
+    "flops_per_token",
+    "from_hf_config",
     "get_accelerator",
+    "get_preset",
+    "hardware_flops_per_token",
     "list_accelerators",
+    "list_presets",
     "load_catalog",
+    "load_config",
+    "mfu_from_achieved",
     "mfu_prior",
+    "param_report",
     "params_for_budget",
     "parse_quantity",
+    "seconds_from_achieved",
     "split_budget",
     "suggest_alternatives",
     "tokens_for_budget",

@@ -23,8 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .catalog import list_accelerators
 from .errors import InputError
-from .estimate import RunEstimate, RunSpec, estimate_run
-from .lesson import FLOPS_PER_PARAM_PER_TOKEN
+from .estimate import RunEstimate, RunSpec, estimate_run, memory_at
 from .quantities import ParamCount, check_positive
 
 __all__ = [
@@ -151,12 +150,16 @@ def _hardware_alternatives(spec: RunSpec, original: RunEstimate) -> list[Alterna
             continue
         if acc.peak_tflops.get(precision) is None:
             continue
-        candidates.append(estimate_run(spec.model_copy(update={
+        moved = spec.model_copy(update={
             "gpu": acc.key,
             "usd_per_gpu_hour": None,
             "peak_tflops": None,
             "precision": precision,
-        }), flops_per_token=original.flops_per_token))
+        })
+        # It must fit the device at the same TP × PP with the most frugal settings.
+        if memory_at(moved, zero=3, recompute="full").fits is False:
+            continue
+        candidates.append(estimate_run(moved, check_memory=False))
     if not candidates:
         return []
 
@@ -194,18 +197,26 @@ def suggest_alternatives(
     half = SMALLER_SCALE_FACTOR ** 0.5
     n_student = spec.compute_params
 
+    # Half the model on half the tokens. With an architecture, its per-token FLOPs are scaled
+    # with the parameters (the attention term only approximately).
     smaller = estimate_run(spec.model_copy(update={
-        "params": spec.params / half,
-        "active_params": None if spec.active_params is None else spec.active_params / half,
+        "config": None,
+        "preset": None,
+        "params": original.params / half,
+        "active_params": (None if original.active_params is None
+                          else original.active_params / half),
         "tokens": spec.tokens / half,
-    }))
-    shorter = estimate_run(spec.model_copy(update={"tokens": spec.tokens * shorter_run_fraction}))
+    }), flops_per_token=original.flops_per_token / half, flops_method="scaled",
+        check_memory=False)
+    shorter = estimate_run(spec.model_copy(update={"tokens": spec.tokens * shorter_run_fraction}),
+                           check_memory=False)
     teacher = (check_positive(teacher_params, "teacher_params") if teacher_params is not None
                else TEACHER_SIZE_FACTOR * n_student)
     distilled = estimate_run(
         spec.model_copy(update={"tokens": spec.tokens * distill_token_fraction}),
-        flops_per_token=FLOPS_PER_PARAM_PER_TOKEN * n_student
-        + TEACHER_FORWARD_FLOPS_PER_PARAM * teacher,
+        flops_per_token=original.flops_per_token + TEACHER_FORWARD_FLOPS_PER_PARAM * teacher,
+        flops_method="distillation",
+        check_memory=False,
     )
     alternatives = [
         _from_estimate("smaller_scale", smaller, original),

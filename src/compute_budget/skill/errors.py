@@ -44,7 +44,10 @@ class InputError(ComputeBudgetError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field}: {value!r} is not allowed; {allowed}")
+        if value is None:
+            super().__init__(f"{field}: required but missing; {allowed}")
+        else:
+            super().__init__(f"{field}: {value!r} is not allowed; {allowed}")
 
 
 class UnknownAcceleratorError(InputError):

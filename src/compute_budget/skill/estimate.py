@@ -19,10 +19,20 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .architecture import ParamBreakdown, count_params
 from .catalog import Accelerator, Precision, get_accelerator, load_catalog
 from .errors import InputError
+from .flops import (
+    FlopsBreakdown,
+    hardware_flops_per_token,
+    mfu_from_achieved,
+    rule_of_thumb,
+)
+from .flops import flops_per_token as flops_per_token_of
 from .lesson import FLOPS_PER_PARAM_PER_TOKEN
+from .memory import MemoryEstimate, MemorySpec, Recompute, estimate_memory
 from .mfu import MfuPrior, ModelFamily, mfu_prior
+from .model_source import ModelSource, check_layout, check_seq_len, default_seq_len, differs
 from .quantities import ParamCount, Price, TflopsPerDevice, TokenCount, check_positive
 
 __all__ = [
@@ -34,6 +44,7 @@ __all__ = [
     "cost_from_flops",
     "estimate_run",
     "estimate_run_cost",
+    "memory_at",
 ]
 
 DEFAULT_FAILURE_BUDGET = 1.5
@@ -56,6 +67,7 @@ FailureBudget = Annotated[
                       "(one partial re-run) by default."),
 ]
 Range = tuple[float, float]
+FlopsMethod = Literal["6N", "architecture", "distillation", "scaled"]
 
 
 class CostEstimate(BaseModel):
@@ -162,13 +174,19 @@ def estimate_run_cost(
                            budget)
 
 
-class RunSpec(BaseModel):
-    """What the user plans to run: the four inputs of step 1 and the optional overrides."""
+class RunSpec(ModelSource):
+    """What the user plans to run: the four inputs of step 1 and the optional overrides.
+
+    The model is given by ``params`` (and ``active_params`` for MoE), or exactly by a ``config``
+    or ``preset``, which also gives the attention and LM-head FLOPs and the shape for memory.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    params: ParamCount = Field(
-        description="Total parameters N (e.g. 7e9 or '7B'); for MoE the total across experts.",
+    params: ParamCount | None = Field(
+        default=None,
+        description="Total parameters N (e.g. 7e9 or '7B'); for MoE the total across experts. "
+                    "May be omitted when a config or preset gives the architecture.",
     )
     tokens: TokenCount = Field(
         description="Training tokens T (e.g. 1e11 or '100B', '1.5T')."
@@ -188,7 +206,14 @@ class RunSpec(BaseModel):
     )
     mfu: Mfu | None = Field(
         default=None,
-        description="Model FLOPs utilisation in (0, 1]. Default: the prior for the model family.",
+        description="Model FLOPs utilisation in (0, 1]. Default: the calibrated prior for the "
+                    "model family and hardware generation.",
+    )
+    achieved_tflops: TflopsPerDevice | None = Field(
+        default=None,
+        description="Measured hardware TFLOP/s per device (from a one-step benchmark or a "
+                    "paper; recomputation counted, as `recompute` says). Converted to MFU; not "
+                    "together with mfu.",
     )
     usd_per_gpu_hour: Price | None = Field(
         default=None,
@@ -203,9 +228,28 @@ class RunSpec(BaseModel):
     family: ModelFamily | None = Field(
         default=None,
         description="Model family for the MFU prior: dense, moe, cnn or snn. Default: moe when "
-                    "active_params < params, else dense.",
+                    "fewer parameters are active than exist, else dense.",
     )
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
+    seq_len: int | None = Field(
+        default=None, ge=1, le=10_000_000,
+        description="Training sequence length in tokens, for the attention FLOPs and memory "
+                    "(default 4096, or a smaller learned position table).",
+    )
+    recompute: Recompute = Field(
+        default="none",
+        description="Activation recomputation: none, selective or full. Adds hardware FLOPs "
+                    "(not model FLOPs) and saves memory.",
+    )
+    micro_batch: int = Field(default=1, ge=1, le=1_000_000,
+                             description="Micro-batch size in sequences per device (default 1).")
+    tp: int = Field(default=1, ge=1, description="Tensor-parallel degree (default 1).")
+    pp: int = Field(default=1, ge=1, description="Pipeline-parallel degree (default 1).")
+    sp: bool = Field(default=False, description="Sequence parallelism (with tp > 1).")
+    zero: int | None = Field(
+        default=None, ge=0, le=3,
+        description="ZeRO stage for the memory check (default: the lowest stage that fits).",
+    )
 
     @field_validator("gpu")
     @classmethod
@@ -213,15 +257,23 @@ class RunSpec(BaseModel):
         return get_accelerator(value).key
 
     @model_validator(mode="after")
-    def _active_not_above_total(self) -> RunSpec:
-        if self.active_params is not None and self.active_params > self.params:
+    def _consistent(self) -> RunSpec:
+        arch = self.architecture
+        if self.params is None and arch is None:
+            raise InputError("params", None, "a parameter count, or a config or preset")
+        if self.active_params is not None and self.active_params > self.total_params:
             raise InputError(
                 "active_params",
                 self.active_params,
-                f"at most the total params ({self.params:.4g})",
+                f"at most the total params ({self.total_params:.4g})",
             )
+        if self.mfu is not None and self.achieved_tflops is not None:
+            raise InputError("achieved_tflops", self.achieved_tflops,
+                             "not together with mfu: give one or the other")
         if self.peak_tflops is None:
             self.accelerator.peak(self.resolved_precision)  # raises when the peak is unknown
+        check_layout(self.gpu_count, self.tp, self.pp, arch)
+        check_seq_len(self.resolved_seq_len, arch)
         return self
 
     @property
@@ -230,13 +282,32 @@ class RunSpec(BaseModel):
         return get_accelerator(self.gpu)
 
     @property
+    def param_counts(self) -> ParamBreakdown | None:
+        """Exact counts from the architecture, when there is one."""
+        arch = self.architecture
+        return None if arch is None else count_params(arch)
+
+    @property
+    def total_params(self) -> float:
+        """The config's exact count when there is one, else ``params``."""
+        counts = self.param_counts
+        return float(counts.total) if counts is not None else float(self.params or 0)
+
+    @property
+    def compute_params(self) -> float:
+        """Parameters that do work per token: the config's active count, or active_params for
+        MoE, else all."""
+        counts = self.param_counts
+        if counts is not None:
+            return float(counts.active)
+        return self.active_params if self.active_params is not None else self.total_params
+
+    @property
     def resolved_family(self) -> ModelFamily:
         """The family given, or MoE when fewer parameters are active than exist, else dense."""
         if self.family is not None:
             return self.family
-        if self.active_params is not None and self.active_params < self.params:
-            return "moe"
-        return "dense"
+        return "moe" if self.compute_params < self.total_params else "dense"
 
     @property
     def resolved_precision(self) -> Precision:
@@ -244,9 +315,9 @@ class RunSpec(BaseModel):
         return self.precision or self.accelerator.default_precision
 
     @property
-    def compute_params(self) -> float:
-        """Parameters that do work per token: active parameters for MoE, else all."""
-        return self.active_params if self.active_params is not None else self.params
+    def resolved_seq_len(self) -> int:
+        """The sequence length given, or the default for the architecture."""
+        return self.seq_len if self.seq_len is not None else default_seq_len(self.architecture)
 
 
 class RunEstimate(CostEstimate):
@@ -255,10 +326,31 @@ class RunEstimate(CostEstimate):
     params: float = Field(description="Total parameters N.")
     active_params: float | None = Field(description="Active parameters per token (MoE).")
     tokens: float = Field(description="Training tokens T.")
-    flops_per_token: float = Field(description="Model FLOPs per training token (6·N_active).")
-    flops_method: Literal["6N", "distillation"] = Field(
-        description="How FLOPs were counted: 6·N_active, or student 6·N + teacher forward 2·N_t."
+    flops_per_token: float = Field(description="Model FLOPs per training token.")
+    flops_method: FlopsMethod = Field(
+        description="How FLOPs were counted: 6N (6·N_active), architecture (matmul + attention "
+                    "+ LM head from the config), distillation (student 6·N + teacher forward "
+                    "2·N_t), scaled (the original's per-token FLOPs scaled with the model)."
     )
+    flops_breakdown: FlopsBreakdown | None = Field(
+        description="Per-token FLOPs by term, when the architecture is known."
+    )
+    param_breakdown: ParamBreakdown | None = Field(
+        description="Exact parameter counts by component, when the architecture is known."
+    )
+    architecture_name: str | None = Field(description="Model name from the config or preset.")
+    architecture_source: str | None = Field(description="Where the architecture comes from.")
+    defaults_used: tuple[str, ...] = Field(
+        description="Config fields that were absent and took a documented default."
+    )
+    seq_len: int = Field(description="Training sequence length in tokens.")
+    seq_len_inferred: bool = Field(description="True when the sequence length is the default.")
+    recompute: Recompute = Field(description="Activation recomputation mode.")
+    hardware_flops: float = Field(
+        description="FLOPs the hardware executes for the run, recomputation included."
+    )
+    hardware_flops_per_token: float = Field(description="Hardware FLOPs per training token.")
+    hfu: float = Field(description="Hardware FLOPs utilisation: MFU × hardware / model FLOPs.")
     family: ModelFamily = Field(description="Model family used for the MFU prior.")
     family_inferred: bool = Field(description="True when the family was inferred, not given.")
     accelerator: str = Field(description="Full accelerator name.")
@@ -267,7 +359,10 @@ class RunEstimate(CostEstimate):
     precision_inferred: bool = Field(description="True when the precision is the default.")
     peak_source: str = Field(description="Where the peak comes from (user or catalog source).")
     catalog_compiled: str = Field(description="Date the catalog was compiled.")
-    mfu_source: Literal["user", "prior"] = Field(description="Whether MFU was given or a prior.")
+    mfu_source: Literal["user", "prior", "achieved"] = Field(
+        description="Whether MFU was given, a prior, or converted from achieved TFLOP/s."
+    )
+    achieved_tflops: float | None = Field(description="Measured hardware TFLOP/s per device.")
     mfu_prior: MfuPrior = Field(description="The prior for this family, hardware and precision.")
     mfu_range: Range = Field(description="MFU band [low, high] used for the ranges.")
     tokens_per_second_per_gpu: float = Field(description="Training tokens per second per device.")
@@ -286,6 +381,14 @@ class RunEstimate(CostEstimate):
     price_kind: str | None = Field(description="Kind of the catalog price (on-demand, ...).")
     price_as_of: str | None = Field(description="Date of the catalog price.")
     price_reference: str | None = Field(description="Source of the catalog price.")
+    memory: MemoryEstimate | None = Field(
+        description="Memory per device at the layout (tp, pp, sp, micro-batch, recompute) and "
+                    "the given ZeRO stage, or the lowest that fits; None for a FLOPs-only "
+                    "estimate (alternatives)."
+    )
+    memory_zero_chosen: Literal["given", "lowest_fitting", "none_fits"] | None = Field(
+        description="How the memory check's ZeRO stage was chosen."
+    )
     warnings: list[str] = Field(description="Things in the inputs that look like mistakes.")
 
 
@@ -319,23 +422,94 @@ def _mfu_warnings(mfu: float | None) -> list[str]:
     ]
 
 
+def _count_warnings(spec: RunSpec, counts: ParamBreakdown | None) -> list[str]:
+    if counts is None:
+        return []
+    notes = []
+    if differs(spec.params, counts.total):
+        notes.append(f"params {spec.params:.4g} differs from the architecture's exact count "
+                     f"{counts.total:,}; the exact count is used.")
+    if differs(spec.active_params, counts.active):
+        notes.append(f"active_params {spec.active_params:.4g} differs from the architecture's "
+                     f"active count {counts.active:,}; the exact count is used.")
+    return notes
+
+
 def _range(low_mfu_value: float, high_mfu_value: float) -> Range:
     return (min(low_mfu_value, high_mfu_value), max(low_mfu_value, high_mfu_value))
 
 
-def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None) -> RunEstimate:
+def memory_at(spec: RunSpec, zero: int, recompute: Recompute | None = None) -> MemoryEstimate:
+    """Memory per device for ``spec``'s model and layout at ZeRO stage ``zero`` (and, if given,
+    another recomputation mode)."""
+    return estimate_memory(MemorySpec(
+        config=spec.config, preset=spec.preset,
+        params=None if spec.architecture is not None else spec.total_params,
+        gpu_count=spec.gpu_count, gpu=spec.gpu, zero=zero, tp=spec.tp, pp=spec.pp,
+        sp=spec.sp, seq_len=spec.resolved_seq_len, micro_batch=spec.micro_batch,
+        recompute=recompute or spec.recompute,
+    ))
+
+
+def _memory_check(
+    spec: RunSpec,
+) -> tuple[MemoryEstimate, Literal["given", "lowest_fitting", "none_fits"]]:
+    """Memory per device at the spec's layout: at its ZeRO stage, or the lowest that fits."""
+    if spec.zero is not None:
+        return memory_at(spec, spec.zero), "given"
+    for stage in range(4):
+        memory = memory_at(spec, stage)
+        if memory.fits is not False:
+            return memory, "lowest_fitting"
+    return memory, "none_fits"
+
+
+def estimate_run(
+    spec: RunSpec,
+    *,
+    flops_per_token: float | None = None,
+    flops_method: FlopsMethod = "distillation",
+    check_memory: bool = True,
+) -> RunEstimate:
     """Estimate FLOPs, time, GPU-hours and dollars for ``spec``, with the MFU band as the range.
 
-    ``flops_per_token`` replaces 6·N_active (used for distillation, where the teacher's forward
-    pass adds 2·N_teacher per token).
+    Per-token model FLOPs come from the architecture when there is one (matmul + attention + LM
+    head, :func:`~compute_budget.skill.flops.flops_per_token`), else from 6·N_active.
+    ``flops_per_token`` replaces them (``flops_method`` says how it was obtained: distillation
+    adds the teacher's forward pass 2·N_teacher per token). MFU is the user's, the one an
+    achieved hardware TFLOP/s implies (model / hardware FLOPs × achieved / peak), or the prior.
     """
     acc = spec.accelerator
     precision = spec.resolved_precision
     peak = spec.peak_tflops if spec.peak_tflops is not None else acc.peak(precision)
     family = spec.resolved_family
     prior = mfu_prior(family, acc, precision)
-    mfu = spec.mfu if spec.mfu is not None else prior.central
-    # The band: the prior's, widened to include a user's MFU that falls outside it.
+    arch = spec.architecture
+    counts = spec.param_counts
+    seq_len = spec.resolved_seq_len
+    n_compute = spec.compute_params
+
+    breakdown: FlopsBreakdown | None = None
+    if flops_per_token is not None:
+        per_token, method = flops_per_token, flops_method
+        terms = rule_of_thumb(per_token / FLOPS_PER_PARAM_PER_TOKEN)
+    elif arch is not None:
+        breakdown = flops_per_token_of(arch, seq_len)
+        per_token, method, terms = breakdown.total, "architecture", breakdown
+    else:
+        terms = rule_of_thumb(n_compute)
+        per_token, method = terms.total, "6N"
+    hardware = hardware_flops_per_token(terms, spec.recompute)
+    hw_per_token = per_token * hardware.hardware_over_model
+
+    if spec.achieved_tflops is not None:
+        mfu = mfu_from_achieved(spec.achieved_tflops, peak, per_token, hw_per_token)
+        mfu_source: Literal["user", "prior", "achieved"] = "achieved"
+    elif spec.mfu is not None:
+        mfu, mfu_source = spec.mfu, "user"
+    else:
+        mfu, mfu_source = prior.central, "prior"
+    # The band: the prior's, widened to include an MFU given or measured outside it.
     band = (min(prior.low, mfu), max(prior.high, mfu))
 
     quote = acc.default_price
@@ -347,8 +521,6 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None) -> RunE
     else:
         price, price_source = None, None
 
-    per_token = (flops_per_token if flops_per_token is not None
-                 else FLOPS_PER_PARAM_PER_TOKEN * spec.compute_params)
     flops = per_token * spec.tokens
     args = (flops, spec.gpu_count, peak)
     point = cost_from_flops(*args, mfu, price, spec.failure_budget)
@@ -359,14 +531,28 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None) -> RunE
         lo, hi = getattr(fast, field), getattr(slow, field)
         return None if lo is None or hi is None else _range(lo, hi)
 
-    warnings = _mfu_warnings(spec.mfu) + _peak_warnings(spec, acc, precision)
+    memory, chosen = _memory_check(spec) if check_memory else (None, None)
+    warnings = (_mfu_warnings(spec.mfu) + _peak_warnings(spec, acc, precision)
+                + _count_warnings(spec, counts))
     return RunEstimate(
         **point.model_dump(),
-        params=spec.params,
-        active_params=spec.active_params,
+        params=spec.total_params,
+        active_params=(float(counts.active) if counts is not None and counts.active < counts.total
+                       else spec.active_params),
         tokens=spec.tokens,
         flops_per_token=per_token,
-        flops_method="6N" if flops_per_token is None else "distillation",
+        flops_method=method,
+        flops_breakdown=breakdown,
+        param_breakdown=counts,
+        architecture_name=arch.name if arch is not None else None,
+        architecture_source=arch.source if arch is not None else None,
+        defaults_used=arch.defaults_used if arch is not None else (),
+        seq_len=seq_len,
+        seq_len_inferred=spec.seq_len is None,
+        recompute=spec.recompute,
+        hardware_flops=hw_per_token * spec.tokens,
+        hardware_flops_per_token=hw_per_token,
+        hfu=mfu * hardware.hardware_over_model,
         family=family,
         family_inferred=spec.family is None,
         accelerator=acc.name,
@@ -375,7 +561,8 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None) -> RunE
         precision_inferred=spec.precision is None,
         peak_source="given by you" if spec.peak_tflops is not None else acc.spec_source,
         catalog_compiled=load_catalog().compiled,
-        mfu_source="user" if spec.mfu is not None else "prior",
+        mfu_source=mfu_source,
+        achieved_tflops=spec.achieved_tflops,
         mfu_prior=prior,
         mfu_range=band,
         tokens_per_second_per_gpu=spec.tokens / point.wall_seconds / spec.gpu_count,
@@ -388,5 +575,7 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None) -> RunE
         price_kind=quote.kind if price_source == "catalog" and quote else None,
         price_as_of=quote.as_of if price_source == "catalog" and quote else None,
         price_reference=quote.source if price_source == "catalog" and quote else None,
+        memory=memory,
+        memory_zero_chosen=chosen,
         warnings=warnings,
     )

@@ -35,6 +35,7 @@ __all__ = [
     "flops_per_token",
     "hardware_flops_per_token",
     "mfu_from_achieved",
+    "rule_of_thumb",
     "seconds_from_achieved",
 ]
 
@@ -50,7 +51,9 @@ class FlopsBreakdown(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    seq_len: int = Field(description="Training sequence length T, in tokens.")
+    seq_len: int | None = Field(
+        description="Training sequence length T, in tokens; None for the 6·N rule of thumb."
+    )
     causal: bool = Field(
         description="True: causal masking halves the attention term (each query sees T/2 keys "
                     "on average, the Megatron-LM convention); False: all T keys (PaLM App. B)."
@@ -156,6 +159,21 @@ def flops_per_token(arch: Architecture, seq_len: int, *, causal: bool = True) ->
         lm_head=float(lm_head),
         total=matmul + attention + lm_head,
         six_n=float(TRAIN_FLOPS_PER_WEIGHT * params.active),
+    )
+
+
+def rule_of_thumb(active_params: float) -> FlopsBreakdown:
+    """6·N per token with every parameter counted as a matmul weight and no attention term.
+
+    Kaplan et al. 2020's C ≈ 6·N·D, for when the architecture is unknown. Full recomputation
+    then gives 8·N per token (Narayanan et al. 2021), selective none (no attention term).
+    """
+    n = check_positive(active_params, "active_params")
+    six_n = TRAIN_FLOPS_PER_WEIGHT * n
+    return FlopsBreakdown(
+        seq_len=None, causal=True, attention_context=0.0, active_matmul_weights=round(n),
+        active_params=round(n), matmul=six_n, attention=0.0, lm_head=0.0, total=six_n,
+        six_n=six_n,
     )
 
 

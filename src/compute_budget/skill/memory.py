@@ -35,8 +35,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .architecture import count_params
 from .catalog import Accelerator, get_accelerator
 from .errors import InputError
+from .model_source import ModelSource, check_layout, check_seq_len, default_seq_len
 from .quantities import ParamCount
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "activation_bytes_per_layer",
     "estimate_memory",
     "guess_shape",
+    "logits_bytes",
     "model_state_bytes",
     "resolve_optimizer",
 ]
@@ -209,12 +212,16 @@ def activation_bytes_per_layer(
     return sbh * per_token
 
 
-class MemorySpec(BaseModel):
+class MemorySpec(ModelSource):
     """What to size: the model, the optimizer, the parallel layout and the batch."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    params: ParamCount = Field(description="Total parameters N (e.g. '7B').")
+    params: ParamCount | None = Field(
+        default=None,
+        description="Total parameters N (e.g. '7B'); may be omitted when a config or preset "
+                    "gives the architecture.",
+    )
     gpu_count: int = Field(ge=1, le=10_000_000, description="Number of devices, at least 1.")
     gpu: str | None = Field(
         default=None, description="Accelerator name, to answer whether it fits (optional)."
@@ -235,8 +242,11 @@ class MemorySpec(BaseModel):
         description="Trainable parameters when some are frozen (LoRA, adapters); at most params. "
                     "Frozen parameters have no gradients or optimizer state.",
     )
-    seq_len: int = Field(default=4096, ge=1, le=10_000_000,
-                         description="Sequence length in tokens (default 4096).")
+    seq_len: int | None = Field(
+        default=None, ge=1, le=10_000_000,
+        description="Sequence length in tokens (default 4096, or a smaller learned position "
+                    "table).",
+    )
     micro_batch: int = Field(default=1, ge=1, le=1_000_000,
                              description="Micro-batch size in sequences per device (default 1).")
     recompute: Recompute = Field(
@@ -262,29 +272,40 @@ class MemorySpec(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> MemorySpec:
-        model_parallel = self.tp * self.pp
-        if self.tp > self.gpu_count:
-            raise InputError("tp", self.tp, f"at most gpu_count ({self.gpu_count})")
-        if self.pp > self.gpu_count:
-            raise InputError("pp", self.pp, f"at most gpu_count ({self.gpu_count})")
-        if self.gpu_count % model_parallel:
-            raise InputError(
-                "gpu_count", self.gpu_count,
-                f"a multiple of tp × pp = {model_parallel} (data parallel = devices / (tp·pp))",
-            )
-        if self.trainable_params is not None and self.trainable_params > self.params:
-            raise InputError("trainable_params", self.trainable_params,
-                             f"at most params ({self.params:.4g})")
+        arch = self.architecture
+        if self.params is None and arch is None:
+            raise InputError("params", None, "a parameter count, or a config or preset")
         given = [self.layers, self.hidden, self.heads]
-        if any(v is not None for v in given) and any(v is None for v in given):
-            raise InputError("layers/hidden/heads", tuple(given),
-                             "all three together, or none (the shape is then guessed from N)")
-        if self.hidden is not None and self.heads is not None:
-            if self.hidden % self.heads:
-                raise InputError("heads", self.heads, f"a divisor of hidden ({self.hidden})")
-            if self.heads % self.tp:
-                raise InputError("tp", self.tp, f"a divisor of heads ({self.heads})")
+        if any(v is not None for v in given):
+            if arch is not None:
+                raise InputError("layers/hidden/heads", tuple(given),
+                                 "not together with a config or preset (it gives the shape)")
+            if any(v is None for v in given):
+                raise InputError("layers/hidden/heads", tuple(given),
+                                 "all three together, or none (the shape is then guessed from N)")
+        if self.hidden is not None and self.heads is not None and self.hidden % self.heads:
+            raise InputError("heads", self.heads, f"a divisor of hidden ({self.hidden})")
+        check_layout(self.gpu_count, self.tp, self.pp, arch)
+        if self.heads is not None and self.heads % self.tp:
+            raise InputError("tp", self.tp, f"a divisor of heads ({self.heads})")
+        check_seq_len(self.resolved_seq_len, arch)
+        if self.trainable_params is not None and self.trainable_params > self.total_params:
+            raise InputError("trainable_params", self.trainable_params,
+                             f"at most params ({self.total_params:.4g})")
         return self
+
+    @property
+    def total_params(self) -> float:
+        """The config's exact count when there is one, else ``params``."""
+        arch = self.architecture
+        if arch is not None:
+            return float(count_params(arch).total)
+        return float(self.params or 0)
+
+    @property
+    def resolved_seq_len(self) -> int:
+        """The sequence length given, or the default for the architecture."""
+        return self.seq_len if self.seq_len is not None else default_seq_len(self.architecture)
 
     @property
     def accelerator(self) -> Accelerator | None:
@@ -297,11 +318,15 @@ class MemorySpec(BaseModel):
         return self.gpu_count // (self.tp * self.pp)
 
     def shape(self) -> ModelShape:
-        """The shape given, or one guessed from N."""
+        """The shape from the config or preset, the one given, or one guessed from N."""
+        arch = self.architecture
+        if arch is not None:
+            return ModelShape(layers=arch.layers, hidden=arch.hidden, heads=arch.heads,
+                              vocab=arch.vocab_size, source=arch.source)
         if self.layers is not None and self.hidden is not None and self.heads is not None:
             return ModelShape(layers=self.layers, hidden=self.hidden, heads=self.heads,
                               source="given")
-        return guess_shape(self.params)
+        return guess_shape(self.total_params)
 
 
 class MemoryBreakdown(BaseModel):
@@ -312,8 +337,14 @@ class MemoryBreakdown(BaseModel):
     weights: float = Field(description="16-bit weights, bytes per device.")
     gradients: float = Field(description="16-bit gradients, bytes per device.")
     optimizer: float = Field(description="Optimizer state, bytes per device.")
-    activations: float = Field(description="Stored activations, bytes per device.")
-    total: float = Field(description="Sum of the above, bytes per device.")
+    activations: float = Field(
+        description="Stored activations, bytes per device (logits included)."
+    )
+    logits: float = Field(
+        description="Of the activations: fp32 logits for the loss, bytes per device; 0 when the "
+                    "vocabulary is unknown."
+    )
+    total: float = Field(description="weights + gradients + optimizer + activations, bytes.")
 
 
 class MemoryEstimate(BaseModel):
@@ -346,18 +377,30 @@ class MemoryEstimate(BaseModel):
     warnings: list[str]
 
 
+def logits_bytes(seq_len: int, micro_batch: int, vocab: int, tp: int = 1) -> float:
+    """Bytes of the fp32 logits kept for the cross-entropy loss: 4·s·b·V / t.
+
+    Not in Korthikanti et al.'s per-layer count; with large vocabularies it rivals a layer's
+    activations (Wijmans et al. 2024, "Cut Your Losses in Large-Vocabulary Language Models").
+    Vocabulary-parallel over the tensor-parallel ranks, as in Megatron-LM.
+    """
+    return 4.0 * seq_len * micro_batch * vocab / tp
+
+
 def estimate_memory(spec: MemorySpec) -> MemoryEstimate:
     """Bytes per device for ``spec``: ZeRO-sharded model states plus activations."""
     opt = resolve_optimizer(spec.optimizer)
     model_parallel = spec.tp * spec.pp
-    trainable = spec.trainable_params if spec.trainable_params is not None else spec.params
+    total_params = spec.total_params
+    trainable = spec.trainable_params if spec.trainable_params is not None else total_params
     weights, gradients, optimizer = model_state_bytes(
-        spec.params / model_parallel, trainable / model_parallel, opt.bytes_per_param,
+        total_params / model_parallel, trainable / model_parallel, opt.bytes_per_param,
         spec.zero, spec.data_parallel,
     )
     shape = spec.shape()
+    seq_len = spec.resolved_seq_len
     layer = activation_bytes_per_layer(
-        spec.seq_len, spec.micro_batch, shape.hidden, shape.heads, spec.tp, spec.sp,
+        seq_len, spec.micro_batch, shape.hidden, shape.heads, spec.tp, spec.sp,
         spec.recompute, spec.flash_attention,
     )
     layers_per_stage = math.ceil(shape.layers / spec.pp)
@@ -366,9 +409,12 @@ def estimate_memory(spec: MemorySpec) -> MemoryEstimate:
     if spec.recompute == "full":
         # One layer's full activations exist while it is recomputed for its backward pass.
         activations += activation_bytes_per_layer(
-            spec.seq_len, spec.micro_batch, shape.hidden, shape.heads, spec.tp, spec.sp,
+            seq_len, spec.micro_batch, shape.hidden, shape.heads, spec.tp, spec.sp,
             "none", spec.flash_attention,
         )
+    logits = 0.0 if shape.vocab is None else logits_bytes(
+        seq_len, spec.micro_batch, shape.vocab, spec.tp)
+    activations += logits
     total = weights + gradients + optimizer + activations
 
     warnings: list[str] = []
@@ -383,19 +429,19 @@ def estimate_memory(spec: MemorySpec) -> MemoryEstimate:
         )
     if spec.sp and spec.tp == 1:
         warnings.append("sequence parallelism has no effect without tensor parallelism (tp > 1).")
-    if shape.source != "given":
-        warnings.append("the model shape was guessed from N; give layers, hidden and heads "
-                        "(or a config) for exact activations.")
+    if spec.architecture is None and shape.source != "given":
+        warnings.append("the model shape was guessed from N; give a config or preset (or "
+                        "layers, hidden and heads) for exact activations.")
     return MemoryEstimate(
         per_gpu_bytes=MemoryBreakdown(
             weights=weights, gradients=gradients, optimizer=optimizer,
-            activations=activations, total=total,
+            activations=activations, logits=logits, total=total,
         ),
         fits=fits,
         accelerator=acc.name if acc is not None else None,
         gpu_memory_bytes=capacity,
         headroom_bytes=headroom,
-        params=spec.params,
+        params=total_params,
         trainable_params=trainable,
         gpu_count=spec.gpu_count,
         zero=spec.zero,
@@ -405,7 +451,7 @@ def estimate_memory(spec: MemorySpec) -> MemoryEstimate:
         data_parallel=spec.data_parallel,
         optimizer=opt,
         shape=shape,
-        seq_len=spec.seq_len,
+        seq_len=seq_len,
         micro_batch=spec.micro_batch,
         recompute=spec.recompute,
         flash_attention=spec.flash_attention,

@@ -1,0 +1,142 @@
+"""Where a spec gets its model architecture from: a Hugging Face ``config.json`` or a preset.
+
+Both the run spec and the memory spec accept either; the architecture is resolved once, when the
+spec is validated, so a bad config fails there with a :class:`ConfigError` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from .architecture import (
+    PRESETS,
+    Architecture,
+    ParamBreakdown,
+    check_tensor_parallel,
+    count_params,
+    from_hf_config,
+    get_preset,
+    load_config,
+)
+from .errors import ConfigError, InputError
+
+__all__ = [
+    "DEFAULT_SEQ_LEN",
+    "ModelSource",
+    "ParamReport",
+    "check_layout",
+    "check_seq_len",
+    "default_seq_len",
+    "differs",
+    "param_report",
+]
+
+DEFAULT_SEQ_LEN = 4096
+"""Training sequence length assumed when none is given (capped by a learned position table)."""
+MAX_CONFIG_BYTES = 1_000_000
+"""A config.json is a few kB; anything larger is not one."""
+
+
+class ModelSource(BaseModel):
+    """Optional architecture: a local config.json path, its JSON object, or a preset name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    config: str | dict[str, Any] | None = Field(
+        default=None,
+        description="A Hugging Face config.json: a local file path, or the JSON object itself "
+                    "(Llama, Mistral/Mixtral, GPT-2, GPT-NeoX, Qwen2, DeepSeek-V2/V3). Gives the "
+                    "exact parameter counts, the shape and the attention and LM-head FLOPs.",
+    )
+    preset: str | None = Field(
+        default=None,
+        description="A named architecture instead of a config: " + ", ".join(PRESETS) + ".",
+    )
+
+    _architecture: Architecture | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _load_architecture(self) -> ModelSource:
+        if self.config is not None and self.preset is not None:
+            raise InputError("preset", self.preset, "either a config or a preset, not both")
+        if isinstance(self.config, dict):
+            if len(repr(self.config)) > MAX_CONFIG_BYTES:
+                raise ConfigError("config", "<object>", "a config.json object of at most 1 MB")
+            self._architecture = from_hf_config(self.config, source="config object")
+        elif isinstance(self.config, str):
+            self._architecture = load_config(self.config)
+        elif self.preset is not None:
+            self._architecture = get_preset(self.preset)
+        return self
+
+    @property
+    def architecture(self) -> Architecture | None:
+        """The architecture from the config or preset; None when neither was given."""
+        if self.config is None and self.preset is None:
+            return None
+        return self._architecture
+
+
+def check_layout(gpu_count: int, tp: int, pp: int, arch: Architecture | None) -> None:
+    """Tensor × pipeline parallelism must fit the devices and, when known, the heads."""
+    if tp > gpu_count:
+        raise InputError("tp", tp, f"at most gpu_count ({gpu_count})")
+    if pp > gpu_count:
+        raise InputError("pp", pp, f"at most gpu_count ({gpu_count})")
+    if gpu_count % (tp * pp):
+        raise InputError(
+            "gpu_count", gpu_count,
+            f"a multiple of tp × pp = {tp * pp} (data parallel = devices / (tp·pp))",
+        )
+    if arch is not None:
+        check_tensor_parallel(arch, tp)
+        if pp > arch.layers:
+            raise ConfigError("pp", pp, f"at most the number of layers ({arch.layers})")
+
+
+def default_seq_len(arch: Architecture | None) -> int:
+    """4096 tokens, or the learned position table's size when that is smaller."""
+    if arch is not None and arch.position_embedding == "learned" and arch.max_positions:
+        return min(DEFAULT_SEQ_LEN, arch.max_positions)
+    return DEFAULT_SEQ_LEN
+
+
+def check_seq_len(seq_len: int, arch: Architecture | None) -> None:
+    """A learned position table caps the sequence length."""
+    if (arch is not None and arch.position_embedding == "learned" and arch.max_positions
+            and seq_len > arch.max_positions):
+        raise ConfigError("seq_len", seq_len,
+                          f"at most the learned position table ({arch.max_positions} tokens)")
+
+
+class ParamReport(BaseModel):
+    """Parameter counts of an architecture, by component."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None = Field(description="Model name, when known.")
+    source: str = Field(description="Where the architecture comes from.")
+    params: int = Field(description="Total parameters.")
+    active_params: int = Field(description="Parameters one token uses (equals params if dense).")
+    breakdown: ParamBreakdown
+    architecture: Architecture
+    defaults_used: tuple[str, ...] = Field(
+        description="Fields absent from the config that took a documented default."
+    )
+
+
+def param_report(arch: Architecture) -> ParamReport:
+    """The parameter breakdown of ``arch`` with its provenance."""
+    counts = count_params(arch)
+    return ParamReport(
+        name=arch.name, source=arch.source, params=counts.total, active_params=counts.active,
+        breakdown=counts, architecture=arch, defaults_used=arch.defaults_used,
+    )
+
+
+def differs(given: float | None, counted: float, tolerance: float = 0.02) -> bool:
+    """True when a user-given count is more than ``tolerance`` away from the counted one."""
+    return given is not None and not math.isclose(given, counted, rel_tol=tolerance)
