@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -218,3 +219,104 @@ def test_console_script_exit_status_and_no_mcp_import() -> None:
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr and bad.stderr.startswith("error: --gpu: ")
+
+
+# --- architecture, measured throughput and layout flags (issue: estimates that match runs) ---
+
+CONFIGS = "tests/fixtures/configs"
+
+
+def test_params_subcommand_json_has_params_and_active_params(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "params", "--config", f"{CONFIGS}/mixtral-8x7b-v0.1.json",
+                       "--json")
+    data = json.loads(out)
+    assert code == 0
+    # Mixtral-8x7B: 46,702,792,704 total, 12,879,925,248 active (HF model card).
+    assert data["params"] == 46_702_792_704
+    assert data["active_params"] == 12_879_925_248
+    assert data["breakdown"]["routed_experts"] > 0
+
+
+def test_params_markdown_and_preset_list(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "params", "--preset", "gpt2")
+    assert code == 0
+    assert "124,439,808 parameters" in out  # GPT-2 124M, GPT2LMHeadModel.num_parameters()
+    assert "(tied to the embedding)" in out
+    code, out, _ = run(capsys, "params", "--list")
+    assert code == 0 and "`llama-3-8b`" in out and "`mixtral-8x7b`" in out
+
+
+def test_estimate_from_config_with_layout_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "estimate", "--config", f"{CONFIGS}/meta-llama-3-8b.json",
+                       "--tokens", "15T", "--gpu", "h100", "--gpus", "64", "--seq-len", "8192",
+                       "--recompute", "selective", "--tp", "2", "--pp", "2", "--sp",
+                       "--micro-batch", "2", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["params"] == 8_030_261_248
+    assert data["flops_method"] == "architecture"
+    assert data["flops_breakdown"]["seq_len"] == 8192
+    assert data["recompute"] == "selective"
+    assert data["hardware_flops"] > data["flops"]
+    memory = data["memory"]
+    assert (memory["tp"], memory["pp"], memory["sp"], memory["micro_batch"]) == (2, 2, True, 2)
+
+
+def test_estimate_with_achieved_tflops(capsys: pytest.CaptureFixture[str]) -> None:
+    # Narayanan et al. 2021: 175B on 300B tokens, 1024 A100 at 140 TFLOP/s, full recompute.
+    code, out, _ = run(capsys, "estimate", "--preset", "gpt3-175b", "--tokens", "300B",
+                       "--gpu", "a100", "--gpus", "1024", "--achieved-tflops", "140",
+                       "--recompute", "full", "--seq-len", "2048")
+    assert code == 0
+    assert "from your measured 140 TFLOP/s per device" in out
+    assert "(34.3 days)" in out
+
+
+def test_memory_from_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "memory", "--preset", "llama-3-8b", "--gpus", "8", "--gpu",
+                       "h100", "--zero", "3", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["params"] == 8_030_261_248
+    assert data["shape"]["vocab"] == 128256
+    assert data["per_gpu_bytes"]["logits"] == 4 * 4096 * 128256
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["estimate", "--config", "nope.json", "--tokens", "1T", "--gpu", "h100", "--gpus", "8"],
+         "--config"),
+        (["estimate", "--preset", "gpt5", "--tokens", "1T", "--gpu", "h100", "--gpus", "8"],
+         "--preset"),
+        (["estimate", "--preset", "llama-3-8b", "--tokens", "1T", "--gpu", "h100", "--gpus",
+          "12", "--tp", "12"], "--tp"),
+        (["estimate", "--tokens", "1T", "--gpu", "h100", "--gpus", "8"], "--params"),
+        (["estimate", *RUN, "--achieved-tflops", "-5"], "--achieved-tflops"),
+        (["estimate", *RUN, "--seq-len", "0"], "--seq-len"),
+        (["estimate", *RUN, "--mfu", "0.4", "--achieved-tflops", "100"], "--achieved-tflops"),
+        (["memory", "--preset", "gpt2", "--gpus", "1", "--seq-len", "4096"], "--seq-len"),
+        (["params"], "--config"),
+        (["params", "--config", f"{CONFIGS}/missing.json"], "--config"),
+    ],
+)
+def test_bad_architecture_flags_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {flag}: "), err
+
+
+def test_contradictory_config_exits_2_naming_the_config_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = json.loads(Path(f"{CONFIGS}/meta-llama-3-8b.json").read_text())
+    config["num_key_value_heads"] = 5  # does not divide 32 heads
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    code, _, err = run(capsys, "params", "--config", str(path))
+    assert code == 2
+    assert err.startswith("error: num_key_value_heads: 5 is not allowed")

@@ -43,3 +43,23 @@ def test_library_example_prints_what_readme_says() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (Path(__file__).parent.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r'run pytest\s*$', ci.strip())
+
+
+def test_readme_accuracy_table_is_the_benchmarks() -> None:
+    from benchmarks.accuracy import render, run_benchmark
+
+    table = re.search(r"<!-- accuracy-summary -->\n(.*?)\n<!-- /accuracy-summary -->", README,
+                      flags=re.DOTALL)
+    assert table, "README lacks the accuracy summary"
+    assert table.group(1).strip() in render(run_benchmark())
+
+
+def test_readme_narayanan_example_prints_what_it_says() -> None:
+    block = next(b for b in _blocks("bash") if "gpt3-175b" in b)
+    command, _, comment = block.replace("\\\n", " ").partition("#")
+    argv = shlex.split(command)[3:]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    days = re.search(r"([\d.]+) days", comment)
+    assert days and f"({days.group(1)} days)" in out.getvalue()

@@ -268,3 +268,42 @@ async def test_completions_for_accelerator_names(client: Client) -> None:
 
 async def test_server_instructions(server: MCPServer) -> None:
     assert server.instructions is not None and "prevalidate_run" in server.instructions
+
+
+async def test_estimate_accepts_a_config_object_and_returns_the_breakdown(
+    client: Client,
+) -> None:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "fixtures" / "configs" / "meta-llama-3-8b.json"
+    arguments = {"tokens": "15T", "gpu": "h100", "gpu_count": 64, "seq_len": 8192}
+    from_object = await client.call_tool(
+        "estimate_run_cost", {**arguments, "config": json.loads(path.read_text())})
+    from_path = await client.call_tool("estimate_run_cost", {**arguments, "config": str(path)})
+    assert not from_object.is_error and not from_path.is_error
+    data = from_object.structured_content
+    assert data["params"] == 8_030_261_248  # HF Meta-Llama-3-8B
+    assert data["flops_breakdown"]["attention"] > 0
+    assert data["param_breakdown"]["lm_head"] == 128256 * 4096
+    assert data["flops"] == from_path.structured_content["flops"]
+    assert "attention" in _text(from_object)
+
+
+async def test_memory_tool_accepts_a_preset_and_measured_layout(client: Client) -> None:
+    result = await client.call_tool("estimate_memory", {
+        "preset": "llama-3-70b", "gpu_count": 64, "gpu": "h100", "zero": 1, "tp": 8,
+        "sp": True, "recompute": "selective", "seq_len": 8192})
+    assert not result.is_error, _text(result)
+    assert result.structured_content["data_parallel"] == 8
+
+
+async def test_bad_config_is_an_error_naming_the_field(client: Client) -> None:
+    result = await client.call_tool("estimate_run_cost", {
+        "tokens": "1T", "gpu": "h100", "gpu_count": 8,
+        "config": {"model_type": "llama", "hidden_size": 4096}})
+    assert result.is_error
+    assert "num_attention_heads:" in _text(result)
+    missing = await client.call_tool("estimate_run_cost", {
+        "tokens": "1T", "gpu": "h100", "gpu_count": 8, "config": "/no/such/config.json"})
+    assert missing.is_error and "config:" in _text(missing)

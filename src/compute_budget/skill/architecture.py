@@ -461,7 +461,10 @@ class _Reader:
     def required(self, key: str, minimum: int = 1) -> int:
         """A whole number of at least ``minimum`` that the config must give."""
         if key not in self.config:
-            raise ConfigError(key, None, "required in the config but missing")
+            model_type = self.config.get("model_type", "this model type")
+            raise ConfigError(key, None,
+                              f"a whole number that a {model_type} config.json must give "
+                              f"(at least {minimum}); no default is guessed")
         return self._whole(key, self.config[key], minimum)
 
     def optional(self, key: str, default: int, note: str) -> int:

@@ -1,0 +1,182 @@
+"""Run estimates from an architecture (config.json or preset): exact counts, FLOPs by term,
+recomputation, measured throughput, and the memory check."""
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from compute_budget import RunSpec, count_params, estimate_run, get_preset
+from compute_budget.skill.errors import describe_error
+
+CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
+
+
+def _spec(**fields: object) -> RunSpec:
+    base: dict[str, object] = {"tokens": "1T", "gpu": "h100", "gpu_count": 64}
+    base.update(fields)
+    return RunSpec(**base)  # type: ignore[arg-type]
+
+
+def test_config_path_gives_exact_counts_and_flops_terms() -> None:
+    est = estimate_run(_spec(config=str(CONFIGS / "meta-llama-3-8b.json"), seq_len=8192))
+    # Llama-3-8B: 8,030,261,248 parameters (HF Meta-Llama-3-8B, sum of numel).
+    assert est.params == 8_030_261_248
+    assert est.flops_method == "architecture"
+    b = est.flops_breakdown
+    assert b is not None and est.param_breakdown is not None
+    assert est.flops_per_token == pytest.approx(b.matmul + b.attention + b.lm_head)
+    # Causal attention at 8192 tokens: 6·L·H·Q·T (half of PaLM's 12·L·H·Q·T).
+    assert b.attention == pytest.approx(6 * 32 * 32 * 128 * 8192)
+    assert b.lm_head == pytest.approx(6 * 4096 * 128256)
+    assert est.flops == pytest.approx(est.flops_per_token * 1e12)
+    assert not est.seq_len_inferred
+
+
+def test_config_object_equals_config_file() -> None:
+    import json
+
+    data = json.loads((CONFIGS / "mixtral-8x7b-v0.1.json").read_text())
+    from_object = estimate_run(_spec(config=data))
+    from_file = estimate_run(_spec(config=str(CONFIGS / "mixtral-8x7b-v0.1.json")))
+    assert from_object.flops == from_file.flops
+    # Mixtral-8x7B: 46.7B total, 12.9B active (HF model card; Jiang et al. 2024).
+    assert from_object.params == 46_702_792_704
+    assert from_object.active_params == 12_879_925_248
+    assert from_object.family == "moe"  # inferred from the experts
+
+
+def test_preset_matches_its_config() -> None:
+    preset = estimate_run(_spec(preset="llama-2-7b", seq_len=4096))
+    config = estimate_run(_spec(config=str(CONFIGS / "llama-2-7b-hf.json"), seq_len=4096))
+    assert preset.params == config.params == 6_738_415_616
+    assert preset.flops == pytest.approx(config.flops)
+
+
+def test_default_sequence_length_is_said_and_capped_by_learned_positions() -> None:
+    assert estimate_run(_spec(preset="llama-3-8b")).seq_len_inferred
+    assert estimate_run(_spec(preset="gpt2")).seq_len == 1024  # its learned position table
+    with pytest.raises(ValidationError) as info:
+        _spec(preset="gpt2", seq_len=4096)
+    assert describe_error(info.value).startswith("seq_len: 4096 is not allowed")
+
+
+def test_architecture_flops_stay_close_to_six_n_at_short_context() -> None:
+    # nanoGPT's transformer_sizing check: 6N against the PaLM-style count, within a few %.
+    est = estimate_run(_spec(preset="llama-2-7b", seq_len=2048))
+    b = est.flops_breakdown
+    assert b is not None
+    assert b.total / b.six_n == pytest.approx(1.0, abs=0.03)
+
+
+def test_long_context_makes_attention_matter() -> None:
+    short = estimate_run(_spec(preset="llama-3-8b", seq_len=2048, mfu=0.3))
+    long = estimate_run(_spec(preset="llama-3-8b", seq_len=131072, mfu=0.3))
+    assert long.flops > 1.5 * short.flops
+
+
+def test_user_params_that_disagree_with_the_config_are_flagged() -> None:
+    est = estimate_run(_spec(preset="llama-3-8b", params="7B"))
+    assert est.params == count_params(get_preset("llama-3-8b")).total
+    assert any("differs from the architecture's exact count" in w for w in est.warnings)
+    assert not estimate_run(_spec(preset="llama-3-8b", params="8.03B")).warnings
+
+
+# Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters", Sec.
+# 5.1: end-to-end time ≈ 8·T·P / (n·X) with full recomputation.
+def test_narayanan_gpt3_through_the_estimator() -> None:
+    # GPT-3 175B on 300B tokens, 1024 A100 at 140 TFLOP/s achieved: about 34 days.
+    est = estimate_run(RunSpec(preset="gpt3-175b", tokens="300B", gpu="a100", gpu_count=1024,
+                               achieved_tflops=140, recompute="full", seq_len=2048))
+    assert est.mfu_source == "achieved"
+    assert est.wall_days == pytest.approx(34, abs=1)
+    assert est.hfu == pytest.approx(140 / 312, rel=1e-9)
+    assert est.hardware_flops / est.flops == pytest.approx(4 / 3, rel=0.02)
+
+
+def test_narayanan_1t_through_the_estimator() -> None:
+    # 1T parameters on 450B tokens, 3072 A100 at 163 TFLOP/s achieved: about 84 days.
+    est = estimate_run(RunSpec(params="1T", tokens="450B", gpu="a100", gpu_count=3072,
+                               achieved_tflops=163, recompute="full"))
+    assert est.wall_days == pytest.approx(84, abs=2)
+    assert est.mfu == pytest.approx(163 * 6 / 8 / 312)
+
+
+def test_achieved_without_recomputation_is_mfu_directly() -> None:
+    est = estimate_run(_spec(params="7B", achieved_tflops=400))
+    assert est.mfu == pytest.approx(400 / 989.5)
+    assert est.hfu == pytest.approx(est.mfu)
+
+
+def test_recomputation_does_not_change_time_under_a_given_mfu() -> None:
+    plain = estimate_run(_spec(preset="llama-3-8b", mfu=0.3))
+    full = estimate_run(_spec(preset="llama-3-8b", mfu=0.3, recompute="full"))
+    assert full.wall_hours == pytest.approx(plain.wall_hours)
+    assert full.hardware_flops > plain.hardware_flops == pytest.approx(plain.flops)
+
+
+def test_memory_check_finds_the_lowest_zero_stage_that_fits() -> None:
+    est = estimate_run(_spec(preset="llama-3-8b", gpu_count=8, recompute="full"))
+    assert est.memory is not None and est.memory.fits
+    assert est.memory_zero_chosen == "lowest_fitting"
+    if est.memory.zero > 0:
+        lower = estimate_run(_spec(preset="llama-3-8b", gpu_count=8, recompute="full",
+                                   zero=est.memory.zero - 1))
+        assert lower.memory is not None and not lower.memory.fits
+        assert lower.memory_zero_chosen == "given"
+
+
+def test_memory_check_reports_when_nothing_fits() -> None:
+    est = estimate_run(_spec(preset="llama-3-70b", gpu_count=8, seq_len=8192))
+    assert est.memory_zero_chosen == "none_fits"
+    assert est.memory is not None and est.memory.zero == 3 and est.memory.fits is False
+
+
+@pytest.mark.parametrize(
+    ("fields", "name"),
+    [
+        ({"preset": "llama-3-8b", "tp": 3, "gpu_count": 63}, "tp"),
+        ({"preset": "llama-3-8b", "pp": 64}, "pp"),
+        ({"preset": "gpt5"}, "preset"),
+        ({"preset": "llama-3-8b", "config": str(CONFIGS / "gpt2.json")}, "preset"),
+        ({"config": "/nonexistent/config.json"}, "config"),
+        ({"config": {"model_type": "llama", "hidden_size": 4096}}, "num_attention_heads"),
+        ({"config": {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+                     "num_attention_heads": 30, "intermediate_size": 11008,
+                     "vocab_size": 32000}}, "num_attention_heads"),
+        ({"params": "7B", "mfu": 0.4, "achieved_tflops": 300}, "achieved_tflops"),
+        ({"params": "7B", "achieved_tflops": 2000}, "achieved_tflops"),
+        ({"tokens": "1T"}, "params"),
+        ({"params": "7B", "recompute": "sometimes"}, "recompute"),
+    ],
+)
+def test_bad_architecture_input_names_the_field(fields: dict[str, object], name: str) -> None:
+    with pytest.raises(ValueError) as info:
+        estimate_run(_spec(**fields))
+    assert describe_error(info.value).startswith(f"{name}: "), describe_error(info.value)
+
+
+def test_unreadable_and_invalid_config_files(tmp_path: Path) -> None:
+    bad_json = tmp_path / "config.json"
+    bad_json.write_text("{not json")
+    with pytest.raises(ValidationError) as info:
+        _spec(config=str(bad_json))
+    assert "valid JSON" in describe_error(info.value)
+    not_object = tmp_path / "list.json"
+    not_object.write_text("[1, 2]")
+    with pytest.raises(ValidationError) as info:
+        _spec(config=str(not_object))
+    assert "a JSON object" in describe_error(info.value)
+
+
+def test_alternatives_with_an_architecture_keep_their_ratios() -> None:
+    from compute_budget import suggest_alternatives
+
+    report = suggest_alternatives(_spec(preset="llama-3-8b", seq_len=8192, mfu=0.3,
+                                        usd_per_gpu_hour=2.0))
+    by_kind = {a.kind: a for a in report.alternatives}
+    assert by_kind["smaller_scale"].cost_ratio == pytest.approx(0.25)
+    assert by_kind["shorter_run"].cost_ratio == pytest.approx(0.3)
+    distilled = by_kind["distillation"]
+    assert distilled.flops == pytest.approx(
+        (report.original.flops_per_token + 2 * 4 * report.original.params) * 1e11)
