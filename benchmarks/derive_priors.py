@@ -7,9 +7,11 @@ Reads ``benchmarks/data/published_runs.csv`` (a copy of the project's reference 
 ``src/compute_budget/skill/data/mfu_priors.json``, which the package reads at run time.
 
 The rule, in one sentence: the default MFU is the median end-to-end MFU of the published dense
-runs on the same hardware generation (all generations pooled when a generation has fewer than
-``MIN_RUNS``), times the median MoE-to-dense ratio for mixture-of-experts models, and the band is
-the central ×/÷ the factor that covers ``COVERAGE`` of the dense runs around their median.
+runs on the same hardware generation (a generation with fewer than ``MIN_RUNS`` takes the
+calibrated generation nearest in dense peak, at run time; the pooled prior, also derived here,
+only serves devices whose peak is unknown), times the median MoE-to-dense ratio for
+mixture-of-experts models, and the band is the central ×/÷ the factor that covers ``COVERAGE`` of
+the dense runs around their median.
 
 End-to-end MFU = 6·N·T / (GPU-hours · 3600 · BF16 dense peak), N = active parameters for MoE. It
 is lower than the MFU papers quote because reported hours include restarts, evaluation and
@@ -356,7 +358,8 @@ def derive(runs: Sequence[PublishedRun]) -> MfuPriorTable:
 
     rule = (
         "Default MFU = the median end-to-end MFU of the published dense runs on the same hardware "
-        f"generation (all generations pooled when it has fewer than {MIN_RUNS}), × the median "
+        f"generation (one with fewer than {MIN_RUNS} takes the calibrated generation nearest in "
+        "dense peak; the pooled prior only when the device's peak is unknown), × the median "
         "MoE-to-dense ratio of the published BF16 MoE runs (at most 1) for MoE, with a band of "
         f"×/÷ the factor that covers {COVERAGE:.0%} of the dense runs around their median; "
         "against the BF16 dense peak, rescaled for FP8."

@@ -281,7 +281,9 @@ def test_memory_from_preset(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert data["params"] == 8_030_261_248
     assert data["shape"]["vocab"] == 128256
-    assert data["per_gpu_bytes"]["logits"] == 4 * 4096 * 128256
+    assert data["logits_bytes"] == 4 * 4096 * 128256
+    assert data["per_gpu_bytes"]["total"] == pytest.approx(sum(
+        data["per_gpu_bytes"][k] for k in ("weights", "gradients", "optimizer", "activations")))
 
 
 @pytest.mark.parametrize(
@@ -320,3 +322,13 @@ def test_contradictory_config_exits_2_naming_the_config_field(
     code, _, err = run(capsys, "params", "--config", str(path))
     assert code == 2
     assert err.startswith("error: num_key_value_heads: 5 is not allowed")
+
+
+def test_error_messages_use_the_flags_of_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "split", "--budget", "1e21", "--sizes", "1B,0")
+    assert code == 2 and err.startswith("error: --sizes.1: ")
+    code, _, err = run(capsys, "split", "--budget", "1e21", "--budget-usd", "5")
+    assert code == 2 and "exactly one of --budget or --budget-usd" in err
+    code, _, err = run(capsys, "estimate", "--params", "7B", "--tokens", "1B", "--gpu", "a10g",
+                       "--gpus", "1")
+    assert code == 2 and "give --peak-tflops" in err

@@ -43,6 +43,7 @@ def test_skill_covers_the_procedure() -> None:
                     "## Boundaries", "## Common mistakes"):
         assert heading in SKILL
     assert "kill criterion" in SKILL and "lower bound on cost" in SKILL
+    assert "higher is better" in SKILL
 
 
 def test_readme_client_configs_parse_and_run_the_server() -> None:

@@ -92,6 +92,12 @@ FLAG_NAMES: dict[str, str] = {
 }
 
 
+COMMAND_FLAGS: dict[str, dict[str, str]] = {
+    "split": {"params": "--sizes", "usd_per_gpu_hour": "--price"},
+}
+"""Where a subcommand's flag for a field differs from the common one."""
+
+
 class UsageError(Exception):
     """Raised instead of argparse's own exit, so every bad input is reported the same way."""
 
@@ -282,7 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("decide", "go / marginal / no-go: is the predicted gain worth the cost?",
                 _cmd_decide)
     _add_run_flags(p)
-    p.add_argument("--gain", required=True, help="predicted gain, in your metric's units")
+    p.add_argument("--gain", required=True,
+                   help="predicted gain in your metric, higher is better (a loss reduction is "
+                        "a positive number)")
     p.add_argument("--uncertainty", required=True, help="1σ uncertainty of the gain, same units")
     p.add_argument("--baseline", required=True,
                    help="gain the run must beat (e.g. what a cheaper option gives), same units")
@@ -369,7 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
     except (ComputeBudgetError, ValidationError) as exc:
-        sys.stderr.write(f"error: {describe_error(exc, FLAG_NAMES)}\n")
+        flags = {**FLAG_NAMES, **COMMAND_FLAGS.get(args.command, {})}
+        sys.stderr.write(f"error: {describe_error(exc, flags)}\n")
         return EXIT_USAGE
     return 0
 

@@ -49,14 +49,14 @@ def test_estimate_template() -> None:
 
 **Assumptions**
 - Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
-- Peak: 312.0 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
+- Peak: 312 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
 - MFU: 0.40, given by you. For comparison, the dense prior is 0.26–0.58; the range above spans both.
 - Price: $1.50 per GPU-hour, given by you.
-- Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
-- Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+- Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
+- Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
 - Memory: 53.9 GiB of 80.0 GiB per device at ZeRO 1, the lowest stage that fits (TP 1 × PP 1 × DP 8, micro-batch 1, sequence 4096, recompute none, AdamW); shape guessed from N. The memory tool has the breakdown.
 
-**Next:** what gain should this run produce (in your metric, e.g. accuracy points or loss), how uncertain is that prediction (±1σ, from small-scale runs or a scaling fit), and what baseline must it beat? With those, the verdict weighs the gain against the cost.
+**Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is that prediction (±1σ, from small-scale runs or a scaling fit), and what baseline must it beat? With those, the verdict weighs the gain against the cost.
 """)
 
 
@@ -79,12 +79,13 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 - Peak: 1,979 TFLOP/s dense bf16 per device (the device's default training precision). Source: given by you
 - MFU: 0.19 — a prior, not a measurement. The Hopper dense prior 0.22 (5 published runs) × 0.87, the median ratio of the 2 published BF16 MoE runs (on Hopper) to the dense prior of their generation, with a band of ×/÷ 1.5 (0.13–0.29). Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family moe inferred (fewer active than total parameters). Give a measured MFU or achieved TFLOP/s to replace it.
 - Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
-- Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
-- Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
-- Memory: 74.8 GiB of 80.0 GiB per device at ZeRO 3, the lowest stage that fits (TP 1 × PP 1 × DP 64, micro-batch 1, sequence 4096, recompute none, AdamW); shape guessed from N. The memory tool has the breakdown.
+- Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
+- Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Memory: **does not fit** — 74.8 GiB per device even at ZeRO 3 (TP 1 × PP 1 × DP 64, micro-batch 1, sequence 4096, recompute none, AdamW) on 80.0 GiB, of which 90% is usable.
 
 **Check these:**
 - ⚠ peak_tflops 1979 is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
+- ⚠ the run does not fit in device memory at this layout, even at ZeRO 3: shard further (tensor or pipeline parallelism), recompute activations, shorten the micro-batch or sequence, or use more or larger devices.
 """)
 
 
@@ -93,21 +94,21 @@ def test_estimate_template_unknown_price() -> None:
     assert render_estimate(estimate_run(spec), closing=False) == snapshot("""\
 ### Run estimate: 1B params × 20B tokens on 16 × TPU v4 (per chip) (bf16)
 
-| | estimate | range (MFU 0.54 – 0.21) |
+| | estimate | range (MFU 0.58 – 0.26) |
 |---|---|---|
 | Compute | 1.20 × 10²⁰ FLOPs | |
-| Wall time | 22.3 h (0.928 days) | 14.0 – 36.1 h (0.585 – 1.50 days) |
-| GPU-hours | 357 GPU-h | 224 – 577 GPU-h |
+| Wall time | 19.4 h (0.809 days) | 13.1 – 29.1 h (0.544 – 1.21 days) |
+| GPU-hours | 311 GPU-h | 209 – 466 GPU-h |
 | Cost | unknown: no price for TPU v4 (per chip) in the catalog | give a price per GPU-hour |
-| GPU-hours with failure budget (×1.50) | 535 GPU-h | |
+| GPU-hours with failure budget (×1.50) | 466 GPU-h | |
 
 **Assumptions**
 - Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
-- Peak: 275.0 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): cloud.google.com/tpu/docs/v4: 'Peak compute per chip 275 teraflops (bf16 or int8)', 'HBM2 capacity and bandwidth 32 GiB, 1200 GBps', measured 90/170/192 W. No FP8. PaLM App. B uses 275 as the MFU peak.
-- MFU: 0.34 — a prior, not a measurement. No published runs on TPU v4 calibrate a prior, so this is the pooled one: median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 20 published dense runs pooled across Ampere, Hopper and TPU v3, 0.34, with a band of ×/÷ 1.6 (0.21–0.54) that covers 90% of them. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family dense inferred (no active parameter count below the total). Give a measured MFU or achieved TFLOP/s to replace it.
+- Peak: 275 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): cloud.google.com/tpu/docs/v4: 'Peak compute per chip 275 teraflops (bf16 or int8)', 'HBM2 capacity and bandwidth 32 GiB, 1200 GBps', measured 90/170/192 W. No FP8. PaLM App. B uses 275 as the MFU peak.
+- MFU: 0.39 — a prior, not a measurement. No published runs on TPU v4 calibrate a prior, so this is the prior of Ampere, the calibrated generation nearest in dense peak (275 vs 312 TFLOP/s): end-to-end MFU falls as peak FLOP/s outgrows memory and network bandwidth (0.39 on Ampere, 0.22 on Hopper in the published runs); median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 14 published dense runs on Ampere, 0.39, with a band of ×/÷ 1.5 (0.26–0.58) that covers 90% of the published dense runs around their generation's median. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family dense inferred (no active parameter count below the total). Give a measured MFU or achieved TFLOP/s to replace it.
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
-- Failure budget: ×1.50 on top of the nominal cost for crashes, restarts and a partial re-run.
-- Throughput implied: 93.5 TFLOP/s and 15,583 tokens/s per device. Estimates like this are upper bounds on speed and lower bounds on cost: a first run on a new system usually reaches less MFU.
+- Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
+- Throughput implied: 107 TFLOP/s and 17,875 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Memory: 19.7 GiB of 32.0 GiB per device at ZeRO 0 (TP 1 × PP 1 × DP 16, micro-batch 1, sequence 4096, recompute none, AdamW); shape guessed from N. The memory tool has the breakdown.
 """)
 
@@ -122,14 +123,13 @@ Layout: data parallel 8 × tensor parallel 1 × pipeline 1; ZeRO stage 2; adamw.
 
 | component | per device | |
 |---|---|---|
-| Weights (16-bit) | 13.0 GiB | 2 bytes × all parameters |
-| Gradients (16-bit) | 1.63 GiB | 2 bytes × 7B trainable, sharded over 8 |
-| Optimizer state | 9.78 GiB | 12.0 bytes × 7B trainable: fp32 master weights, momentum and variance (4 + 4 + 4 bytes); sharded over 8 |
+| Weights (16-bit) | 13.0 GiB | 2 bytes × 7B parameters |
+| Gradients (16-bit) | 1.63 GiB | 2 bytes × 7B trainable / 8 (ZeRO-2) |
+| Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 8 (ZeRO-1): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
 | Activations | 8.50 GiB | sequence 2048, micro-batch 1, recompute none, FlashAttention |
 | **Total** | **32.9 GiB** | |
 
 **Fits** on A100 40GB SXM (40.0 GiB): 7.05 GiB left.
-
 **Assumptions**
 - Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from Rajbhandari et al. 2020 (ZeRO), Sec. 3: K = 12 for mixed-precision Adam. ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
 - Shape: 32 layers, hidden 4096, 32 heads; given.
@@ -146,14 +146,13 @@ Layout: data parallel 1 × tensor parallel 8 × pipeline 1; ZeRO stage 0; sgd.
 
 | component | per device | |
 |---|---|---|
-| Weights (16-bit) | 16.3 GiB | 2 bytes × all parameters / 8 model-parallel ranks |
-| Gradients (16-bit) | 16.3 GiB | 2 bytes × 70B trainable |
-| Optimizer state | 65.2 GiB | 8.00 bytes × 70B trainable: fp32 master weights and momentum (4 + 4 bytes) |
+| Weights (16-bit) | 16.3 GiB | 2 bytes × 70B parameters / 8 model-parallel ranks |
+| Gradients (16-bit) | 16.3 GiB | 2 bytes × 70B trainable / 8 model-parallel ranks |
+| Optimizer state | 65.2 GiB | 8 bytes × 70B trainable / 8 model-parallel ranks: fp32 master weights and momentum (4 + 4 bytes) |
 | Activations | 32.0 GiB | sequence 4096, micro-batch 1, recompute none, FlashAttention |
 | **Total** | **129.8 GiB** | |
 
 **Does not fit** on H100 SXM (80.0 GiB): 49.8 GiB short. Raise the ZeRO stage, add tensor or pipeline parallelism, recompute activations or shrink the micro-batch.
-
 **Assumptions**
 - Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from SGD with momentum under mixed precision (fp32 master copy + one fp32 buffer). ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
 - Shape: 71 layers, hidden 9088, 71 heads; guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128; Brown et al. 2020, Table 2.1).
@@ -173,8 +172,8 @@ The predicted gain 2 ± 0.5 clears both its uncertainty and the baseline 1.
 
 | | |
 |---|---|
-| Predicted gain | 2.00 ± 0.500 (1σ, your metric) |
-| Baseline to beat | 1.00 |
+| Predicted gain | 2 ± 0.5 (1σ, your metric; higher is better) |
+| Baseline to beat | 1 |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
 | Gain per dollar | 0.143 per $1,000 (0.0951 with failures) |
 | Gain per GPU-hour | 0.214 per 1,000 GPU-h |
@@ -182,6 +181,7 @@ The predicted gain 2 ± 0.5 clears both its uncertainty and the baseline 1.
 **Checks**
 - ✔ clears uncertainty: gain 2 vs uncertainty ±0.5
 - ✔ beats baseline: gain − σ = 1.5 vs baseline 1 (gain + σ = 2.5)
+- ✔ fits in memory: fits device memory at the planned layout
 
 Tied to: the paper's main claim.
 
@@ -199,8 +199,8 @@ Even the optimistic gain 0.5 (gain + σ) is below the baseline 1; the gain is wo
 
 | | |
 |---|---|
-| Predicted gain | 0.300 ± 0.200 (1σ, your metric) |
-| Baseline to beat | 1.00 |
+| Predicted gain | 0.3 ± 0.2 (1σ, your metric; higher is better) |
+| Baseline to beat | 1 |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
 | Gain per dollar | 0.0214 per $1,000 (0.0143 with failures) |
 | Gain per GPU-hour | 0.0321 per 1,000 GPU-h |
@@ -210,6 +210,7 @@ Even the optimistic gain 0.5 (gain + σ) is below the baseline 1; the gain is wo
 **Checks**
 - ✔ clears uncertainty: gain 0.3 vs uncertainty ±0.2
 - ✘ beats baseline: gain − σ = 0.1 vs baseline 1 (gain + σ = 0.5)
+- ✔ fits in memory: fits device memory at the planned layout
 - ✘ value covers cost: value $300 vs cost with failure budget $21,034
 - ✘ within budget: cost $14,022 ($21,034 with failures) vs budget $20,000
 
@@ -233,17 +234,17 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 | Distillation | from an existing 28B-param teacher on 10B tokens (10%); needs such a teacher and its licence | 11.4 | 2,181 | $3,272 | $10,751 (77%) |
 | Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand (TensorWave; Vultr 1.85), 2025), MFU 0.40 | 11.6 | 2,231 | $3,815 | $10,208 (73%) |
 | Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand (RunPod; Nebius 5.50; Modal 6.25), 2025/2026), MFU 0.40 | 6.75 | 1,296 | $6,469 | $7,554 (54%) |
-| A different idea | spend the same compute on the experiment with the best expected gain per dollar: it buys about 4.0 smaller-scale runs | | | | opportunity cost |
+| A different idea | spend the same compute on the experiment with the best expected gain per dollar: it buys about 4 smaller-scale runs | | | | opportunity cost |
 
 Each row uses the same MFU source (yours) and failure budget as the original; saving is against the nominal cost. Savings in dollars are unknown where a price is unknown.
 """)
 
 
 def test_split_template_lesson() -> None:
-    assert render_split(budget_split(SplitSpec(budget_flops=6.0256e14))) == snapshot("""\
+    assert render_split(budget_split(SplitSpec(budget_flops=6.0256e14, flops_per_sec=1e12))) == snapshot("""\
 ### Budget split: 6.03 × 10¹⁴ FLOPs
 
-Every row spends the same compute: tokens D = C / (6·N). Time at 1.00 × 10¹² FLOP/s sustained: the lesson's machine (10¹² FLOP/s).
+Every row spends the same compute: tokens D = C / (6·N). Time at 1.00 × 10¹² FLOP/s sustained: your machine's rate.
 
 | parameters N | tokens D = C / 6N | tokens per parameter | seconds | hours |
 |---|---|---|---|---|
@@ -251,7 +252,7 @@ Every row spends the same compute: tokens D = C / (6·N). Time at 1.00 × 10¹²
 | 1M | 100M | 100.4 | 603 | 0.167 |
 | 10M | 10M | 1.004 | 603 | 0.167 |
 | 100M | 1M | 0.01004 | 603 | 0.167 |
-| **2.24M** | **44.8M** | **20.00** (your ratio) | 603 | 0.167 |
+| **2.24M** | **44.8M** | **20** (your ratio) | 603 | 0.167 |
 
 A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
 """)
@@ -261,17 +262,18 @@ def test_split_template_dollars() -> None:
     split = budget_split(SplitSpec(budget_usd=50_000, gpu="h100", gpu_count=8,
                                    params=["1B", "3B", "7B"]))
     assert render_split(split) == snapshot("""\
-### Budget split: 1.57 × 10²² FLOPs ($50,000 at $2.49/GPU-h)
+### Budget split: 1.05 × 10²² FLOPs ($50,000 at $2.49/GPU-h, ÷ 1.50 failure budget)
 
 Every row spends the same compute: tokens D = C / (6·N). Time at 1.74 × 10¹⁵ FLOP/s sustained: 8 × H100 SXM at 989.5 TFLOP/s dense × MFU 0.22.
+
 MFU prior: Median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 5 published dense runs on Hopper, 0.22, with a band of ×/÷ 1.5 (0.15–0.33) that covers 90% of the published dense runs around their generation's median.
 
 | parameters N | tokens D = C / 6N | tokens per parameter | seconds | hours |
 |---|---|---|---|---|
-| 1B | 2.62T | 2,623 | 9,036,145 | 2,510 |
-| 3B | 874B | 291.4 | 9,036,145 | 2,510 |
-| 7B | 375B | 53.53 | 9,036,145 | 2,510 |
-| **11.5B** | **229B** | **20.00** (your ratio) | 9,036,145 | 2,510 |
+| 1B | 1.75T | 1,749 | 6,024,096 | 1,673 |
+| 3B | 583B | 194.3 | 6,024,096 | 1,673 |
+| 7B | 250B | 35.68 | 6,024,096 | 1,673 |
+| **9.35B** | **187B** | **20** (your ratio) | 6,024,096 | 1,673 |
 
 A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
 """)
@@ -287,8 +289,8 @@ Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no sourc
 
 | --gpu | device | BF16 TFLOP/s | FP16 | FP8 | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
-| `h100-sxm` | H100 SXM | 989.5 | 989.5 | 1,979 | 80.0 GiB | 3.35 TB/s | $2.49/h (on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1) |
-| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24.0 GiB | 0.600 TB/s | $1.01/h (AWS g5.xlarge on-demand us-east-1 (1 GPU + 4 vCPU), 2024) |
+| `h100-sxm` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $2.49/h (on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1) |
+| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (AWS g5.xlarge on-demand us-east-1 (1 GPU + 4 vCPU), 2024) |
 
 **Sources**
 - H100 SXM: NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'. Price $4.92/h: AWS EC2 Capacity Blocks (p5.48xlarge / 8), 2025-01, AWS Capacity Blocks pricing page. Price $2.49/h: on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1, industry price survey (secondary).

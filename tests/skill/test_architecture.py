@@ -269,11 +269,14 @@ def test_mistral_window_default_and_explicit_null() -> None:
     assert from_hf_config({**base, "sliding_window": None}).sliding_window is None
 
 
-def test_unknown_model_type_assumes_llama_layout_and_says_so() -> None:
-    arch = from_hf_config({**config("meta-llama-3-8b.json"), "model_type": "somenewlm"})
-    assert count_params(arch).total == 8_030_261_248
-    assert "Llama layout assumed" in arch.defaults_used[0]
-    assert "'somenewlm'" in arch.defaults_used[0]
+@pytest.mark.parametrize("model_type", ["somenewlm", "bert", "t5", None])
+def test_unknown_model_type_is_refused_not_guessed(model_type: str | None) -> None:
+    # A BERT-base config read with Llama's layout would count 160M parameters, not ~110M.
+    data = {**config("meta-llama-3-8b.json"), "model_type": model_type}
+    with pytest.raises(ConfigError) as info:
+        from_hf_config(data)
+    assert info.value.field == "model_type"
+    assert "llama" in str(info.value) and "parameter count" in str(info.value)
 
 
 def test_unknown_moe_model_type_is_refused() -> None:

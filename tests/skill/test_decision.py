@@ -99,3 +99,27 @@ def test_bad_decision_input(kwargs: dict[str, float], field: str) -> None:
     args.update(kwargs)
     with pytest.raises(ValueError, match=rf"^{field}: "):
         decision_summary(EST, **args)
+
+
+def test_a_run_that_does_not_fit_is_no_go() -> None:
+    from compute_budget import RunSpec, estimate_run
+
+    # 7B with AdamW on one H100: 16 bytes × 7B = 112 GB of model states alone.
+    est = estimate_run(RunSpec(params="7B", tokens="1B", gpu="h100", gpu_count=1))
+    assert est.memory_zero_chosen == "none_fits"
+    d = decision_summary(est, 2.0, 0.1, 0.0)
+    assert d.verdict == "no-go"
+    assert "does not fit" in d.reason
+    assert next(c for c in d.checks if c.name == "fits_in_memory").passed is False
+
+
+def test_value_against_an_unknown_cost_cannot_be_go() -> None:
+    class NoPrice:
+        dollar_cost = None
+        dollar_cost_with_failures = None
+        gpu_hours = 27_000.0
+
+    d = decision_summary(NoPrice(), 2, 0.2, 1, usd_per_unit_gain=100)
+    assert d.verdict == "marginal"
+    assert next(c for c in d.checks if c.name == "value_covers_cost").passed is None
+    assert "unknown cost" in d.reason

@@ -190,3 +190,40 @@ def test_a10g_works_with_a_peak_given() -> None:
     est = estimate_run(_spec(gpu="a10g", peak_tflops=125))
     assert est.peak_tflops_per_gpu == 125
     assert est.dollar_cost is not None
+
+
+def test_moe_family_without_active_params_is_flagged() -> None:
+    est = estimate_run(_spec(params="46.7B", family="moe", gpu_count=64))
+    assert any("no active_params" in w for w in est.warnings)
+    given = estimate_run(_spec(params="46.7B", active_params="12.9B", gpu_count=64))
+    assert not any("active_params" in w for w in given.warnings)
+
+
+def test_explicit_sequence_length_adds_attention_for_a_guessed_shape() -> None:
+    short = estimate_run(_spec(params="7B", mfu=0.3))
+    long = estimate_run(_spec(params="7B", mfu=0.3, seq_len=131072))
+    assert short.flops_method == "6N"
+    assert long.flops_method == "6N+attention"
+    b = long.flops_breakdown
+    assert b is not None and b.matmul == pytest.approx(6 * 7e9)
+    # 12·L·d·(T/2) for the guessed shape: L·d ≈ (7e9 / 12)^(1/2)·L^(1/2)… checked loosely: at
+    # 128k tokens attention is larger than the 6N term for a 7B model.
+    assert b.attention > b.matmul
+    assert long.wall_hours > 2 * short.wall_hours
+
+
+def test_run_that_does_not_fit_warns() -> None:
+    est = estimate_run(_spec(params="7B", gpu="h100", gpu_count=1))
+    assert est.memory_zero_chosen == "none_fits"
+    assert any("does not fit in device memory" in w for w in est.warnings)
+
+
+def test_memory_fits_leaves_room_for_the_runtime() -> None:
+    from compute_budget import MemorySpec, estimate_memory
+
+    m = estimate_memory(MemorySpec(params="4.8B", gpu_count=1, gpu="h100", seq_len=1024))
+    # 16 bytes × 4.8B = 76.8 GB ≈ 71.5 GiB + activations ≈ 74 GiB: above 90% of 80 GiB (72 GiB),
+    # below 100%.
+    assert m.gpu_memory_bytes is not None and m.per_gpu_bytes.total < m.gpu_memory_bytes
+    assert m.fits is False
+    assert any("too tight" in w for w in m.warnings)

@@ -115,20 +115,40 @@ def test_fp8_on_a_device_whose_fp8_peak_equals_bf16_is_unchanged() -> None:
     assert mfu_prior("dense", gaudi3, "fp8").central == mfu_prior("dense", gaudi3, "bf16").central
 
 
-@pytest.mark.parametrize(("gpu", "phrase"), [
-    ("b200", "No published runs on Blackwell"),
-    ("mi300x", "No published runs on CDNA 3"),
-    ("tpu-v3", "Only 1 published dense run on TPU v3"),
+@pytest.mark.parametrize(("gpu", "phrase", "nearest"), [
+    ("b200", "No published runs on Blackwell", "hopper"),  # 2250 TF: nearer 989.5 than 312
+    ("mi300x", "No published runs on CDNA 3", "hopper"),  # 1307 TF
+    ("tpu-v4", "No published runs on TPU v4", "ampere"),  # 275 TF
+    ("tpu-v3", "Only 1 published dense run on TPU v3", "ampere"),  # 123 TF
 ])
-def test_generation_without_enough_runs_falls_back_to_pooled_and_says_so(
-    gpu: str, phrase: str
+def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_says_so(
+    gpu: str, phrase: str, nearest: str
 ) -> None:
     table = load_mfu_priors()
-    pooled = table.entry("dense", POOLED)
+    chosen = table.entry("dense", nearest)
     prior = mfu_prior("dense", get_accelerator(gpu), "bf16")
+    assert prior.scope == "nearest"
+    assert (prior.central, prior.low, prior.high) == (chosen.central, chosen.low, chosen.high)
+    assert prior.basis.startswith(phrase) and "nearest in dense peak" in prior.basis
+
+
+def test_uncalibrated_hardware_never_gets_more_than_calibrated_newer_hardware() -> None:
+    # The alternatives compare devices: an uncalibrated high-peak device must not look faster
+    # per FLOP than the calibrated Hopper generation.
+    hopper = mfu_prior("dense", get_accelerator("h100"), "bf16").central
+    for gpu in ("b200", "gb200", "mi300x", "mi325x", "gaudi3"):
+        assert mfu_prior("dense", get_accelerator(gpu), "bf16").central <= hopper
+
+
+def test_uncalibrated_device_with_unknown_peak_falls_back_to_pooled() -> None:
+    table = load_mfu_priors()
+    pooled = table.entry("dense", POOLED)
+    # A device of a generation without runs whose peak nobody publishes (like the A10G's).
+    mystery = get_accelerator("a10g").model_copy(update={"generation": "mystery"})
+    prior = mfu_prior("dense", mystery, "bf16")
     assert prior.scope == "pooled"
     assert (prior.central, prior.low, prior.high) == (pooled.central, pooled.low, pooled.high)
-    assert prior.basis.startswith(phrase) and "pooled" in prior.basis
+    assert "pooled" in prior.basis
 
 
 def test_cnn_and_snn_keep_the_flat_skill_prior_and_say_why() -> None:

@@ -307,3 +307,12 @@ async def test_bad_config_is_an_error_naming_the_field(client: Client) -> None:
     missing = await client.call_tool("estimate_run_cost", {
         "tokens": "1T", "gpu": "h100", "gpu_count": 8, "config": "/no/such/config.json"})
     assert missing.is_error and "config:" in _text(missing)
+
+
+async def test_prompt_rejects_unknown_arguments_and_unknown_gpus(client: Client) -> None:
+    with pytest.raises(Exception, match="params: unknown argument"):
+        await client.get_prompt("prevalidate_run", {"params": "7B"})
+    with pytest.raises(Exception, match="gpu: 'nope' is not allowed"):
+        await client.get_prompt("prevalidate_run", {"gpu": "nope"})
+    good = await client.get_prompt("prevalidate_run", {"gpu": "h100"})
+    assert "H100 SXM" in good.messages[0].content.text

@@ -62,14 +62,23 @@ def fmt_num(value: float | None, digits: int = 3) -> str:
     magnitude = math.floor(math.log10(abs(value)))
     if magnitude >= 15 or magnitude < -3:
         return f"{value:.{digits - 1}e}".replace("e+", "e")
+    if float(value).is_integer():
+        return f"{value:,.0f}"
     decimals = max(0, digits - 1 - magnitude)
     return f"{value:,.{decimals}f}"
+
+
+def fmt_plain(value: float | None) -> str:
+    """A user's own number as they would write it: up to 4 significant digits, no padding."""
+    return UNKNOWN if value is None else f"{value:.4g}"
 
 
 def fmt_usd(value: float | None) -> str:
     """US dollars: ``14022.4`` → ``'$14,022'``; cents below $100; ``None`` → ``'unknown'``."""
     if value is None:
         return UNKNOWN
+    if 0 < abs(value) < 0.005:
+        return "< $0.01"
     if abs(value) < 100:
         return f"${value:,.2f}"
     return f"${value:,.0f}"
@@ -103,6 +112,7 @@ def environment() -> Environment:
         flops=fmt_flops,
         count=fmt_count,
         num=fmt_num,
+        plain=fmt_plain,
         usd=fmt_usd,
         gib=fmt_bytes,
         pct=fmt_pct,

@@ -726,10 +726,10 @@ def from_hf_config(config: Mapping[str, object], *, source: str = "config") -> A
 
     Knows ``model_type`` gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, deepseek_v2
     and deepseek_v3, with each family's defaults (transformers' configuration and modeling
-    code); a default filled in is listed in ``defaults_used``. Another ``model_type`` is read
-    with Llama's field names and layout, which ``defaults_used`` says; a mixture-of-experts
-    config of an unknown type is refused, as its expert layout cannot be assumed. A missing
-    required field raises :class:`ConfigError` naming it.
+    code); a default filled in is listed in ``defaults_used``. Another ``model_type`` (or none)
+    is refused with a :class:`ConfigError` naming ``model_type``: its layout cannot be assumed
+    without presenting a guess as an exact count (a BERT config read as Llama is 45% off). A
+    missing required field raises :class:`ConfigError` naming it.
     """
     if not isinstance(config, Mapping):
         raise ConfigError("config", config, "a JSON object of config.json fields")
@@ -745,18 +745,13 @@ def from_hf_config(config: Mapping[str, object], *, source: str = "config") -> A
         fields = _llama_family(r, model_type)
     else:
         moe_keys = [k for k in _MOE_KEYS if config.get(k)]
-        if moe_keys:
-            raise ConfigError(
-                "model_type", model_type,
-                f"one of {', '.join(SUPPORTED_MODEL_TYPES)}: the config has {moe_keys[0]}, and "
-                "the expert layout of another family cannot be assumed",
-            )
-        what = "absent" if model_type is None else f"{model_type!r} not recognised"
-        r.notes.append(
-            f"model_type {what}: Llama layout assumed (gated MLP, RMSNorm, rotary positions, "
-            "no biases unless attention_bias/mlp_bias say so)"
+        why = (f"the config has {moe_keys[0]}, and the expert layout of another family cannot "
+               "be assumed" if moe_keys else "another family's layout cannot be assumed")
+        raise ConfigError(
+            "model_type", model_type,
+            f"one of {', '.join(SUPPORTED_MODEL_TYPES)} ({why}); for another model give its "
+            "parameter count (and active parameters for MoE) instead of a config",
         )
-        fields = _llama_family(r, "llama")
     max_positions = fields.get("max_positions")
     if max_positions is not None and (
         isinstance(max_positions, bool) or not isinstance(max_positions, int) or max_positions < 1

@@ -110,12 +110,12 @@ class Accelerator(BaseModel):
             if known:
                 allowed = (
                     f"the {precision} peak of {self.name} is unknown or unsupported; "
-                    f"known: {', '.join(known)} (or give the peak yourself)"
+                    f"known: {', '.join(known)} (or give peak_tflops yourself)"
                 )
             else:
                 allowed = (
-                    f"no published dense tensor peak is known for {self.name}; give the peak "
-                    "in TFLOP/s yourself or a measured achieved TFLOP/s"
+                    f"no published dense tensor peak is known for {self.name}; give "
+                    "peak_tflops (its dense TFLOP/s) yourself"
                 )
             raise InputError("precision" if known else "gpu", precision if known else self.key,
                              allowed)

@@ -8,9 +8,11 @@ skill, made explicit::
     no-go     gain + σ < baseline                      even an optimistic gain does not beat it
     marginal  anything else                            collect more small-scale data first
 
-Optional inputs can only make the verdict stricter: a dollar value per unit of gain (no-go when
-the value is below the cost with the failure budget), and a budget cap (no-go when the nominal
-cost exceeds it; marginal when only the failure budget does).
+Other facts can only make the verdict stricter: a run that does not fit in device memory at its
+layout is no-go; a dollar value per unit of gain makes it no-go when the value is below the cost
+with the failure budget (marginal when the cost is unknown, so the comparison cannot be made); a
+budget cap makes it no-go when the nominal cost exceeds it, marginal when only the cost with the
+failure budget does.
 """
 
 from __future__ import annotations
@@ -80,8 +82,9 @@ class DecisionCheck(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: Literal["clears_uncertainty", "beats_baseline", "value_covers_cost", "within_budget"]
-    passed: bool
+    name: Literal["clears_uncertainty", "beats_baseline", "fits_in_memory", "value_covers_cost",
+                  "within_budget"]
+    passed: bool | None = Field(description="None when it could not be checked (unknown cost).")
     detail: str = Field(description="The comparison, with numbers and units.")
 
 
@@ -193,17 +196,32 @@ def decision_summary(
         elif _RANK[new] == _RANK[verdict] and new != "go":
             reason = f"{reason}; {why}"
 
+    fit = getattr(estimate, "memory_zero_chosen", None)
+    if fit is not None:
+        memory = getattr(estimate, "memory", None)
+        fits = fit != "none_fits" and (memory is None or memory.fits is not False)
+        checks.append(DecisionCheck(
+            name="fits_in_memory", passed=fits,
+            detail="fits device memory at the planned layout" if fits else
+                   "does not fit device memory at the planned layout, even at ZeRO 3",
+        ))
+        if not fits:
+            stricter("no-go", "the run does not fit in device memory as planned")
+
     value = None
     if value_rate is not None:
         value = gain * value_rate
-        covered = cost_f is not None and value >= cost_f
+        covered = None if cost_f is None else value >= cost_f
         checks.append(DecisionCheck(
             name="value_covers_cost", passed=covered,
             detail=f"value {_money(value)} vs cost with failure budget {_money(cost_f)}",
         ))
-        if cost_f is not None and not covered:
+        if covered is False and cost_f is not None:
             stricter("no-go", f"the gain is worth {_money(value)}, less than the "
                               f"{_money(cost_f)} it costs with the failure budget")
+        elif covered is None:
+            stricter("marginal", f"the gain's value {_money(value)} cannot be weighed against "
+                                 "an unknown cost; give a price")
     if budget is not None and cost is not None and cost_f is not None:
         checks.append(DecisionCheck(
             name="within_budget", passed=cost_f <= budget,

@@ -16,6 +16,7 @@ Pydantic's ``ValidationError`` (also a ``ValueError``) is turned into the same k
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -95,23 +96,16 @@ def _clean_message(msg: str) -> str:
     return msg
 
 
-def describe_validation_error(exc: ValidationError, aliases: dict[str, str] | None = None) -> str:
-    """Turn a pydantic ``ValidationError`` into lines that name field, value and what is allowed.
-
-    ``aliases`` maps model field names to the names the caller knows them by (CLI flags).
-    """
-    aliases = aliases or {}
+def describe_validation_error(exc: ValidationError) -> str:
+    """Turn a pydantic ``ValidationError`` into lines that name field, value and what is allowed."""
     lines: list[str] = []
     for err in exc.errors(include_url=False):
         loc = _location(tuple(err.get("loc", ())))
-        head = loc.split(".")[0]
-        if head in aliases:
-            loc = aliases[head] + loc[len(head) :]
         msg = _clean_message(str(err.get("msg", "invalid")))
         kind = err.get("type", "")
         original = (err.get("ctx") or {}).get("error")
         if isinstance(original, InputError):
-            lines.append(describe_error(original, aliases))
+            lines.append(str(original))
         elif kind == "missing":
             lines.append(f"{loc}: required but missing")
         elif kind == "extra_forbidden":
@@ -122,13 +116,22 @@ def describe_validation_error(exc: ValidationError, aliases: dict[str, str] | No
     return "\n".join(lines)
 
 
+def _rename(text: str, aliases: dict[str, str]) -> str:
+    """Name fields as the caller knows them: the leading ``field:`` always, and snake_case
+    field names anywhere in the sentence (plain words like ``params`` only at the start)."""
+    for name, alias in aliases.items():
+        if text.startswith(f"{name}:") or text.startswith(f"{name}."):
+            text = alias + text[len(name) :]
+            break
+    for name, alias in aliases.items():
+        if "_" in name:
+            text = re.sub(rf"(?<![\w-]){re.escape(name)}(?!\w)", alias, text)
+    return text
+
+
 def describe_error(exc: BaseException, aliases: dict[str, str] | None = None) -> str:
     """A user-facing message for any error compute-budget expects to see from bad input."""
-    if isinstance(exc, ValidationError):
-        return describe_validation_error(exc, aliases)
-    text = str(exc)
+    text = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
     if aliases:
-        for name, alias in aliases.items():
-            if text.startswith(f"{name}:"):
-                return alias + text[len(name) :]
+        text = "\n".join(_rename(line, aliases) for line in text.splitlines())
     return text

@@ -30,7 +30,7 @@ from .flops import (
 )
 from .flops import flops_per_token as flops_per_token_of
 from .lesson import FLOPS_PER_PARAM_PER_TOKEN
-from .memory import MemoryEstimate, MemorySpec, Recompute, estimate_memory
+from .memory import MemoryEstimate, MemorySpec, Recompute, estimate_memory, guess_shape
 from .mfu import MfuPrior, ModelFamily, mfu_prior
 from .model_source import ModelSource, check_layout, check_seq_len, default_seq_len, differs
 from .quantities import ParamCount, Price, TflopsPerDevice, TokenCount, check_positive
@@ -67,7 +67,7 @@ FailureBudget = Annotated[
                       "(one partial re-run) by default."),
 ]
 Range = tuple[float, float]
-FlopsMethod = Literal["6N", "architecture", "distillation", "scaled"]
+FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "scaled"]
 
 
 class CostEstimate(BaseModel):
@@ -328,9 +328,11 @@ class RunEstimate(CostEstimate):
     tokens: float = Field(description="Training tokens T.")
     flops_per_token: float = Field(description="Model FLOPs per training token.")
     flops_method: FlopsMethod = Field(
-        description="How FLOPs were counted: 6N (6·N_active), architecture (matmul + attention "
-                    "+ LM head from the config), distillation (student 6·N + teacher forward "
-                    "2·N_t), scaled (the original's per-token FLOPs scaled with the model)."
+        description="How FLOPs were counted: 6N (6·N_active), 6N+attention (plus causal "
+                    "attention at the given sequence length, from a shape guessed from N), "
+                    "architecture (matmul + attention + LM head from the config), distillation "
+                    "(student 6·N + teacher forward 2·N_t), scaled (the original's per-token "
+                    "FLOPs scaled with the model)."
     )
     flops_breakdown: FlopsBreakdown | None = Field(
         description="Per-token FLOPs by term, when the architecture is known."
@@ -435,6 +437,24 @@ def _count_warnings(spec: RunSpec, counts: ParamBreakdown | None) -> list[str]:
     return notes
 
 
+def _family_warnings(spec: RunSpec) -> list[str]:
+    if spec.family == "moe" and spec.architecture is None and spec.active_params is None:
+        return ["family is moe but no active_params were given: the FLOPs count every "
+                "parameter, as if each token went through every expert. Give the active "
+                "parameters per token (or a config)."]
+    return []
+
+
+def _memory_warnings(memory: MemoryEstimate | None, chosen: str | None) -> list[str]:
+    if memory is None or memory.fits is not False:
+        return []
+    if chosen == "none_fits":
+        return ["the run does not fit in device memory at this layout, even at ZeRO 3: shard "
+                "further (tensor or pipeline parallelism), recompute activations, shorten the "
+                "micro-batch or sequence, or use more or larger devices."]
+    return [f"the run does not fit in device memory at ZeRO {memory.zero} as planned."]
+
+
 def _range(low_mfu_value: float, high_mfu_value: float) -> Range:
     return (min(low_mfu_value, high_mfu_value), max(low_mfu_value, high_mfu_value))
 
@@ -496,6 +516,12 @@ def estimate_run(
     elif arch is not None:
         breakdown = flops_per_token_of(arch, seq_len)
         per_token, method, terms = breakdown.total, "architecture", breakdown
+    elif spec.seq_len is not None:
+        # A context was given but no architecture: attention from a shape guessed from N.
+        shape = guess_shape(n_compute)
+        breakdown = rule_of_thumb(n_compute, layers=shape.layers, hidden=shape.hidden,
+                                  seq_len=seq_len)
+        per_token, method, terms = breakdown.total, "6N+attention", breakdown
     else:
         terms = rule_of_thumb(n_compute)
         per_token, method = terms.total, "6N"
@@ -533,12 +559,13 @@ def estimate_run(
 
     memory, chosen = _memory_check(spec) if check_memory else (None, None)
     warnings = (_mfu_warnings(spec.mfu) + _peak_warnings(spec, acc, precision)
-                + _count_warnings(spec, counts))
+                + _count_warnings(spec, counts) + _family_warnings(spec)
+                + _memory_warnings(memory, chosen))
     return RunEstimate(
         **point.model_dump(),
         params=spec.total_params,
-        active_params=(float(counts.active) if counts is not None and counts.active < counts.total
-                       else spec.active_params),
+        active_params=(spec.active_params if counts is None
+                       else float(counts.active) if counts.active < counts.total else None),
         tokens=spec.tokens,
         flops_per_token=per_token,
         flops_method=method,

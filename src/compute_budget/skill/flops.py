@@ -162,18 +162,32 @@ def flops_per_token(arch: Architecture, seq_len: int, *, causal: bool = True) ->
     )
 
 
-def rule_of_thumb(active_params: float) -> FlopsBreakdown:
-    """6·N per token with every parameter counted as a matmul weight and no attention term.
+def rule_of_thumb(
+    active_params: float,
+    *,
+    layers: int | None = None,
+    hidden: int | None = None,
+    seq_len: int | None = None,
+) -> FlopsBreakdown:
+    """6·N per token with every parameter counted as a matmul weight, for an unknown architecture.
 
-    Kaplan et al. 2020's C ≈ 6·N·D, for when the architecture is unknown. Full recomputation
-    then gives 8·N per token (Narayanan et al. 2021), selective none (no attention term).
+    Kaplan et al. 2020's C ≈ 6·N·D. When ``layers``, ``hidden`` and ``seq_len`` are given (a
+    guessed shape and the real context), the causal attention term 12·L·d·(T/2) of Chowdhery et
+    al. 2022 (App. B; H·Q = d) is added. Full recomputation gives about 8·N per token (Narayanan
+    et al. 2021).
     """
     n = check_positive(active_params, "active_params")
     six_n = TRAIN_FLOPS_PER_WEIGHT * n
+    attention = 0.0
+    context = 0.0
+    if layers is not None and hidden is not None and seq_len is not None:
+        t = _check_seq_len(seq_len)
+        context = t / 2
+        attention = 2 * TRAIN_FLOPS_PER_WEIGHT * layers * hidden * context
     return FlopsBreakdown(
-        seq_len=None, causal=True, attention_context=0.0, active_matmul_weights=round(n),
-        active_params=round(n), matmul=six_n, attention=0.0, lm_head=0.0, total=six_n,
-        six_n=six_n,
+        seq_len=seq_len, causal=True, attention_context=context, active_matmul_weights=round(n),
+        active_params=round(n), matmul=six_n, attention=attention, lm_head=0.0,
+        total=six_n + attention, six_n=six_n,
     )
 
 
@@ -234,7 +248,7 @@ def mfu_from_achieved(
     if achieved > peak:
         raise InputError(
             "achieved_tflops", achieved_tflops,
-            f"at most peak_tflops ({peak:g}): no device runs above its peak",
+            f"at most the device's dense peak ({peak:g} TFLOP/s): no device runs above it",
         )
     return achieved * (model / hardware) / peak
 

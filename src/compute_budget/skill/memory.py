@@ -68,8 +68,9 @@ HEAD_DIM_GUESS = 128
 """Head size assumed when the shape is guessed (GPT-3 and Llama families use 128)."""
 ASPECT_RATIO_GUESS = 128
 """hidden / layers assumed when the shape is guessed (GPT-3 6.7B–175B: 4096/32 … 12288/96)."""
-HEADROOM_WARNING = 0.10
-"""Warn when less than this share of device memory is left (CUDA context, NCCL, fragmentation)."""
+USABLE_FRACTION = 0.90
+"""Share of device memory a run may fill and still count as fitting: the CUDA context, NCCL
+buffers and allocator fragmentation take the rest (a few GiB on an 80 GB device)."""
 
 
 class OptimizerInfo(BaseModel):
@@ -338,11 +339,7 @@ class MemoryBreakdown(BaseModel):
     gradients: float = Field(description="16-bit gradients, bytes per device.")
     optimizer: float = Field(description="Optimizer state, bytes per device.")
     activations: float = Field(
-        description="Stored activations, bytes per device (logits included)."
-    )
-    logits: float = Field(
-        description="Of the activations: fp32 logits for the loss, bytes per device; 0 when the "
-                    "vocabulary is unknown."
+        description="Stored activations, bytes per device (the loss's fp32 logits included)."
     )
     total: float = Field(description="weights + gradients + optimizer + activations, bytes.")
 
@@ -371,6 +368,14 @@ class MemoryEstimate(BaseModel):
     micro_batch: int = Field(description="Micro-batch size in sequences.")
     recompute: Recompute
     flash_attention: bool
+    logits_bytes: float = Field(
+        description="Part of the activations: the fp32 logits kept for the loss, bytes per "
+                    "device; 0 when the vocabulary is unknown."
+    )
+    usable_fraction: float = Field(
+        description="Share of device memory counted as usable for fits; the rest is left for "
+                    "the CUDA context, communication buffers and fragmentation."
+    )
     activations_in_flight: int = Field(
         description="Micro-batches whose activations the first pipeline stage holds at once."
     )
@@ -420,12 +425,12 @@ def estimate_memory(spec: MemorySpec) -> MemoryEstimate:
     warnings: list[str] = []
     acc = spec.accelerator
     capacity = acc.memory_bytes if acc is not None else None
-    fits = None if capacity is None else total <= capacity
+    fits = None if capacity is None else total <= USABLE_FRACTION * capacity
     headroom = None if capacity is None else capacity - total
-    if capacity and headroom is not None and 0 <= headroom < HEADROOM_WARNING * capacity:
+    if capacity and headroom is not None and not fits and headroom >= 0:
         warnings.append(
-            f"less than {HEADROOM_WARNING:.0%} of device memory is left; the CUDA context, "
-            "communication buffers and fragmentation usually need a few GiB."
+            f"the total is within {1 - USABLE_FRACTION:.0%} of device memory: too tight, as the "
+            "CUDA context, communication buffers and fragmentation need a few GiB."
         )
     if spec.sp and spec.tp == 1:
         warnings.append("sequence parallelism has no effect without tensor parallelism (tp > 1).")
@@ -435,7 +440,7 @@ def estimate_memory(spec: MemorySpec) -> MemoryEstimate:
     return MemoryEstimate(
         per_gpu_bytes=MemoryBreakdown(
             weights=weights, gradients=gradients, optimizer=optimizer,
-            activations=activations, logits=logits, total=total,
+            activations=activations, total=total,
         ),
         fits=fits,
         accelerator=acc.name if acc is not None else None,
@@ -455,6 +460,8 @@ def estimate_memory(spec: MemorySpec) -> MemoryEstimate:
         micro_batch=spec.micro_batch,
         recompute=spec.recompute,
         flash_attention=spec.flash_attention,
+        logits_bytes=logits,
+        usable_fraction=USABLE_FRACTION,
         activations_in_flight=in_flight,
         warnings=warnings,
     )

@@ -9,9 +9,12 @@ Dense and MoE transformers use priors calibrated on published training runs (``d
 mfu_priors.json``, derived by ``benchmarks/derive_priors.py`` from the calibration set
 ``benchmarks/data/published_runs.csv``). The rule, in one sentence: the default is the median
 *end-to-end* MFU (6·N·T over reported GPU-hours × the BF16 dense peak) of the published dense runs
-on the same hardware generation, all generations pooled when a generation has fewer than
-``min_runs`` runs, times the median MoE-to-dense ratio for mixture-of-experts models; the band is
-the central ×/÷ the factor that covers 90% of the dense runs around their median. CNN-heavy and
+on the same hardware generation — a generation with fewer than ``min_runs`` runs takes the
+calibrated generation nearest in dense peak, because end-to-end MFU falls as peak FLOP/s outgrows
+memory and network (Ampere 0.39, Hopper 0.22 in the published runs); the prior pooled across
+generations serves only devices whose peak is unknown — times the median MoE-to-dense ratio for
+mixture-of-experts models; the band is the central ×/÷ the factor that covers 90% of the dense runs
+around their median. CNN-heavy and
 spiking models have no calibration data and keep the skill's flat prior (:data:`FAMILY_PRIORS`).
 
 FP8: the priors are measured against the BF16 dense peak. The FP8 peak is twice the BF16 one on
@@ -22,13 +25,14 @@ prior for an FP8 run is the BF16 prior scaled by speed-up / (FP8 peak / BF16 pea
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
 from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .catalog import Accelerator, Precision
+from .catalog import Accelerator, Precision, list_accelerators
 
 __all__ = [
     "FAMILY_PRIORS",
@@ -89,10 +93,11 @@ class MfuPrior(BaseModel):
     generation: str | None = Field(
         default=None, description="Hardware generation of the accelerator the prior is for."
     )
-    scope: Literal["generation", "pooled", "flat"] = Field(
+    scope: Literal["generation", "nearest", "pooled", "flat"] = Field(
         default="flat",
-        description="What the prior rests on: published runs on this generation, published runs "
-                    "pooled across generations (no runs on this one), or the skill's flat prior.",
+        description="What the prior rests on: published runs on this generation; those of the "
+                    "calibrated generation nearest in dense peak (no runs on this one); runs "
+                    "pooled across generations (device peak unknown); or the skill's flat prior.",
     )
     n_runs: int = Field(default=0, description="Number of published runs the prior rests on.")
     runs: tuple[str, ...] = Field(default=(), description="The published runs it rests on.")
@@ -234,7 +239,35 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _bf16_prior(table: MfuPriorTable, family: ModelFamily, generation: str) -> MfuPrior:
+def _reference_peak(generation: str) -> float | None:
+    """Median dense BF16 (or FP16) peak of the catalog's devices of ``generation``, TFLOP/s."""
+    peaks = sorted(p for a in list_accelerators() if a.generation == generation
+                   for p in [a.peak_tflops.bf16 or a.peak_tflops.fp16] if p is not None)
+    return peaks[len(peaks) // 2] if peaks else None
+
+
+def _nearest_calibrated(
+    table: MfuPriorTable, family: CalibratedFamily, accelerator: Accelerator
+) -> MfuPriorEntry | None:
+    """The calibrated generation whose dense peak is nearest (in ratio) to the device's."""
+    peak = accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16
+    if peak is None:
+        return None
+    best: tuple[float, MfuPriorEntry] | None = None
+    for entry in table.priors:
+        if entry.family != family or entry.generation == POOLED:
+            continue
+        reference = _reference_peak(entry.generation)
+        if reference is None:
+            continue
+        distance = abs(math.log(peak / reference))
+        if best is None or distance < best[0]:
+            best = (distance, entry)
+    return None if best is None else best[1]
+
+
+def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator) -> MfuPrior:
+    generation = accelerator.generation
     if family in ("cnn", "snn"):
         band = FAMILY_PRIORS[family]
         return MfuPrior(
@@ -245,6 +278,7 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, generation: str) -> M
         )
     calibrated: CalibratedFamily = "moe" if family == "moe" else "dense"
     entry = table.entry(calibrated, generation)
+    scope: Literal["generation", "pooled", "nearest"]
     if entry.generation == generation:
         basis, scope = entry.basis, "generation"
     else:
@@ -254,8 +288,28 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, generation: str) -> M
         reason = (f"No published runs on {label} calibrate a prior" if n == 0 else
                   f"Only {n} published dense run{'s' if n > 1 else ''} on {label}, fewer than "
                   f"the {table.min_runs} a generation needs for its own prior")
-        basis = f"{reason}, so this is the pooled one: {_lower_first(entry.basis)}"
-        scope = "pooled"
+        nearest = _nearest_calibrated(table, calibrated, accelerator)
+        if nearest is not None:
+            peak = accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16
+            reference = _reference_peak(nearest.generation)
+            entry = nearest
+            trend = ", ".join(
+                f"{e.central:.2f} on {generation_label(e.generation)}"
+                for e in sorted(
+                    (e for e in table.priors if e.family == "dense" and e.generation != POOLED),
+                    key=lambda e: _reference_peak(e.generation) or 0.0,
+                )
+            )
+            basis = (
+                f"{reason}, so this is the prior of {generation_label(nearest.generation)}, the "
+                f"calibrated generation nearest in dense peak ({peak:g} vs {reference:g} "
+                "TFLOP/s): end-to-end MFU falls as peak FLOP/s outgrows memory and network "
+                f"bandwidth ({trend} in the published runs); {_lower_first(entry.basis)}"
+            )
+            scope = "nearest"
+        else:
+            basis = f"{reason}, so this is the pooled one: {_lower_first(entry.basis)}"
+            scope = "pooled"
     return MfuPrior(
         family=family, central=entry.central, low=entry.low, high=entry.high, basis=basis,
         source=entry.source, generation=generation, scope=scope, n_runs=entry.n_runs,
@@ -268,7 +322,7 @@ def prior_from_table(
 ) -> MfuPrior:
     """The prior :func:`mfu_prior` gives, from an explicit ``table`` (the benchmark re-derives
     tables for leave-one-out; users want :func:`mfu_prior`)."""
-    prior = _bf16_prior(table, family, accelerator.generation)
+    prior = _bf16_prior(table, family, accelerator)
     if precision != "fp8":
         return prior
     return prior.model_copy(update={

@@ -106,6 +106,8 @@ def _accepts(maximum: float) -> Any:
 def _in_range(maximum: float) -> Callable[[float], float]:
     def check(value: float) -> float:
         if not math.isfinite(value) or value <= 0 or value > maximum:
+            if math.isinf(maximum):
+                raise ValueError("must be a positive finite number")
             raise ValueError(f"must be a number > 0 and ≤ {maximum:g}")
         return value
 

@@ -16,19 +16,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .catalog import get_accelerator
 from .errors import InputError
-from .estimate import Mfu
+from .estimate import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
 from .lesson import split_budget, tokens_for_budget, training_seconds
 from .mfu import mfu_prior
 from .quantities import FlopCount, ParamCount, PositiveQuantity, Price, UsdAmount
 
 __all__ = ["COMPUTE_OPTIMAL_RATIO", "BudgetSplit", "SplitRow", "SplitSpec", "budget_split"]
 
-RateBasis = Literal["lesson_machine", "your_rate", "gpu_with_prior", "gpu_with_your_mfu"]
+RateBasis = Literal["none", "your_rate", "gpu_with_prior", "gpu_with_your_mfu"]
 
 COMPUTE_OPTIMAL_RATIO = 20.0
 """Tokens per parameter at the compute optimum (Hoffmann et al. 2022, "Chinchilla")."""
-LESSON_FLOPS_PER_SEC = 1e12
-"""The lesson's machine: 10¹² FLOP/s sustained."""
 
 
 class SplitSpec(BaseModel):
@@ -42,8 +40,9 @@ class SplitSpec(BaseModel):
     budget_usd: UsdAmount | None = Field(
         default=None,
         description="Or a budget in US dollars, turned into FLOPs with gpu, gpu_count, MFU and "
-                    "price.",
+                    "price, after setting the failure budget aside.",
     )
+    failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
     ratio: PositiveQuantity = Field(
         default=COMPUTE_OPTIMAL_RATIO,
         description="Tokens per parameter for the highlighted split (default 20, Chinchilla).",
@@ -54,8 +53,8 @@ class SplitSpec(BaseModel):
     )
     flops_per_sec: PositiveQuantity | None = Field(
         default=None,
-        description="Peak FLOP/s of the whole machine (default 1e12, the lesson's machine, "
-                    "unless gpu is given).",
+        description="FLOP/s of the whole machine, for the time columns (the lesson uses 1e12); "
+                    "or give gpu. Without either, no time is shown.",
     )
     utilization: Mfu = Field(default=1.0)
     gpu: str | None = Field(default=None, description="Accelerator to derive the FLOP/s from.")
@@ -72,6 +71,9 @@ class SplitSpec(BaseModel):
                              "exactly one of budget_flops or budget_usd")
         if self.budget_usd is not None and self.gpu is None:
             raise InputError("gpu", None, "an accelerator, to turn budget_usd into FLOPs")
+        if self.gpu is not None and self.flops_per_sec is not None:
+            raise InputError("flops_per_sec", self.flops_per_sec,
+                             "not together with gpu (the FLOP/s then come from the device)")
         if self.gpu is not None:
             acc = get_accelerator(self.gpu)
             acc.peak(acc.default_precision)
@@ -92,8 +94,10 @@ class SplitRow(BaseModel):
     params: float = Field(description="Parameters N.")
     tokens: float = Field(description="Tokens D = C / (6·N).")
     tokens_per_param: float = Field(description="D / N.")
-    seconds: float = Field(description="Seconds to spend C at the sustained FLOP/s.")
-    hours: float = Field(description="The same in hours.")
+    seconds: float | None = Field(
+        description="Seconds to spend C at the sustained FLOP/s; None when no rate was given."
+    )
+    hours: float | None = Field(description="The same in hours; None when no rate was given.")
 
 
 class BudgetSplit(BaseModel):
@@ -103,7 +107,12 @@ class BudgetSplit(BaseModel):
 
     budget_flops: float = Field(description="Compute budget C in FLOPs.")
     budget_usd: float | None = Field(description="The dollar budget it came from, if any.")
-    sustained_flops_per_sec: float = Field(description="FLOP/s actually achieved: peak × use.")
+    sustained_flops_per_sec: float | None = Field(
+        description="FLOP/s actually achieved (peak × use); None when no rate was given."
+    )
+    failure_budget: float | None = Field(
+        description="Multiplier set aside from budget_usd for failures, if a dollar budget."
+    )
     rate_basis: RateBasis = Field(description="Where the FLOP/s comes from.")
     utilization: float | None = Field(description="Share of the given FLOP/s achieved.")
     accelerator: str | None = Field(description="Device the FLOP/s is derived from, if any.")
@@ -117,11 +126,11 @@ class BudgetSplit(BaseModel):
     rows: list[SplitRow]
 
 
-def _row(c: float, n: float, rate: float) -> SplitRow:
+def _row(c: float, n: float, rate: float | None) -> SplitRow:
     d = tokens_for_budget(c, n)
-    seconds = training_seconds(c, rate)
+    seconds = None if rate is None else training_seconds(c, rate)
     return SplitRow(params=n, tokens=d, tokens_per_param=d / n, seconds=seconds,
-                    hours=seconds / 3600)
+                    hours=None if seconds is None else seconds / 3600)
 
 
 def _default_sizes(c: float) -> list[float]:
@@ -151,11 +160,13 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
         rate = spec.gpu_count * peak * 1e12 * mfu
         quote = acc.default_price
         price = spec.usd_per_gpu_hour or (quote.usd_per_gpu_hour if quote else None)
+    elif spec.flops_per_sec is not None:
+        rate, rate_basis = spec.flops_per_sec * spec.utilization, "your_rate"
     else:
-        rate = (spec.flops_per_sec or LESSON_FLOPS_PER_SEC) * spec.utilization
-        rate_basis = "your_rate" if spec.flops_per_sec else "lesson_machine"
-    if spec.budget_usd is not None and price is not None:
-        wall_seconds = spec.budget_usd / price / spec.gpu_count * 3600
+        rate, rate_basis = None, "none"
+    if spec.budget_usd is not None and price is not None and rate is not None:
+        # The failure budget is set aside first, so the split matches a costed run's dollars.
+        wall_seconds = spec.budget_usd / spec.failure_budget / price / spec.gpu_count * 3600
         c = wall_seconds * rate
     elif spec.budget_flops is not None:
         c = spec.budget_flops
@@ -167,6 +178,7 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
         budget_flops=c,
         budget_usd=spec.budget_usd,
         sustained_flops_per_sec=rate,
+        failure_budget=spec.failure_budget if spec.budget_usd is not None else None,
         rate_basis=rate_basis,
         utilization=spec.utilization if spec.gpu is None else None,
         accelerator=accelerator,

@@ -11,19 +11,22 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
 from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    INVALID_PARAMS,
     Completion,
     CompletionArgument,
     CompletionContext,
     PromptReference,
     ResourceTemplateReference,
 )
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from .. import __version__
 from ..prompts import (
@@ -56,6 +59,7 @@ from ..skill import (
     SplitSpec,
     budget_split,
     decision_summary,
+    describe_error,
     estimate_memory,
     estimate_run,
     get_accelerator,
@@ -211,6 +215,51 @@ def tool_specs() -> list[ToolSpec]:
     ]
 
 
+# --- the prompt ------------------------------------------------------------------------------
+
+class PrevalidateArguments(BaseModel):
+    """Arguments of the ``prevalidate_run`` prompt (MCP prompt arguments are strings)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = Field(
+        default=None, max_length=4000,
+        description="The run being planned, in the user's words (model, data, hardware).",
+    )
+    gpu: str | None = Field(
+        default=None,
+        description="Accelerator the user has in mind, a catalog name (completion offers them).",
+    )
+
+    @field_validator("gpu")
+    @classmethod
+    def _known_gpu(cls, value: str | None) -> str | None:
+        return None if value is None else get_accelerator(value).name
+
+
+def _prevalidate_prompt() -> Prompt:
+    """The prompt, validating its arguments like the tools do (one clear message naming the
+    argument, unknown arguments refused) instead of failing with an internal error."""
+
+    def render(**arguments: Any) -> str:
+        try:
+            given = PrevalidateArguments.model_validate(arguments)
+        except ValidationError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=describe_error(exc)) from None
+        return prevalidate_text(given.description, given.gpu)
+
+    fields = PrevalidateArguments.model_fields
+    return Prompt(
+        name="prevalidate_run",
+        title="Pre-validate a training run",
+        description="The five-step procedure for deciding whether a training run is worth "
+                    "launching: which tool for which step, what to ask, how to read the verdict.",
+        arguments=[PromptArgument(name=name, description=info.description, required=False)
+                   for name, info in fields.items()],
+        fn=render,
+    )
+
+
 # --- completions ---------------------------------------------------------------------------
 
 def complete_accelerator(partial: str, limit: int = 100) -> list[str]:
@@ -238,21 +287,7 @@ def build_server() -> MCPServer:
         tools=tools,
     )
 
-    @server.prompt(
-        name="prevalidate_run",
-        title="Pre-validate a training run",
-        description="The five-step procedure for deciding whether a training run is worth "
-                    "launching: which tool for which step, what to ask, how to read the verdict.",
-    )
-    def prevalidate_run(
-        description: Annotated[str | None, Field(
-            description="The run being planned, in the user's words (model, data, hardware).",
-        )] = None,
-        gpu: Annotated[str | None, Field(
-            description="Accelerator the user has in mind (completion offers catalog names).",
-        )] = None,
-    ) -> str:
-        return prevalidate_text(description, gpu)
+    server.add_prompt(_prevalidate_prompt())
 
     @server.resource(CATALOG_URI, name="accelerator-catalog", title="Accelerator catalog",
                      description="Dense peaks, memory, bandwidth and dated prices, with every "
