@@ -289,7 +289,7 @@ Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no sourc
 
 | --gpu | device | BF16 TFLOP/s | FP16 | FP8 | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
-| `h100-sxm` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $2.49/h (on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1) |
+| `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $2.49/h (on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1) |
 | `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (AWS g5.xlarge on-demand us-east-1 (1 GPU + 4 vCPU), 2024) |
 
 **Sources**
