@@ -32,7 +32,7 @@ from .flops import flops_per_token as flops_per_token_of
 from .lesson import FLOPS_PER_PARAM_PER_TOKEN
 from .memory import MemoryEstimate, MemorySpec, Recompute, estimate_memory, guess_shape
 from .mfu import MfuPrior, ModelFamily, mfu_prior
-from .model_source import ModelSource, check_layout, check_seq_len, default_seq_len, differs
+from .model_source import ModelAndLayout, check_layout, check_seq_len, differs
 from .quantities import ParamCount, Price, TflopsPerDevice, TokenCount, check_positive
 
 __all__ = [
@@ -174,7 +174,7 @@ def estimate_run_cost(
                            budget)
 
 
-class RunSpec(ModelSource):
+class RunSpec(ModelAndLayout):
     """What the user plans to run: the four inputs of step 1 and the optional overrides.
 
     The model is given by ``params`` (and ``active_params`` for MoE), or exactly by a ``config``
@@ -231,21 +231,6 @@ class RunSpec(ModelSource):
                     "fewer parameters are active than exist, else dense.",
     )
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
-    seq_len: int | None = Field(
-        default=None, ge=1, le=10_000_000,
-        description="Training sequence length in tokens, for the attention FLOPs and memory "
-                    "(default 4096, or a smaller learned position table).",
-    )
-    recompute: Recompute = Field(
-        default="none",
-        description="Activation recomputation: none, selective or full. Adds hardware FLOPs "
-                    "(not model FLOPs) and saves memory.",
-    )
-    micro_batch: int = Field(default=1, ge=1, le=1_000_000,
-                             description="Micro-batch size in sequences per device (default 1).")
-    tp: int = Field(default=1, ge=1, description="Tensor-parallel degree (default 1).")
-    pp: int = Field(default=1, ge=1, description="Pipeline-parallel degree (default 1).")
-    sp: bool = Field(default=False, description="Sequence parallelism (with tp > 1).")
     zero: int | None = Field(
         default=None, ge=0, le=3,
         description="ZeRO stage for the memory check (default: the lowest stage that fits).",
@@ -314,10 +299,6 @@ class RunSpec(ModelSource):
         """The precision given, or the device's default training precision."""
         return self.precision or self.accelerator.default_precision
 
-    @property
-    def resolved_seq_len(self) -> int:
-        """The sequence length given, or the default for the architecture."""
-        return self.seq_len if self.seq_len is not None else default_seq_len(self.architecture)
 
 
 class RunEstimate(CostEstimate):

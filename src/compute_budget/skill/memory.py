@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .architecture import count_params
 from .catalog import Accelerator, get_accelerator
 from .errors import InputError
-from .model_source import ModelSource, check_layout, check_seq_len, default_seq_len
+from .model_source import ModelAndLayout, Recompute, check_layout, check_seq_len
 from .quantities import ParamCount
 
 __all__ = [
@@ -58,7 +58,6 @@ __all__ = [
 ]
 
 OptimizerName = Literal["adamw", "adam8bit", "sgd", "adafactor"]
-Recompute = Literal["none", "selective", "full"]
 
 WEIGHT_BYTES = 2.0
 """16-bit (BF16/FP16) weights used in forward and backward (mixed precision)."""
@@ -213,7 +212,7 @@ def activation_bytes_per_layer(
     return sbh * per_token
 
 
-class MemorySpec(ModelSource):
+class MemorySpec(ModelAndLayout):
     """What to size: the model, the optimizer, the parallel layout and the batch."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -232,9 +231,6 @@ class MemorySpec(ModelSource):
         description="ZeRO stage 0–3 (0: none; 1: shard optimizer state; 2: + gradients; "
                     "3: + weights) over the data-parallel degree.",
     )
-    tp: int = Field(default=1, ge=1, description="Tensor-parallel degree, at least 1.")
-    pp: int = Field(default=1, ge=1, description="Pipeline-parallel degree, at least 1.")
-    sp: bool = Field(default=False, description="Sequence parallelism (needs tp > 1 to help).")
     optimizer: str = Field(
         default="adamw", description="Optimizer: adamw, adam8bit, sgd (with momentum), adafactor."
     )
@@ -242,16 +238,6 @@ class MemorySpec(ModelSource):
         default=None,
         description="Trainable parameters when some are frozen (LoRA, adapters); at most params. "
                     "Frozen parameters have no gradients or optimizer state.",
-    )
-    seq_len: int | None = Field(
-        default=None, ge=1, le=10_000_000,
-        description="Sequence length in tokens (default 4096, or a smaller learned position "
-                    "table).",
-    )
-    micro_batch: int = Field(default=1, ge=1, le=1_000_000,
-                             description="Micro-batch size in sequences per device (default 1).")
-    recompute: Recompute = Field(
-        default="none", description="Activation recomputation: none, selective or full."
     )
     flash_attention: bool = Field(
         default=True,
@@ -302,11 +288,6 @@ class MemorySpec(ModelSource):
         if arch is not None:
             return float(count_params(arch).total)
         return float(self.params or 0)
-
-    @property
-    def resolved_seq_len(self) -> int:
-        """The sequence length given, or the default for the architecture."""
-        return self.seq_len if self.seq_len is not None else default_seq_len(self.architecture)
 
     @property
     def accelerator(self) -> Accelerator | None:

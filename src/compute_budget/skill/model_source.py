@@ -7,7 +7,7 @@ spec is validated, so a bad config fails there with a :class:`ConfigError` namin
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -25,14 +25,19 @@ from .errors import ConfigError, InputError
 
 __all__ = [
     "DEFAULT_SEQ_LEN",
+    "ModelAndLayout",
     "ModelSource",
     "ParamReport",
+    "Recompute",
     "check_layout",
     "check_seq_len",
     "default_seq_len",
     "differs",
     "param_report",
 ]
+
+Recompute = Literal["none", "selective", "full"]
+"""Activation recomputation: none, selective (attention scores) or full (whole layers)."""
 
 DEFAULT_SEQ_LEN = 4096
 """Training sequence length assumed when none is given (capped by a learned position table)."""
@@ -78,6 +83,32 @@ class ModelSource(BaseModel):
         if self.config is None and self.preset is None:
             return None
         return self._architecture
+
+
+class ModelAndLayout(ModelSource):
+    """The model and how one training step is laid out on the devices."""
+
+    seq_len: int | None = Field(
+        default=None, ge=1, le=10_000_000,
+        description="Training sequence length in tokens, for the attention FLOPs and the "
+                    "activations (default 4096, or a smaller learned position table).",
+    )
+    micro_batch: int = Field(default=1, ge=1, le=1_000_000,
+                             description="Micro-batch size in sequences per device (default 1).")
+    tp: int = Field(default=1, ge=1, description="Tensor-parallel degree (default 1).")
+    pp: int = Field(default=1, ge=1, description="Pipeline-parallel degree (default 1).")
+    sp: bool = Field(default=False,
+                     description="Sequence parallelism (shards activations; needs tp > 1).")
+    recompute: Recompute = Field(
+        default="none",
+        description="Activation recomputation: none, selective or full. Saves memory; adds "
+                    "hardware FLOPs, not model FLOPs.",
+    )
+
+    @property
+    def resolved_seq_len(self) -> int:
+        """The sequence length given, or the default for the architecture."""
+        return self.seq_len if self.seq_len is not None else default_seq_len(self.architecture)
 
 
 def check_layout(gpu_count: int, tp: int, pp: int, arch: Architecture | None) -> None:
