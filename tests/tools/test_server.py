@@ -316,3 +316,14 @@ async def test_prompt_rejects_unknown_arguments_and_unknown_gpus(client: Client)
         await client.get_prompt("prevalidate_run", {"gpu": "nope"})
     good = await client.get_prompt("prevalidate_run", {"gpu": "h100"})
     assert "H100 SXM" in good.messages[0].content.text
+
+
+async def test_only_the_missing_input_is_asked(answering_client: Any) -> None:
+    answers = Answers(gpu_count=16)
+    async with answering_client(answers) as client:
+        result = await client.call_tool("estimate_run_cost",
+                                        {"params": "7B", "tokens": "1T", "gpu": "b200"})
+    assert not result.is_error, _text(result)
+    assert [fields for _, fields in answers.asked] == [["gpu_count"]]
+    assert result.structured_content["accelerator_key"] == "b200"
+    assert result.structured_content["gpu_count"] == 16

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from functools import cache
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -124,6 +125,18 @@ def _given(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+@cache
+def _form_for(question: Question, fields: tuple[str, ...]) -> type[BaseModel]:
+    """The question's form reduced to the fields still missing (nobody is asked twice)."""
+    if fields == question.fields:
+        return question.form
+    chosen: dict[str, Any] = {
+        f: (question.form.model_fields[f].annotation, question.form.model_fields[f])
+        for f in fields
+    }
+    return create_model(f"{question.form.__name__}_{'_'.join(fields)}", **chosen)
+
+
 def _resolver(spec: ToolSpec, question: Question) -> Callable[..., Any]:
     """Ask ``question`` only when its fields are missing, the rest is valid, and the client
     can show a form; otherwise answer None and let the tool body report what is missing."""
@@ -139,7 +152,8 @@ def _resolver(spec: ToolSpec, question: Question) -> Callable[..., Any]:
             return None
         if not _supports_form_elicitation(ctx):
             return None
-        return Elicit(question.message, question.form)
+        missing = tuple(f for f in question.fields if f not in given)
+        return Elicit(question.message, _form_for(question, missing))
 
     parameters = [
         inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
@@ -173,7 +187,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         for key, outcome in answers.items():
             if isinstance(outcome, AcceptedElicitation):
                 if outcome.data is not None:  # None: nothing was asked
-                    for f in questions[key].fields:
+                    for f in type(outcome.data).model_fields:
                         given.setdefault(f, getattr(outcome.data, f))
             elif outcome is not None:  # declined or cancelled
                 declined = True
