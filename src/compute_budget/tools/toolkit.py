@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from functools import cache
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import (
@@ -184,7 +184,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         answers = {key: kwargs.pop(key, None) for key in questions}
         given = _given(kwargs)
         declined = False
-        for key, outcome in answers.items():
+        for _key, outcome in answers.items():
             if isinstance(outcome, AcceptedElicitation):
                 if outcome.data is not None:  # None: nothing was asked
                     for f in type(outcome.data).model_fields:
