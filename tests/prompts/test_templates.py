@@ -216,7 +216,8 @@ Even the optimistic gain 0.5 (gain + σ) is below the baseline 1; the gain is wo
 
 No concrete benefit was named (a publication, a deployment, a contract). "I think this will help" does not justify $21,034: say what the gain buys before spending it.
 
-**Next:** do not launch as specified; price the cheaper alternatives or spend the compute on a different idea.
+**Next:** the gain is not worth its cost at this size; price the cheaper alternatives or spend the compute on a different idea.
+
 Cheaper alternatives (smaller scale, shorter run, distillation, other hardware) can be priced next.
 """)
 
@@ -236,7 +237,7 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 | Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand (RunPod; Nebius 5.50; Modal 6.25), 2025/2026), MFU 0.40 | 6.75 | 1,296 | $6,469 | $7,554 (54%) |
 | A different idea | spend the same compute on the experiment with the best expected gain per dollar: it buys about 4 smaller-scale runs | | | | opportunity cost |
 
-Each row uses the same MFU source (yours) and failure budget as the original; saving is against the nominal cost. Savings in dollars are unknown where a price is unknown.
+Each row uses the same MFU source as the original (yours) and the same failure budget; saving is against the nominal cost. Savings in dollars are unknown where a price is unknown.
 """)
 
 

@@ -87,3 +87,13 @@ def test_bad_fractions(field: str, bad: float) -> None:
 def test_bad_teacher() -> None:
     with pytest.raises(InputError, match=r"^teacher_params: "):
         suggest_alternatives(SPEC, teacher_params=-1)
+
+
+def test_measured_throughput_carries_over_as_mfu_not_as_tflops() -> None:
+    # 400 TFLOP/s measured on H100 is above an A100's 312 peak: it must not be reused as such.
+    spec = RunSpec(params="7B", tokens="100B", gpu="h100", gpu_count=8, achieved_tflops=400)
+    original, alts = _run(spec)
+    assert original.mfu_source == "achieved"
+    for a in _by_kind(alts, "other_hardware"):
+        assert a.estimate is not None
+        assert a.estimate.mfu == pytest.approx(original.mfu)

@@ -155,6 +155,10 @@ def _hardware_alternatives(spec: RunSpec, original: RunEstimate) -> list[Alterna
             "usd_per_gpu_hour": None,
             "peak_tflops": None,
             "precision": precision,
+            # A throughput measured on one device says nothing absolute about another: carry
+            # its MFU over instead, like a user's MFU.
+            "achieved_tflops": None,
+            "mfu": None if original.mfu_source == "prior" else original.mfu,
         })
         # It must fit the device at the same TP × PP with the most frugal settings.
         if memory_at(moved, zero=3, recompute="full").fits is False:

@@ -132,6 +132,27 @@ def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.0f}"
 
 
+_ADVICE: dict[str, str] = {
+    "noise": "collect more small-scale data to shrink the uncertainty before gambling the budget",
+    "memory": "fix the layout first: shard further (ZeRO, tensor or pipeline parallelism), "
+              "recompute activations or use more or larger devices",
+    "price": "give the price per GPU-hour so the gain's value can be weighed against the cost",
+    "budget": "raise the budget or bring the cost under it (a shorter run, a smaller scale, "
+              "cheaper hardware)",
+    "value": "the gain is not worth its cost at this size",
+}
+
+
+def _advice(verdict: Verdict, causes: set[str]) -> str:
+    if verdict == "go":
+        return ("launch it with a kill criterion: an abort condition checked at fixed points of "
+                "the run")
+    steps = [_ADVICE[c] for c in ("memory", "price", "noise", "budget", "value") if c in causes]
+    tail = ("or price the cheaper alternatives" if verdict == "marginal" else
+            "price the cheaper alternatives or spend the compute on a different idea")
+    return "; ".join([*(steps or ["do not launch as specified"]), tail])
+
+
 def decision_summary(
     estimate: _Costed,
     predicted_gain: float,
@@ -188,13 +209,17 @@ def decision_summary(
         verdict = "marginal"
         reason = (f"the gain {gain:g} ± {sigma:g} does not clearly beat the baseline {baseline:g} "
                   f"and its uncertainty")
+    causes: set[str] = {"noise"} if verdict == "marginal" else set()
 
-    def stricter(new: Verdict, why: str) -> None:
+    def stricter(new: Verdict, why: str, cause: str) -> None:
         nonlocal verdict, reason
         if _RANK[new] > _RANK[verdict]:
             verdict, reason = new, why
+            causes.clear()
+            causes.add(cause)
         elif _RANK[new] == _RANK[verdict] and new != "go":
             reason = f"{reason}; {why}"
+            causes.add(cause)
 
     fit = getattr(estimate, "memory_zero_chosen", None)
     if fit is not None:
@@ -206,7 +231,7 @@ def decision_summary(
                    "does not fit device memory at the planned layout, even at ZeRO 3",
         ))
         if not fits:
-            stricter("no-go", "the run does not fit in device memory as planned")
+            stricter("no-go", "the run does not fit in device memory as planned", "memory")
 
     value = None
     if value_rate is not None:
@@ -218,10 +243,10 @@ def decision_summary(
         ))
         if covered is False and cost_f is not None:
             stricter("no-go", f"the gain is worth {_money(value)}, less than the "
-                              f"{_money(cost_f)} it costs with the failure budget")
+                              f"{_money(cost_f)} it costs with the failure budget", "value")
         elif covered is None:
             stricter("marginal", f"the gain's value {_money(value)} cannot be weighed against "
-                                 "an unknown cost; give a price")
+                                 "an unknown cost; give a price", "price")
     if budget is not None and cost is not None and cost_f is not None:
         checks.append(DecisionCheck(
             name="within_budget", passed=cost_f <= budget,
@@ -230,20 +255,12 @@ def decision_summary(
         ))
         if cost > budget:
             stricter("no-go", f"the nominal cost {_money(cost)} exceeds the budget "
-                              f"{_money(budget)}")
+                              f"{_money(budget)}", "budget")
         elif cost_f > budget:
             stricter("marginal", f"the cost with failure budget {_money(cost_f)} exceeds the "
-                                 f"budget {_money(budget)}")
+                                 f"budget {_money(budget)}", "budget")
 
-    if verdict == "go":
-        advice = ("launch it with a kill criterion: an abort condition checked at fixed points "
-                  "of the run")
-    elif verdict == "marginal":
-        advice = ("collect more small-scale data to shrink the uncertainty before gambling the "
-                  "budget, or price the cheaper alternatives")
-    else:
-        advice = ("do not launch as specified; price the cheaper alternatives or spend the "
-                  "compute on a different idea")
+    advice = _advice(verdict, causes)
 
     return Decision(
         verdict=verdict,
