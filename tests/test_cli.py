@@ -332,3 +332,11 @@ def test_error_messages_use_the_flags_of_the_command(capsys: pytest.CaptureFixtu
     code, _, err = run(capsys, "estimate", "--params", "7B", "--tokens", "1B", "--gpu", "a10g",
                        "--gpus", "1")
     assert code == 2 and "give --peak-tflops" in err
+
+
+def test_config_given_inline_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    config = Path(f"{CONFIGS}/gpt2.json").read_text()
+    code, out, _ = run(capsys, "params", "--config", config, "--json")
+    assert code == 0 and json.loads(out)["params"] == 124_439_808
+    code, _, err = run(capsys, "params", "--config", "{not json")
+    assert code == 2 and err.startswith("error: --config: ") and "valid JSON" in err

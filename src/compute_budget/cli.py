@@ -28,7 +28,9 @@ from .prompts import (
     render_split,
 )
 from .skill import (
+    AlternativesOptions,
     ComputeBudgetError,
+    DecisionInputs,
     InputError,
     MemorySpec,
     ModelSource,
@@ -50,52 +52,6 @@ from .skill import (
 __all__ = ["main"]
 
 EXIT_USAGE = 2
-
-# Model field → the flag a CLI user typed, so error messages name what they know.
-FLAG_NAMES: dict[str, str] = {
-    "params": "--params",
-    "tokens": "--tokens",
-    "gpu": "--gpu",
-    "gpu_count": "--gpus",
-    "mfu": "--mfu",
-    "usd_per_gpu_hour": "--price",
-    "active_params": "--active-params",
-    "precision": "--precision",
-    "peak_tflops": "--peak-tflops",
-    "family": "--family",
-    "failure_budget": "--failure-budget",
-    "zero": "--zero",
-    "tp": "--tp",
-    "pp": "--pp",
-    "sp": "--sp",
-    "optimizer": "--optimizer",
-    "trainable_params": "--trainable-params",
-    "seq_len": "--seq-len",
-    "micro_batch": "--micro-batch",
-    "recompute": "--recompute",
-    "layers": "--layers",
-    "hidden": "--hidden",
-    "heads": "--heads",
-    "config": "--config",
-    "preset": "--preset",
-    "achieved_tflops": "--achieved-tflops",
-    "predicted_gain": "--gain",
-    "gain_uncertainty": "--uncertainty",
-    "baseline_to_beat": "--baseline",
-    "usd_per_unit_gain": "--value-per-unit",
-    "budget_usd": "--budget-usd",
-    "budget_flops": "--budget",
-    "ratio": "--ratio",
-    "flops_per_sec": "--flops-per-sec",
-    "utilization": "--utilization",
-    "teacher_params": "--teacher-params",
-}
-
-
-COMMAND_FLAGS: dict[str, dict[str, str]] = {
-    "split": {"params": "--sizes", "usd_per_gpu_hour": "--price"},
-}
-"""Where a subcommand's flag for a field differs from the common one."""
 
 
 class UsageError(Exception):
@@ -122,65 +78,58 @@ def _emit(args: argparse.Namespace, payload: BaseModel | list[Any], markdown: st
         sys.stdout.write(markdown)
 
 
-# --- run spec flags, shared by estimate, decide and alternatives ------------------------------
+# --- flags: help from the model fields, so a flag and a tool argument read the same -----------
+
+def _flag(
+    p: argparse.ArgumentParser,
+    model: type[BaseModel],
+    field: str,
+    flag: str | None = None,
+    *,
+    note: str = "",
+    **options: Any,
+) -> None:
+    """Add ``--field`` (or ``flag``) with the field's own description as its help."""
+    description = model.model_fields[field].description or field
+    p.add_argument(flag or "--" + field.replace("_", "-"), dest=field,
+                   help=description + (f" {note}" if note else ""), **options)
+
 
 RUN_FIELDS = ("params", "tokens", "gpu", "gpu_count", "mfu", "usd_per_gpu_hour", "active_params",
               "precision", "peak_tflops", "family", "failure_budget", "config", "preset",
               "seq_len", "recompute", "achieved_tflops", "micro_batch", "tp", "pp", "sp", "zero")
 
 
-def _add_model_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", metavar="N",
-                   help="total parameters, e.g. 7B, 350M, 7e9 (MoE: total across experts); "
-                        "not needed with --config or --preset")
-    p.add_argument("--config", metavar="PATH",
-                   help="a local Hugging Face config.json: exact parameters, shape and FLOPs")
-    p.add_argument("--preset", metavar="NAME",
-                   help="a named architecture instead of a config (`compute-budget params "
-                        "--list` shows them)")
+def _add_model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    _flag(p, model, "params", metavar="N")
+    _flag(p, model, "config", metavar="PATH")
+    _flag(p, model, "preset", metavar="NAME", note="(`compute-budget params --list`)")
 
 
-def _add_layout_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seq-len", dest="seq_len", metavar="S",
-                   help="training sequence length in tokens (default 4096)")
-    p.add_argument("--micro-batch", dest="micro_batch", metavar="B",
-                   help="micro-batch size in sequences per device (default 1)")
-    p.add_argument("--tp", metavar="T", help="tensor-parallel degree (default 1)")
-    p.add_argument("--pp", metavar="P", help="pipeline-parallel degree (default 1)")
-    p.add_argument("--sp", action="store_const", const=True,
-                   help="sequence parallelism (with --tp > 1)")
-    p.add_argument("--recompute", choices=["none", "selective", "full"],
-                   help="activation recomputation (default none)")
+def _add_layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    _flag(p, model, "seq_len", metavar="S")
+    _flag(p, model, "micro_batch", metavar="B")
+    _flag(p, model, "tp", metavar="T")
+    _flag(p, model, "pp", metavar="P")
+    _flag(p, model, "sp", action="store_const", const=True)
+    _flag(p, model, "recompute", choices=["none", "selective", "full"])
 
 
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
-    _add_model_flags(p)
-    _add_layout_flags(p)
-    p.add_argument("--achieved-tflops", dest="achieved_tflops", metavar="TF",
-                   help="measured hardware TFLOP/s per device (recomputation counted, as "
-                        "--recompute says); converted to MFU")
-    p.add_argument("--zero", metavar="0-3",
-                   help="ZeRO stage for the memory check (default: the lowest that fits)")
-    p.add_argument("--tokens", required=True, metavar="T",
-                   help="training tokens, e.g. 100B, 1.5T")
-    p.add_argument("--gpu", required=True, metavar="NAME",
-                   help="accelerator, e.g. h100, a100-80gb, tpu-v5p (see `compute-budget gpus`)")
-    p.add_argument("--gpus", dest="gpu_count", required=True, metavar="K",
-                   help="number of devices")
-    p.add_argument("--mfu", metavar="F",
-                   help="model FLOPs utilisation in (0, 1] (default: prior for the family)")
-    p.add_argument("--price", dest="usd_per_gpu_hour", metavar="USD",
-                   help="US dollars per device-hour, e.g. 2.10 or '$2.10' (default: catalog)")
-    p.add_argument("--active-params", dest="active_params", metavar="N",
-                   help="parameters active per token, for mixture-of-experts models")
-    p.add_argument("--precision", choices=["bf16", "fp16", "fp8"],
-                   help="precision whose dense peak is used (default: bf16, fp16 on V100)")
-    p.add_argument("--peak-tflops", dest="peak_tflops", metavar="TF",
-                   help="override the dense peak per device, in TFLOP/s")
-    p.add_argument("--family", choices=["dense", "moe", "cnn", "snn"],
-                   help="model family for the MFU prior (default: inferred)")
-    p.add_argument("--failure-budget", dest="failure_budget", metavar="X",
-                   help="multiplier for failures and re-runs (default 1.5)")
+    _flag(p, RunSpec, "tokens", required=True, metavar="T")
+    _flag(p, RunSpec, "gpu", required=True, metavar="NAME", note="(`compute-budget gpus`)")
+    _flag(p, RunSpec, "gpu_count", "--gpus", required=True, metavar="K")
+    _add_model_flags(p, RunSpec)
+    _flag(p, RunSpec, "active_params", metavar="N")
+    _flag(p, RunSpec, "mfu", metavar="F")
+    _flag(p, RunSpec, "achieved_tflops", metavar="TF")
+    _flag(p, RunSpec, "usd_per_gpu_hour", "--price", metavar="USD")
+    _flag(p, RunSpec, "precision", choices=["bf16", "fp16", "fp8"])
+    _flag(p, RunSpec, "peak_tflops", metavar="TF")
+    _flag(p, RunSpec, "family", choices=["dense", "moe", "cnn", "snn"])
+    _flag(p, RunSpec, "failure_budget", metavar="X")
+    _add_layout_flags(p, RunSpec)
+    _flag(p, RunSpec, "zero", metavar="0-3")
 
 
 def _run_spec(args: argparse.Namespace) -> RunSpec:
@@ -208,10 +157,10 @@ def _cmd_decide(args: argparse.Namespace) -> None:
     estimate = estimate_run(_run_spec(args))
     decision = decision_summary(
         estimate,
-        _number(args.gain, "predicted_gain"),
-        _number(args.uncertainty, "gain_uncertainty"),
-        _number(args.baseline, "baseline_to_beat"),
-        usd_per_unit_gain=_optional_quantity(args.value_per_unit, "usd_per_unit_gain"),
+        _number(args.predicted_gain, "predicted_gain"),
+        _number(args.gain_uncertainty, "gain_uncertainty"),
+        _number(args.baseline_to_beat, "baseline_to_beat"),
+        usd_per_unit_gain=_optional_quantity(args.usd_per_unit_gain, "usd_per_unit_gain"),
         budget_usd=_optional_quantity(args.budget_usd, "budget_usd"),
         benefit=args.benefit,
     )
@@ -251,9 +200,9 @@ def _cmd_params(args: argparse.Namespace) -> None:
 
 def _cmd_split(args: argparse.Namespace) -> None:
     fields = _given(args, "budget_flops", "budget_usd", "ratio", "flops_per_sec", "utilization",
-                    "gpu", "gpu_count", "mfu", "usd_per_gpu_hour")
-    if args.sizes is not None:
-        fields["params"] = [s for s in args.sizes.split(",") if s.strip()]
+                    "gpu", "gpu_count", "mfu", "usd_per_gpu_hour", "failure_budget")
+    if args.params is not None:
+        fields["params"] = [s for s in args.params.split(",") if s.strip()]
     split = budget_split(SplitSpec(**fields))
     _emit(args, split, render_split(split))
 
@@ -288,70 +237,66 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("decide", "go / marginal / no-go: is the predicted gain worth the cost?",
                 _cmd_decide)
     _add_run_flags(p)
-    p.add_argument("--gain", required=True,
-                   help="predicted gain in your metric, higher is better (a loss reduction is "
-                        "a positive number)")
-    p.add_argument("--uncertainty", required=True, help="1σ uncertainty of the gain, same units")
-    p.add_argument("--baseline", required=True,
-                   help="gain the run must beat (e.g. what a cheaper option gives), same units")
-    p.add_argument("--value-per-unit", dest="value_per_unit", metavar="USD",
-                   help="US dollars one unit of gain is worth (optional)")
-    p.add_argument("--budget-usd", dest="budget_usd", metavar="USD",
-                   help="budget cap in US dollars (optional)")
-    p.add_argument("--benefit", help="the concrete benefit: publication, deployment, contract")
+    _flag(p, DecisionInputs, "predicted_gain", "--gain", required=True, metavar="G")
+    _flag(p, DecisionInputs, "gain_uncertainty", "--uncertainty", required=True, metavar="S")
+    _flag(p, DecisionInputs, "baseline_to_beat", "--baseline", required=True, metavar="B")
+    _flag(p, DecisionInputs, "usd_per_unit_gain", "--value-per-unit", metavar="USD")
+    _flag(p, DecisionInputs, "budget_usd", metavar="USD")
+    _flag(p, DecisionInputs, "benefit", metavar="TEXT")
 
     p = command("alternatives", "cheaper alternatives, each with its own estimate and saving",
                 _cmd_alternatives)
     _add_run_flags(p)
-    p.add_argument("--teacher-params", dest="teacher_params", metavar="N",
-                   help="size of the existing model to distil from (default: 4x the model)")
+    _flag(p, AlternativesOptions, "teacher_params", metavar="N")
 
     p = command("memory", "memory per device: weights, gradients, optimizer, activations",
                 _cmd_memory)
-    _add_model_flags(p)
-    p.add_argument("--gpus", dest="gpu_count", required=True, metavar="K",
-                   help="number of devices")
-    p.add_argument("--gpu", metavar="NAME", help="accelerator, to answer whether it fits")
-    p.add_argument("--zero", metavar="0-3", help="ZeRO stage 0, 1, 2 or 3 (default 0)")
-    _add_layout_flags(p)
-    p.add_argument("--optimizer", metavar="NAME",
-                   help="adamw (default), adam8bit, sgd (with momentum) or adafactor")
-    p.add_argument("--trainable-params", dest="trainable_params", metavar="N",
-                   help="trainable parameters when the rest are frozen (LoRA)")
-    p.add_argument("--no-flash-attention", dest="flash_attention", action="store_const",
-                   const=False, help="attention stores the s×s scores (no FlashAttention)")
-    p.add_argument("--layers", metavar="L", help="transformer layers (with --hidden, --heads)")
-    p.add_argument("--hidden", metavar="H", help="hidden size")
-    p.add_argument("--heads", metavar="A", help="attention heads")
+    _flag(p, MemorySpec, "gpu_count", "--gpus", required=True, metavar="K")
+    _flag(p, MemorySpec, "gpu", metavar="NAME")
+    _add_model_flags(p, MemorySpec)
+    _flag(p, MemorySpec, "zero", metavar="0-3")
+    _add_layout_flags(p, MemorySpec)
+    _flag(p, MemorySpec, "optimizer", metavar="NAME")
+    _flag(p, MemorySpec, "trainable_params", metavar="N")
+    _flag(p, MemorySpec, "flash_attention", "--no-flash-attention", action="store_const",
+          const=False, note="Give this flag for attention that stores the s×s scores.")
+    for field, metavar in (("layers", "L"), ("hidden", "H"), ("heads", "A")):
+        _flag(p, MemorySpec, field, metavar=metavar)
 
     p = command("params", "exact parameter counts of an architecture, by component",
                 _cmd_params)
-    p.add_argument("--config", metavar="PATH", help="a local Hugging Face config.json")
-    p.add_argument("--preset", metavar="NAME", help="a named architecture")
+    _flag(p, ModelSource, "config", metavar="PATH")
+    _flag(p, ModelSource, "preset", metavar="NAME")
     p.add_argument("--list", dest="list_presets", action="store_true",
                    help="list the presets and exit")
 
     p = command("split", "the budget-split table: N and D = C/6N for one compute budget",
                 _cmd_split)
-    p.add_argument("--budget", dest="budget_flops", metavar="C",
-                   help="compute budget in FLOPs, e.g. 6e14, 1e24")
-    p.add_argument("--budget-usd", dest="budget_usd", metavar="USD",
-                   help="or a budget in US dollars (needs --gpu)")
-    p.add_argument("--ratio", metavar="R", help="tokens per parameter to highlight (default 20)")
-    p.add_argument("--sizes", metavar="N,N,...", help="model sizes for the rows, e.g. 1B,7B,70B")
-    p.add_argument("--flops-per-sec", dest="flops_per_sec", metavar="F",
-                   help="peak FLOP/s of the machine (default 1e12)")
-    p.add_argument("--utilization", metavar="U", help="fraction of the peak achieved (0, 1]")
-    p.add_argument("--gpu", metavar="NAME", help="derive FLOP/s from this accelerator")
-    p.add_argument("--gpus", dest="gpu_count", metavar="K", help="number of devices (with --gpu)")
-    p.add_argument("--mfu", metavar="F", help="MFU with --gpu (default: dense prior)")
-    p.add_argument("--price", dest="usd_per_gpu_hour", metavar="USD",
-                   help="US dollars per device-hour for --budget-usd (default: catalog)")
+    _flag(p, SplitSpec, "budget_flops", "--budget", metavar="C")
+    _flag(p, SplitSpec, "budget_usd", metavar="USD")
+    _flag(p, SplitSpec, "ratio", metavar="R")
+    _flag(p, SplitSpec, "params", "--sizes", metavar="N,N,...",
+          note="Comma-separated, e.g. 1B,7B,70B.")
+    _flag(p, SplitSpec, "flops_per_sec", metavar="F")
+    _flag(p, SplitSpec, "utilization", metavar="U")
+    _flag(p, SplitSpec, "gpu", metavar="NAME")
+    _flag(p, SplitSpec, "gpu_count", "--gpus", metavar="K")
+    _flag(p, SplitSpec, "mfu", metavar="F")
+    _flag(p, SplitSpec, "usd_per_gpu_hour", "--price", metavar="USD")
+    _flag(p, SplitSpec, "failure_budget", metavar="X")
 
     p = command("gpus", "the accelerator catalog: dense peaks, memory, prices, sources",
                 _cmd_gpus)
     p.add_argument("--sources", action="store_true", help="also print every source")
     return parser
+
+
+def _flag_names(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """Field → the flag the user typed for it, for ``command``: error messages name flags."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub: argparse.ArgumentParser = subparsers.choices[command]
+    return {a.dest: a.option_strings[0] for a in sub._actions
+            if a.option_strings and a.dest not in ("help", "json")}
 
 
 def _attach_negative_values(argv: Sequence[str]) -> list[str]:
@@ -377,8 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
     except (ComputeBudgetError, ValidationError) as exc:
-        flags = {**FLAG_NAMES, **COMMAND_FLAGS.get(args.command, {})}
-        sys.stderr.write(f"error: {describe_error(exc, flags)}\n")
+        sys.stderr.write(f"error: {describe_error(exc, _flag_names(parser, args.command))}\n")
         return EXIT_USAGE
     return 0
 

@@ -6,6 +6,7 @@ spec is validated, so a bad config fails there with a :class:`ConfigError` namin
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Literal
 
@@ -67,12 +68,19 @@ class ModelSource(BaseModel):
     def _load_architecture(self) -> ModelSource:
         if self.config is not None and self.preset is not None:
             raise InputError("preset", self.preset, "either a config or a preset, not both")
-        if isinstance(self.config, dict):
-            if len(repr(self.config)) > MAX_CONFIG_BYTES:
+        config: object = self.config
+        if isinstance(config, str) and config.lstrip().startswith("{"):
+            try:  # the JSON object given inline, as a command line or a client may
+                config = json.loads(config)
+            except json.JSONDecodeError as exc:
+                raise ConfigError("config", config[:40] + "…",
+                                  f"valid JSON ({exc.msg} at column {exc.colno})") from None
+        if isinstance(config, dict):
+            if len(repr(config)) > MAX_CONFIG_BYTES:
                 raise ConfigError("config", "<object>", "a config.json object of at most 1 MB")
-            self._architecture = from_hf_config(self.config, source="config object")
-        elif isinstance(self.config, str):
-            self._architecture = load_config(self.config)
+            self._architecture = from_hf_config(config, source="config object")
+        elif isinstance(config, str):
+            self._architecture = load_config(config)
         elif self.preset is not None:
             self._architecture = get_preset(self.preset)
         return self
