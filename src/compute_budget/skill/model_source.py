@@ -69,11 +69,11 @@ class ModelSource(BaseModel):
         if self.config is not None and self.preset is not None:
             raise InputError("preset", self.preset, "either a config or a preset, not both")
         config: object = self.config
-        if isinstance(config, str) and config.lstrip().startswith("{"):
+        if isinstance(self.config, str) and self.config.lstrip().startswith("{"):
             try:  # the JSON object given inline, as a command line or a client may
-                config = json.loads(config)
+                config = json.loads(self.config)
             except json.JSONDecodeError as exc:
-                raise ConfigError("config", config[:40] + "…",
+                raise ConfigError("config", self.config[:40] + "…",
                                   f"valid JSON ({exc.msg} at column {exc.colno})") from None
         if isinstance(config, dict):
             if len(repr(config)) > MAX_CONFIG_BYTES:
