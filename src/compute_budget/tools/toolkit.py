@@ -177,14 +177,12 @@ def _answer(question: Question, resolver: Callable[..., Any]) -> Any:
 
 
 def _handler(spec: ToolSpec) -> Callable[..., Any]:
-    questions = {q.key: q for q in spec.questions}
-
     async def handle(**kwargs: Any) -> CallToolResult:
         kwargs.pop(_CONTEXT, None)
-        answers = {key: kwargs.pop(key, None) for key in questions}
+        answers = [kwargs.pop(q.key, None) for q in spec.questions]
         given = _given(kwargs)
         declined = False
-        for _key, outcome in answers.items():
+        for outcome in answers:
             if isinstance(outcome, AcceptedElicitation):
                 if outcome.data is not None:  # None: nothing was asked
                     for f in type(outcome.data).model_fields:
