@@ -97,7 +97,8 @@ def _flag(
 
 RUN_FIELDS = ("params", "tokens", "gpu", "gpu_count", "mfu", "usd_per_gpu_hour", "active_params",
               "precision", "peak_tflops", "family", "failure_budget", "config", "preset",
-              "seq_len", "recompute", "achieved_tflops", "micro_batch", "tp", "pp", "sp", "zero")
+              "seq_len", "recompute", "achieved_tflops", "micro_batch", "tp", "pp", "sp", "zero",
+              "trainable_params")
 
 
 def _add_model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
@@ -121,6 +122,7 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, RunSpec, "gpu_count", "--gpus", required=True, metavar="K")
     _add_model_flags(p, RunSpec)
     _flag(p, RunSpec, "active_params", metavar="N")
+    _flag(p, RunSpec, "trainable_params", metavar="N")
     _flag(p, RunSpec, "mfu", metavar="F")
     _flag(p, RunSpec, "achieved_tflops", metavar="TF")
     _flag(p, RunSpec, "usd_per_gpu_hour", "--price", metavar="USD")

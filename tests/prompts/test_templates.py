@@ -39,13 +39,13 @@ def test_estimate_template() -> None:
     assert render_estimate(estimate_run(WORKED)) == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
-| | estimate | range (MFU 0.58 – 0.26) |
+| | estimate | range (MFU 0.40 – 0.26) |
 |---|---|---|
 | Compute | 4.20 × 10²¹ FLOPs | |
-| Wall time | 1,169 h (48.7 days) | 806 – 1,798 h (33.6 – 74.9 days) |
-| GPU-hours | 9,348 GPU-h | 6,447 – 14,382 GPU-h |
-| Cost | $14,022 | $9,671 – $21,573 |
-| Cost with failure budget (×1.50) | **$21,034** | $14,506 – $32,359 |
+| Wall time | 1,169 h (48.7 days) | 1,169 – 1,798 h (48.7 – 74.9 days) |
+| GPU-hours | 9,348 GPU-h | 9,348 – 14,382 GPU-h |
+| Cost | $14,022 | $14,022 – $21,573 |
+| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $32,359 |
 
 **Assumptions**
 - Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
@@ -54,7 +54,7 @@ def test_estimate_template() -> None:
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
-- Memory: 53.9 GiB of 80.0 GiB per device at ZeRO 1, the lowest stage that fits (TP 1 × PP 1 × DP 8, micro-batch 1, sequence 4096, recompute none, AdamW); shape guessed from N. The memory tool has the breakdown.
+- Memory: 53.9 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, sequence 4096, adamw (ZeRO 1 is the lowest stage that fits); shape guessed from N. The memory tool has the breakdown.
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is that prediction (±1σ, from small-scale runs or a scaling fit), and what baseline must it beat? With those, the verdict weighs the gain against the cost.
 """)
@@ -76,16 +76,15 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
-- Peak: 1,979 TFLOP/s dense bf16 per device (the device's default training precision). Source: given by you
+- Peak: 1,979 TFLOP/s bf16 per device (the device's default training precision). Source: given by you
 - MFU: 0.19 — a prior, not a measurement. The Hopper dense prior 0.22 (5 published runs) × 0.87, the median ratio of the 2 published BF16 MoE runs (on Hopper) to the dense prior of their generation, with a band of ×/÷ 1.5 (0.13–0.29). Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family moe inferred (fewer active than total parameters). Give a measured MFU or achieved TFLOP/s to replace it.
 - Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Memory: **does not fit** — 74.8 GiB per device even at ZeRO 3 (TP 1 × PP 1 × DP 64, micro-batch 1, sequence 4096, recompute none, AdamW) on 80.0 GiB, of which 90% is usable.
+- Memory: 38.2 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, sequence 4096, adamw (ZeRO 3 is the lowest stage that fits); shape guessed from N. The memory tool has the breakdown.
 
 **Check these:**
 - ⚠ peak_tflops 1979 is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
-- ⚠ the run does not fit in device memory at this layout, even at ZeRO 3: shard further (tensor or pipeline parallelism), recompute activations, shorten the micro-batch or sequence, or use more or larger devices.
 """)
 
 
@@ -109,7 +108,7 @@ def test_estimate_template_unknown_price() -> None:
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 107 TFLOP/s and 17,875 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Memory: 19.7 GiB of 32.0 GiB per device at ZeRO 0 (TP 1 × PP 1 × DP 16, micro-batch 1, sequence 4096, recompute none, AdamW); shape guessed from N. The memory tool has the breakdown.
+- Memory: 19.7 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1, sequence 4096, adamw; shape guessed from N. The memory tool has the breakdown.
 """)
 
 

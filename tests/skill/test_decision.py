@@ -104,13 +104,35 @@ def test_bad_decision_input(kwargs: dict[str, float], field: str) -> None:
 def test_a_run_that_does_not_fit_is_no_go() -> None:
     from compute_budget import RunSpec, estimate_run
 
-    # 7B with AdamW on one H100: 16 bytes × 7B = 112 GB of model states alone.
+    # 7B with AdamW on one H100: 16 bytes × 7B = 112 GB of model states alone, at any layout.
     est = estimate_run(RunSpec(params="7B", tokens="1B", gpu="h100", gpu_count=1))
-    assert est.memory_zero_chosen == "none_fits"
+    assert est.memory_fit == "none_fits"
     d = decision_summary(est, 2.0, 0.1, 0.0)
     assert d.verdict == "no-go"
     assert "does not fit" in d.reason
     assert next(c for c in d.checks if c.name == "fits_in_memory").passed is False
+
+
+def test_a_run_that_fits_only_with_another_layout_is_not_no_go() -> None:
+    from compute_budget import RunSpec, estimate_run
+
+    # Llama 2 70B on 2048 A100 (it trained): needs recomputation or TP, which the plan left open.
+    est = estimate_run(RunSpec(params="70B", tokens="2T", gpu="a100", gpu_count=2048))
+    assert est.memory_fit == "adjusted"
+    d = decision_summary(est, 5, 1, 0)
+    assert d.verdict == "go"
+    assert next(c for c in d.checks if c.name == "fits_in_memory").passed is True
+
+
+def test_a_budget_against_an_unknown_cost_cannot_be_go() -> None:
+    class NoPrice:
+        dollar_cost = None
+        dollar_cost_with_failures = None
+        gpu_hours = 1_000.0
+
+    d = decision_summary(NoPrice(), 2, 0.5, 0.5, budget_usd=1)
+    assert d.verdict == "marginal"
+    assert next(c for c in d.checks if c.name == "within_budget").passed is None
 
 
 def test_value_against_an_unknown_cost_cannot_be_go() -> None:

@@ -86,8 +86,15 @@ def test_range_brackets_the_point_estimate() -> None:
 
 def test_user_mfu_outside_the_prior_widens_the_band() -> None:
     est = estimate_run(_spec(mfu=0.2))
-    assert est.mfu_range[0] == 0.2
+    assert est.mfu_range == (0.2, 0.2)
     assert est.wall_hours == pytest.approx(est.wall_hours_range[1])
+
+
+def test_a_given_mfu_caps_the_fast_end_of_the_range() -> None:
+    # A measured MFU is an upper bound on end-to-end speed: nothing in the range is faster.
+    est = estimate_run(_spec(mfu=0.3))
+    assert est.mfu_range == (est.mfu_prior.low, 0.3)
+    assert est.wall_hours == pytest.approx(est.wall_hours_range[0])
 
 
 def test_moe_is_inferred_and_uses_active_params() -> None:
@@ -214,8 +221,8 @@ def test_explicit_sequence_length_adds_attention_for_a_guessed_shape() -> None:
 
 def test_run_that_does_not_fit_warns() -> None:
     est = estimate_run(_spec(params="7B", gpu="h100", gpu_count=1))
-    assert est.memory_zero_chosen == "none_fits"
-    assert any("does not fit in device memory" in w for w in est.warnings)
+    assert est.memory_fit == "none_fits"
+    assert any("does not fit in device memory at any layout" in w for w in est.warnings)
 
 
 def test_memory_fits_leaves_room_for_the_runtime() -> None:

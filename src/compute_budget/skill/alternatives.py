@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .catalog import list_accelerators
 from .errors import InputError
-from .estimate import RunEstimate, RunSpec, estimate_run, memory_at
+from .estimate import RunEstimate, RunSpec, estimate_run
 from .quantities import ParamCount, check_positive
 
 __all__ = [
@@ -160,10 +160,9 @@ def _hardware_alternatives(spec: RunSpec, original: RunEstimate) -> list[Alterna
             "achieved_tflops": None,
             "mfu": None if original.mfu_source == "prior" else original.mfu,
         })
-        # It must fit the device at the same TP × PP with the most frugal settings.
-        if memory_at(moved, zero=3, recompute="full").fits is False:
-            continue
-        candidates.append(estimate_run(moved, check_memory=False))
+        candidate = estimate_run(moved)
+        if candidate.memory_fit != "none_fits":  # it must fit the device at some layout
+            candidates.append(candidate)
     if not candidates:
         return []
 
@@ -209,6 +208,8 @@ def suggest_alternatives(
         "params": original.params / half,
         "active_params": (None if original.active_params is None
                           else original.active_params / half),
+        "trainable_params": (None if spec.trainable_params is None
+                             else spec.trainable_params / half),
         "tokens": spec.tokens / half,
     }), flops_per_token=original.flops_per_token / half, flops_method="scaled",
         check_memory=False)
@@ -225,7 +226,9 @@ def suggest_alternatives(
     alternatives = [
         _from_estimate("smaller_scale", smaller, original),
         _from_estimate("shorter_run", shorter, original),
-        _from_estimate("distillation", distilled, original, teacher_params=teacher),
+        # Distilling into a model means training all of it: no alternative to an adapter.
+        *([] if spec.trainable_params is not None else
+          [_from_estimate("distillation", distilled, original, teacher_params=teacher)]),
         *_hardware_alternatives(spec, original),
     ]
     budget = original.dollar_cost_with_failures

@@ -136,7 +136,8 @@ _ADVICE: dict[str, str] = {
     "noise": "collect more small-scale data to shrink the uncertainty before gambling the budget",
     "memory": "fix the layout first: shard further (ZeRO, tensor or pipeline parallelism), "
               "recompute activations or use more or larger devices",
-    "price": "give the price per GPU-hour so the gain's value can be weighed against the cost",
+    "price": "give the price per GPU-hour so the cost can be weighed against the gain's value "
+             "and the budget",
     "budget": "raise the budget or bring the cost under it (a shorter run, a smaller scale, "
               "cheaper hardware)",
     "value": "the gain is not worth its cost at this size",
@@ -221,17 +222,20 @@ def decision_summary(
             reason = f"{reason}; {why}"
             causes.add(cause)
 
-    fit = getattr(estimate, "memory_zero_chosen", None)
+    fit = getattr(estimate, "memory_fit", None)
     if fit is not None:
-        memory = getattr(estimate, "memory", None)
-        fits = fit != "none_fits" and (memory is None or memory.fits is not False)
-        checks.append(DecisionCheck(
-            name="fits_in_memory", passed=fits,
-            detail="fits device memory at the planned layout" if fits else
-                   "does not fit device memory at the planned layout, even at ZeRO 3",
-        ))
-        if not fits:
-            stricter("no-go", "the run does not fit in device memory as planned", "memory")
+        details = {
+            "given": "fits device memory at the planned layout",
+            "lowest_fitting": "fits device memory at the planned layout",
+            "adjusted": "fits device memory only with more recomputation or tensor "
+                        "parallelism than planned (see the estimate)",
+            "none_fits": "does not fit device memory at any layout tried",
+        }
+        checks.append(DecisionCheck(name="fits_in_memory", passed=fit != "none_fits",
+                                    detail=details[fit]))
+        if fit == "none_fits":
+            stricter("no-go", "the run does not fit in device memory on these devices",
+                     "memory")
 
     value = None
     if value_rate is not None:
@@ -247,6 +251,13 @@ def decision_summary(
         elif covered is None:
             stricter("marginal", f"the gain's value {_money(value)} cannot be weighed against "
                                  "an unknown cost; give a price", "price")
+    if budget is not None and (cost is None or cost_f is None):
+        checks.append(DecisionCheck(
+            name="within_budget", passed=None,
+            detail=f"budget {_money(budget)} vs an unknown cost (no price)",
+        ))
+        stricter("marginal", f"the budget {_money(budget)} cannot be checked against an unknown "
+                             "cost; give a price", "price")
     if budget is not None and cost is not None and cost_f is not None:
         checks.append(DecisionCheck(
             name="within_budget", passed=cost_f <= budget,

@@ -38,6 +38,7 @@ from .quantities import ParamCount, Price, TflopsPerDevice, TokenCount, check_po
 __all__ = [
     "DEFAULT_FAILURE_BUDGET",
     "CostEstimate",
+    "MemoryFit",
     "Mfu",
     "RunEstimate",
     "RunSpec",
@@ -52,6 +53,8 @@ DEFAULT_FAILURE_BUDGET = 1.5
 
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_DAY = 24.0
+FROZEN_SAVING_PER_PARAM = 2.0
+"""FLOPs per frozen parameter per token not spent: its weight gradient (2 of the 6)."""
 MFU_SUSPICIOUSLY_HIGH = 0.75
 """Above this MFU, warn: the best published end-to-end runs stay well below it."""
 
@@ -231,6 +234,12 @@ class RunSpec(ModelAndLayout):
                     "fewer parameters are active than exist, else dense.",
     )
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
+    trainable_params: ParamCount | None = Field(
+        default=None,
+        description="Trainable parameters when the rest are frozen (LoRA, adapters); at most "
+                    "params. Frozen weights skip their weight gradients (4 instead of 6 FLOPs "
+                    "per parameter per token) and have no optimizer state.",
+    )
     zero: int | None = Field(
         default=None, ge=0, le=3,
         description="ZeRO stage for the memory check (default: the lowest stage that fits).",
@@ -252,6 +261,9 @@ class RunSpec(ModelAndLayout):
                 self.active_params,
                 f"at most the total params ({self.total_params:.4g})",
             )
+        if self.trainable_params is not None and self.trainable_params > self.total_params:
+            raise InputError("trainable_params", self.trainable_params,
+                             f"at most the total params ({self.total_params:.4g})")
         if self.mfu is not None and self.achieved_tflops is not None:
             raise InputError("achieved_tflops", self.achieved_tflops,
                              "not together with mfu: give one or the other")
@@ -307,6 +319,12 @@ class RunEstimate(CostEstimate):
     params: float = Field(description="Total parameters N.")
     active_params: float | None = Field(description="Active parameters per token (MoE).")
     tokens: float = Field(description="Training tokens T.")
+    trainable_params: float | None = Field(
+        description="Trainable parameters, when the rest are frozen (LoRA, adapters)."
+    )
+    frozen_flops_saved_per_token: float = Field(
+        description="FLOPs per token not spent on the weight gradients of frozen parameters."
+    )
     flops_per_token: float = Field(description="Model FLOPs per training token.")
     flops_method: FlopsMethod = Field(
         description="How FLOPs were counted: 6N (6·N_active), 6N+attention (plus causal "
@@ -365,12 +383,14 @@ class RunEstimate(CostEstimate):
     price_as_of: str | None = Field(description="Date of the catalog price.")
     price_reference: str | None = Field(description="Source of the catalog price.")
     memory: MemoryEstimate | None = Field(
-        description="Memory per device at the layout (tp, pp, sp, micro-batch, recompute) and "
-                    "the given ZeRO stage, or the lowest that fits; None for a FLOPs-only "
-                    "estimate (alternatives)."
+        description="Memory per device at the layout the check settled on (see memory_fit); "
+                    "None for a FLOPs-only estimate (alternatives)."
     )
-    memory_zero_chosen: Literal["given", "lowest_fitting", "none_fits"] | None = Field(
-        description="How the memory check's ZeRO stage was chosen."
+    memory_fit: MemoryFit | None = Field(
+        description="How the memory check's layout was found: given (the user's, at the given "
+                    "ZeRO stage), lowest_fitting (the user's, at the lowest ZeRO stage that "
+                    "fits), adjusted (more recomputation or tensor parallelism than planned was "
+                    "needed), none_fits (nothing tried fits)."
     )
     warnings: list[str] = Field(description="Things in the inputs that look like mistakes.")
 
@@ -427,41 +447,82 @@ def _family_warnings(spec: RunSpec) -> list[str]:
 
 
 def _memory_warnings(memory: MemoryEstimate | None, chosen: str | None) -> list[str]:
-    if memory is None or memory.fits is not False:
+    if memory is None:
         return []
     if chosen == "none_fits":
-        return ["the run does not fit in device memory at this layout, even at ZeRO 3: shard "
-                "further (tensor or pipeline parallelism), recompute activations, shorten the "
-                "micro-batch or sequence, or use more or larger devices."]
-    return [f"the run does not fit in device memory at ZeRO {memory.zero} as planned."]
+        return ["the run does not fit in device memory at any layout tried (ZeRO up to 3, "
+                "recomputation up to full, tensor parallelism up to 8 where the devices and heads "
+                "allow): use more or larger devices, offload the optimizer state to CPU, train "
+                "fewer parameters (LoRA), or shorten the micro-batch or sequence."]
+    if chosen == "given" and memory.fits is False:
+        return [f"the run does not fit in device memory at ZeRO {memory.zero} as planned."]
+    return []
 
 
 def _range(low_mfu_value: float, high_mfu_value: float) -> Range:
     return (min(low_mfu_value, high_mfu_value), max(low_mfu_value, high_mfu_value))
 
 
-def memory_at(spec: RunSpec, zero: int, recompute: Recompute | None = None) -> MemoryEstimate:
-    """Memory per device for ``spec``'s model and layout at ZeRO stage ``zero`` (and, if given,
-    another recomputation mode)."""
+MemoryFit = Literal["given", "lowest_fitting", "adjusted", "none_fits"]
+TRIED_TP = (2, 4, 8)
+"""Tensor-parallel degrees the memory check tries when none was given (within one node)."""
+
+
+def memory_at(
+    spec: RunSpec,
+    zero: int,
+    recompute: Recompute | None = None,
+    tp: int | None = None,
+    sp: bool | None = None,
+) -> MemoryEstimate:
+    """Memory per device for ``spec``'s model and layout at ZeRO stage ``zero``, optionally
+    with another recomputation mode or tensor-parallel degree."""
     return estimate_memory(MemorySpec(
         config=spec.config, preset=spec.preset,
         params=None if spec.architecture is not None else spec.total_params,
-        gpu_count=spec.gpu_count, gpu=spec.gpu, zero=zero, tp=spec.tp, pp=spec.pp,
-        sp=spec.sp, seq_len=spec.resolved_seq_len, micro_batch=spec.micro_batch,
-        recompute=recompute or spec.recompute,
+        active_params=None if spec.architecture is not None else spec.active_params,
+        trainable_params=spec.trainable_params,
+        gpu_count=spec.gpu_count, gpu=spec.gpu, zero=zero, tp=tp or spec.tp, pp=spec.pp,
+        sp=spec.sp if sp is None else sp, seq_len=spec.resolved_seq_len,
+        micro_batch=spec.micro_batch, recompute=recompute or spec.recompute,
     ))
 
 
-def _memory_check(
-    spec: RunSpec,
-) -> tuple[MemoryEstimate, Literal["given", "lowest_fitting", "none_fits"]]:
-    """Memory per device at the spec's layout: at its ZeRO stage, or the lowest that fits."""
-    if spec.zero is not None:
-        return memory_at(spec, spec.zero), "given"
-    for stage in range(4):
-        memory = memory_at(spec, stage)
+def _layouts(spec: RunSpec) -> list[tuple[int, Recompute, int, bool, MemoryFit]]:
+    """Layouts to try, cheapest first: the user's (lowest ZeRO stage first unless one was
+    given), then, for what the user left open, more recomputation and more tensor parallelism."""
+    given = spec.model_fields_set
+    zeros = [spec.zero] if spec.zero is not None else [0, 1, 2, 3]
+    planned: MemoryFit = "given" if spec.zero is not None else "lowest_fitting"
+    layouts: list[tuple[int, Recompute, int, bool, MemoryFit]] = [
+        (z, spec.recompute, spec.tp, spec.sp, planned) for z in zeros]
+    recomputes: list[Recompute] = (
+        [spec.recompute] if "recompute" in given else ["none", "selective", "full"])
+    heads = spec.architecture.heads if spec.architecture is not None else None
+    degrees = [spec.tp] if "tp" in given else [spec.tp, *(
+        t for t in TRIED_TP if t > spec.tp and spec.gpu_count % (t * spec.pp) == 0
+        and (heads is None or heads % t == 0))]
+    for recompute in recomputes:
+        for tp in degrees:
+            for z in zeros:
+                adjusted: MemoryFit = "adjusted"  # repeats of the user's layout are skipped
+                layouts.append((z, recompute, tp, spec.sp or tp > 1, adjusted))
+    return layouts
+
+
+def _memory_check(spec: RunSpec) -> tuple[MemoryEstimate, MemoryFit]:
+    """Memory per device: at the user's layout if it fits (lowest ZeRO stage first), else at the
+    first layout that fits among those the user left open; ``none_fits`` when none does."""
+    memory: MemoryEstimate | None = None
+    seen: set[tuple[int, str, int, bool]] = set()
+    for zero, recompute, tp, sp, kind in _layouts(spec):
+        if (zero, recompute, tp, sp) in seen:
+            continue
+        seen.add((zero, recompute, tp, sp))
+        memory = memory_at(spec, zero, recompute, tp, sp)
         if memory.fits is not False:
-            return memory, "lowest_fitting"
+            return memory, kind
+    assert memory is not None  # _layouts always yields the user's layout
     return memory, "none_fits"
 
 
@@ -506,6 +567,12 @@ def estimate_run(
     else:
         terms = rule_of_thumb(n_compute)
         per_token, method = terms.total, "6N"
+    frozen = 0.0
+    if spec.trainable_params is not None and flops_per_token is None:
+        # Frozen weights still pass gradients back to their inputs (2 FLOPs) but compute none
+        # for themselves (the other 2 of the backward's 4): Kaplan et al. 2020's 6 → 4.
+        frozen = max(0.0, n_compute - spec.trainable_params)
+        per_token -= FROZEN_SAVING_PER_PARAM * frozen
     hardware = hardware_flops_per_token(terms, spec.recompute)
     hw_per_token = per_token * hardware.hardware_over_model
 
@@ -516,8 +583,10 @@ def estimate_run(
         mfu, mfu_source = spec.mfu, "user"
     else:
         mfu, mfu_source = prior.central, "prior"
-    # The band: the prior's, widened to include an MFU given or measured outside it.
-    band = (min(prior.low, mfu), max(prior.high, mfu))
+    # The band: the prior's; a given or measured MFU is an upper bound on end-to-end speed, so
+    # it caps the fast end (and widens the slow end if it lies below the prior).
+    band = ((prior.low, prior.high) if mfu_source == "prior"
+            else (min(prior.low, mfu), mfu))
 
     quote = acc.default_price
     if spec.usd_per_gpu_hour is not None:
@@ -548,6 +617,8 @@ def estimate_run(
         active_params=(spec.active_params if counts is None
                        else float(counts.active) if counts.active < counts.total else None),
         tokens=spec.tokens,
+        trainable_params=spec.trainable_params,
+        frozen_flops_saved_per_token=FROZEN_SAVING_PER_PARAM * frozen,
         flops_per_token=per_token,
         flops_method=method,
         flops_breakdown=breakdown,
@@ -584,6 +655,6 @@ def estimate_run(
         price_as_of=quote.as_of if price_source == "catalog" and quote else None,
         price_reference=quote.source if price_source == "catalog" and quote else None,
         memory=memory,
-        memory_zero_chosen=chosen,
+        memory_fit=chosen,
         warnings=warnings,
     )

@@ -239,6 +239,11 @@ class MemorySpec(ModelAndLayout):
         description="Trainable parameters when some are frozen (LoRA, adapters); at most params. "
                     "Frozen parameters have no gradients or optimizer state.",
     )
+    active_params: ParamCount | None = Field(
+        default=None,
+        description="Parameters active per token (MoE), used to guess the layer shape when "
+                    "there is no config (the experts do not widen the layers).",
+    )
     flash_attention: bool = Field(
         default=True,
         description="FlashAttention-style kernels that never store the s×s attention scores.",
@@ -308,7 +313,7 @@ class MemorySpec(ModelAndLayout):
         if self.layers is not None and self.hidden is not None and self.heads is not None:
             return ModelShape(layers=self.layers, hidden=self.hidden, heads=self.heads,
                               source="given")
-        return guess_shape(self.total_params)
+        return guess_shape(self.active_params or self.total_params)
 
 
 class MemoryBreakdown(BaseModel):

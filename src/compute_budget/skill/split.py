@@ -71,6 +71,9 @@ class SplitSpec(BaseModel):
                              "exactly one of budget_flops or budget_usd")
         if self.budget_usd is not None and self.gpu is None:
             raise InputError("gpu", None, "an accelerator, to turn budget_usd into FLOPs")
+        if self.gpu is not None and self.utilization != 1.0:
+            raise InputError("utilization", self.utilization,
+                             "only with flops_per_sec; with gpu give mfu instead")
         if self.gpu is not None and self.flops_per_sec is not None:
             raise InputError("flops_per_sec", self.flops_per_sec,
                              "not together with gpu (the FLOP/s then come from the device)")
