@@ -63,3 +63,15 @@ def test_readme_narayanan_example_prints_what_it_says() -> None:
         assert main(argv) == 0
     days = re.search(r"([\d.]+) days", comment)
     assert days and f"({days.group(1)} days)" in out.getvalue()
+
+
+def test_readme_held_out_spot_checks() -> None:
+    # README "How accurate it is": Llama 2 70B within 12%; Llama 3.1 405B 36% under, outside.
+    from compute_budget import RunSpec, estimate_run
+
+    assert "within 12%" in README and "36% under the estimate" in README
+    llama2 = estimate_run(RunSpec(params="70B", tokens="2T", gpu="a100", gpu_count=2048))
+    assert abs(llama2.gpu_hours / 1_720_320 - 1) < 0.12  # Touvron et al. 2023, Table 2
+    llama31 = estimate_run(RunSpec(params="405B", tokens="15.6T", gpu="h100", gpu_count=16384))
+    assert round(1 - 30.84e6 / llama31.gpu_hours, 2) == 0.36  # Llama 3.1 model card
+    assert 30.84e6 < llama31.gpu_hours_range[0]
