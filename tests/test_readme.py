@@ -74,4 +74,4 @@ def test_readme_held_out_spot_checks() -> None:
     assert abs(llama2.gpu_hours / 1_720_320 - 1) < 0.12  # Touvron et al. 2023, Table 2
     llama31 = estimate_run(RunSpec(params="405B", tokens="15.6T", gpu="h100", gpu_count=16384))
     assert round(1 - 30.84e6 / llama31.gpu_hours, 2) == 0.36  # Llama 3.1 model card
-    assert 30.84e6 < llama31.gpu_hours_range[0]
+    assert llama31.gpu_hours_range[0] > 30.84e6
