@@ -1,6 +1,9 @@
-"""The knowledge of compute-budget: pure functions and pydantic models, no I/O but packaged data.
+"""The knowledge of compute-budget: pure functions and pydantic models.
 
-Nothing here imports from the rest of the package; ``prompts``, ``tools`` and ``cli`` build on it.
+No I/O but the packaged data (catalog, MFU priors) and one deliberate exception: a ``config``
+given as a local path is read by :func:`load_config` while the spec is validated, so the CLI and
+the MCP server share one reader and one set of error messages. Nothing here imports from the
+rest of the package; ``prompts``, ``tools`` and ``cli`` build on it.
 """
 
 from .alternatives import (
