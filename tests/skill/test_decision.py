@@ -10,6 +10,18 @@ from compute_budget import decision_summary, estimate_run_cost
 EST = estimate_run_cost(7e9, 1e11, 8, 312, 0.4, 1.5)
 
 
+class _NoPrice:
+    """An estimate on a device the catalog has no price for."""
+
+    dollar_cost = None
+    dollar_cost_with_failures = None
+    gpu_hours = 1_000.0
+
+
+def _check(decision, name):
+    return next(c for c in decision.checks if c.name == name)
+
+
 @pytest.mark.parametrize(
     ("gain", "sigma", "baseline", "verdict"),
     [
@@ -52,7 +64,7 @@ def test_value_below_cost_with_failures_is_no_go() -> None:
     d = decision_summary(EST, 2.0, 0.5, 1.0, usd_per_unit_gain=10_000)
     assert d.verdict == "no-go"
     assert d.value_usd == pytest.approx(20_000)
-    assert not next(c for c in d.checks if c.name == "value_covers_cost").passed
+    assert not _check(d, "value_covers_cost").passed
 
 
 def test_value_above_cost_keeps_go() -> None:
@@ -74,12 +86,7 @@ def test_benefit_is_kept() -> None:
 
 
 def test_unknown_cost_gives_unknown_gain_per_dollar() -> None:
-    class NoPrice:
-        dollar_cost = None
-        dollar_cost_with_failures = None
-        gpu_hours = 100.0
-
-    d = decision_summary(NoPrice(), 2, 0.5, 1)
+    d = decision_summary(_NoPrice(), 2, 0.5, 1)
     assert d.gain_per_dollar is None
     assert d.verdict == "go"
 
@@ -110,7 +117,7 @@ def test_a_run_that_does_not_fit_is_no_go() -> None:
     d = decision_summary(est, 2.0, 0.1, 0.0)
     assert d.verdict == "no-go"
     assert "does not fit" in d.reason
-    assert next(c for c in d.checks if c.name == "fits_in_memory").passed is False
+    assert _check(d, "fits_in_memory").passed is False
 
 
 def test_a_run_that_fits_only_with_another_layout_is_not_no_go() -> None:
@@ -121,27 +128,17 @@ def test_a_run_that_fits_only_with_another_layout_is_not_no_go() -> None:
     assert est.memory_fit == "adjusted"
     d = decision_summary(est, 5, 1, 0)
     assert d.verdict == "go"
-    assert next(c for c in d.checks if c.name == "fits_in_memory").passed is True
+    assert _check(d, "fits_in_memory").passed is True
 
 
 def test_a_budget_against_an_unknown_cost_cannot_be_go() -> None:
-    class NoPrice:
-        dollar_cost = None
-        dollar_cost_with_failures = None
-        gpu_hours = 1_000.0
-
-    d = decision_summary(NoPrice(), 2, 0.5, 0.5, budget_usd=1)
+    d = decision_summary(_NoPrice(), 2, 0.5, 0.5, budget_usd=1)
     assert d.verdict == "marginal"
-    assert next(c for c in d.checks if c.name == "within_budget").passed is None
+    assert _check(d, "within_budget").passed is None
 
 
 def test_value_against_an_unknown_cost_cannot_be_go() -> None:
-    class NoPrice:
-        dollar_cost = None
-        dollar_cost_with_failures = None
-        gpu_hours = 27_000.0
-
-    d = decision_summary(NoPrice(), 2, 0.2, 1, usd_per_unit_gain=100)
+    d = decision_summary(_NoPrice(), 2, 0.2, 1, usd_per_unit_gain=100)
     assert d.verdict == "marginal"
-    assert next(c for c in d.checks if c.name == "value_covers_cost").passed is None
+    assert _check(d, "value_covers_cost").passed is None
     assert "unknown cost" in d.reason
