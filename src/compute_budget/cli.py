@@ -33,6 +33,7 @@ from .skill import (
     DecisionInputs,
     InputError,
     MemorySpec,
+    ModelAndLayout,
     ModelSource,
     RunSpec,
     SplitSpec,
@@ -95,25 +96,36 @@ def _flag(
                    help=description + (f" {note}" if note else ""), **options)
 
 
-RUN_FIELDS = ("params", "tokens", "gpu", "gpu_count", "mfu", "usd_per_gpu_hour", "active_params",
-              "precision", "peak_tflops", "family", "failure_budget", "config", "preset",
-              "seq_len", "recompute", "achieved_tflops", "micro_batch", "tp", "pp", "sp", "zero",
-              "trainable_params")
-
-
 def _add_model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     _flag(p, model, "params", metavar="N")
     _flag(p, model, "config", metavar="PATH")
     _flag(p, model, "preset", metavar="NAME", note="(`compute-budget params --list`)")
 
 
+def _add_fine_tuning_flags(p: argparse.ArgumentParser) -> None:
+    _flag(p, ModelAndLayout, "active_params", metavar="N")
+    _flag(p, ModelAndLayout, "trainable_params", metavar="N")
+    _flag(p, ModelAndLayout, "lora_rank", metavar="R", type=int)
+    _flag(p, ModelAndLayout, "lora_targets", choices=["attention", "all-linear"])
+    _flag(p, ModelAndLayout, "weights_bits", choices=[4, 8, 16], type=int)
+    for field, metavar in (("layers", "L"), ("hidden", "H"), ("heads", "A")):
+        _flag(p, ModelAndLayout, field, metavar=metavar)
+
+
 def _add_layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     _flag(p, model, "seq_len", metavar="S")
     _flag(p, model, "micro_batch", metavar="B")
+    _flag(p, model, "zero", metavar="0-3")
     _flag(p, model, "tp", metavar="T")
     _flag(p, model, "pp", metavar="P")
     _flag(p, model, "sp", action="store_const", const=True)
+    _flag(p, model, "ep", metavar="E")
     _flag(p, model, "recompute", choices=["none", "selective", "full"])
+    _flag(p, model, "offload", action="store_const", const=True)
+    _flag(p, model, "optimizer", metavar="NAME")
+    _flag(p, model, "stack", choices=["hf", "megatron"])
+    _flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
+          const=False, note="Give this flag for attention that stores the s×s attention scores.")
 
 
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
@@ -121,8 +133,7 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, RunSpec, "gpu", required=True, metavar="NAME", note="(`compute-budget gpus`)")
     _flag(p, RunSpec, "gpu_count", "--gpus", required=True, metavar="K")
     _add_model_flags(p, RunSpec)
-    _flag(p, RunSpec, "active_params", metavar="N")
-    _flag(p, RunSpec, "trainable_params", metavar="N")
+    _add_fine_tuning_flags(p)
     _flag(p, RunSpec, "mfu", metavar="F")
     _flag(p, RunSpec, "achieved_tflops", metavar="TF")
     _flag(p, RunSpec, "usd_per_gpu_hour", "--price", metavar="USD")
@@ -131,11 +142,10 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, RunSpec, "family", choices=["dense", "moe", "cnn", "snn"])
     _flag(p, RunSpec, "failure_budget", metavar="X")
     _add_layout_flags(p, RunSpec)
-    _flag(p, RunSpec, "zero", metavar="0-3")
 
 
 def _run_spec(args: argparse.Namespace) -> RunSpec:
-    return RunSpec(**_given(args, *RUN_FIELDS))
+    return RunSpec(**_given(args, *RunSpec.model_fields))
 
 
 def _cmd_estimate(args: argparse.Namespace) -> None:
@@ -177,13 +187,8 @@ def _cmd_alternatives(args: argparse.Namespace) -> None:
     _emit(args, report.alternatives, render_alternatives(report))
 
 
-MEMORY_FIELDS = ("params", "config", "preset", "gpu_count", "gpu", "zero", "tp", "pp", "sp",
-                 "optimizer", "trainable_params", "seq_len", "micro_batch", "recompute",
-                 "flash_attention", "layers", "hidden", "heads")
-
-
 def _cmd_memory(args: argparse.Namespace) -> None:
-    memory = estimate_memory(MemorySpec(**_given(args, *MEMORY_FIELDS)))
+    memory = estimate_memory(MemorySpec(**_given(args, *MemorySpec.model_fields)))
     _emit(args, memory, render_memory(memory))
 
 
@@ -256,14 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     _flag(p, MemorySpec, "gpu_count", "--gpus", required=True, metavar="K")
     _flag(p, MemorySpec, "gpu", metavar="NAME")
     _add_model_flags(p, MemorySpec)
-    _flag(p, MemorySpec, "zero", metavar="0-3")
+    _add_fine_tuning_flags(p)
     _add_layout_flags(p, MemorySpec)
-    _flag(p, MemorySpec, "optimizer", metavar="NAME")
-    _flag(p, MemorySpec, "trainable_params", metavar="N")
-    _flag(p, MemorySpec, "flash_attention", "--no-flash-attention", action="store_const",
-          const=False, note="Give this flag for attention that stores the s×s scores.")
-    for field, metavar in (("layers", "L"), ("hidden", "H"), ("heads", "A")):
-        _flag(p, MemorySpec, field, metavar=metavar)
 
     p = command("params", "exact parameter counts of an architecture, by component",
                 _cmd_params)

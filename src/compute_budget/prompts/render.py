@@ -101,6 +101,7 @@ def fmt_pct(value: float | None) -> str:
 def environment() -> Environment:
     """The Jinja environment: package templates, strict undefined, number filters."""
     env = Environment(
+        extensions=["jinja2.ext.do"],
         loader=PackageLoader("compute_budget.prompts", "templates"),
         undefined=StrictUndefined,
         autoescape=False,

@@ -35,6 +35,7 @@ from .catalog import (
     list_accelerators,
     load_catalog,
 )
+from .cost import CostEstimate, estimate_run_cost
 from .decision import Decision, DecisionCheck, DecisionInputs, Verdict, decision_summary
 from .errors import (
     ComputeBudgetError,
@@ -43,7 +44,7 @@ from .errors import (
     UnknownAcceleratorError,
     describe_error,
 )
-from .estimate import CostEstimate, RunEstimate, RunSpec, estimate_run, estimate_run_cost
+from .estimate import RunEstimate, estimate_run
 from .flops import (
     FlopsBreakdown,
     HardwareFlops,
@@ -52,6 +53,7 @@ from .flops import (
     mfu_from_achieved,
     seconds_from_achieved,
 )
+from .layout import LayoutChoice, Remedy, Slowdown
 from .lesson import (
     params_for_budget,
     split_budget,
@@ -59,10 +61,12 @@ from .lesson import (
     train_flops,
     training_seconds,
 )
-from .memory import MemoryEstimate, MemorySpec, estimate_memory
+from .memory_estimate import MemoryEstimate, MemorySpec, estimate_memory
 from .mfu import MfuPrior, ModelFamily, mfu_prior
 from .model_source import ModelSource, ParamReport, param_report
+from .model_spec import ModelAndLayout
 from .quantities import parse_quantity
+from .run_spec import RunSpec
 from .split import BudgetSplit, SplitRow, SplitSpec, budget_split
 
 __all__ = [
@@ -85,9 +89,11 @@ __all__ = [
     "HardwareFlops",
     "InputError",
     "LatentAttention",
+    "LayoutChoice",
     "MemoryEstimate",
     "MemorySpec",
     "MfuPrior",
+    "ModelAndLayout",
     "ModelFamily",
     "ModelSource",
     "ParamBreakdown",
@@ -95,8 +101,10 @@ __all__ = [
     "PeakTflops",
     "Precision",
     "PriceQuote",
+    "Remedy",
     "RunEstimate",
     "RunSpec",
+    "Slowdown",
     "SplitRow",
     "SplitSpec",
     "UnknownAcceleratorError",

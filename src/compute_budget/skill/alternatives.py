@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .catalog import list_accelerators
 from .errors import InputError
-from .estimate import RunEstimate, RunSpec, estimate_run
+from .estimate import RunEstimate, estimate_run
+from .run_spec import RunSpec
 from .quantities import ParamCount, check_positive
 
 __all__ = [
@@ -161,7 +162,7 @@ def _hardware_alternatives(spec: RunSpec, original: RunEstimate) -> list[Alterna
             "mfu": None if original.mfu_source == "prior" else original.mfu,
         })
         candidate = estimate_run(moved)
-        if candidate.memory_fit != "none_fits":  # it must fit the device at some layout
+        if candidate.feasibility != "does_not_fit":  # it must fit the device at some layout
             candidates.append(candidate)
     if not candidates:
         return []

@@ -162,6 +162,11 @@ class Architecture(BaseModel):
         description="Attention and MLP read the same input (GPT-NeoX use_parallel_residual); "
                     "changes neither parameters nor FLOPs.",
     )
+    dropout: float = Field(
+        default=0.0, ge=0, lt=1,
+        description="Hidden (residual) dropout probability in training; 0 for Llama-style "
+                    "models. Dropout keeps a mask per element for the backward pass.",
+    )
     sliding_window: int | None = Field(
         default=None, gt=0,
         description="Tokens each query attends to at most (sliding-window attention in every "
@@ -493,6 +498,17 @@ class _Reader:
             raise ConfigError(key, value, "true or false")
         return value
 
+    def probability(self, key: str, default: float, note: str) -> float:
+        """A probability in [0, 1), or ``default`` (recorded with ``note``) when absent or null."""
+        value = self.config.get(key)
+        if value is None:
+            state = "null" if key in self.config else "absent"
+            self.notes.append(f"{key} {state}: {default:g} ({note})")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+            raise ConfigError(key, value, "a probability in [0, 1)")
+        return float(value)
+
     @staticmethod
     def _whole(key: str, value: object, minimum: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -603,6 +619,7 @@ def _gpt2(r: _Reader) -> dict[str, Any]:
         "tied_embeddings": r.flag(
             "tie_word_embeddings", True, "GPT-2 ties the LM head to the token embedding"
         ),
+        "dropout": r.probability("resid_pdrop", 0.1, "GPT2Config default"),
     }
 
 
@@ -624,6 +641,7 @@ def _gpt_neox(r: _Reader) -> dict[str, Any]:
         "mlp_bias": True,
         "tied_embeddings": r.flag("tie_word_embeddings", False, "GPTNeoXConfig default"),
         "parallel_residual": r.flag("use_parallel_residual", True, "GPTNeoXConfig default"),
+        "dropout": r.probability("hidden_dropout", 0.0, "GPTNeoXConfig default"),
     }
 
 
@@ -799,7 +817,7 @@ PRESETS: dict[str, Architecture] = {
         source="openai-community/gpt2 config.json (Radford et al. 2019)",
         layers=12, hidden=768, heads=12, intermediate_size=3072, vocab_size=50257,
         gated_mlp=False, tied_embeddings=True, position_embedding="learned", max_positions=1024,
-        attention_bias="all", mlp_bias=True, norm="layernorm",
+        attention_bias="all", mlp_bias=True, norm="layernorm", dropout=0.1,
     ),
     "gpt3-175b": Architecture(
         name="GPT-3 175B",
@@ -807,11 +825,11 @@ PRESETS: dict[str, Architecture] = {
                "d_model 12288, 96 heads of 128, context 2048; GPT-2 BPE vocabulary of 50257",
         layers=96, hidden=12288, heads=96, intermediate_size=4 * 12288, vocab_size=50257,
         gated_mlp=False, tied_embeddings=True, position_embedding="learned", max_positions=2048,
-        attention_bias="all", mlp_bias=True, norm="layernorm",
+        attention_bias="all", mlp_bias=True, norm="layernorm", dropout=0.1,
         defaults_used=(
             "d_ff = 4 × d_model (Brown et al. 2020, Table 2.1 note)",
-            "GPT-2 layout assumed for biases, LayerNorm and the tied LM head (Sec. 2.1: 'the same "
-            "model and architecture as GPT-2')",
+            "GPT-2 layout assumed for biases, LayerNorm, dropout 0.1 and the tied LM head (Sec. "
+            "2.1: 'the same model and architecture as GPT-2')",
             "dense attention in every layer (GPT-3 alternates dense and locally banded sparse "
             "attention layers; the attention FLOPs are an upper bound)",
         ),

@@ -82,8 +82,8 @@ class DecisionCheck(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: Literal["clears_uncertainty", "beats_baseline", "fits_in_memory", "value_covers_cost",
-                  "within_budget"]
+    name: Literal["clears_uncertainty", "beats_baseline", "fits_in_memory", "finishes_in_time",
+                  "value_covers_cost", "within_budget"]
     passed: bool | None = Field(description="None when it could not be checked (unknown cost).")
     detail: str = Field(description="The comparison, with numbers and units.")
 
@@ -118,6 +118,13 @@ class Decision(BaseModel):
     benefit: str | None = Field(description="The concrete benefit the gain is tied to, if given.")
     checks: list[DecisionCheck]
     advice: str = Field(description="What to do next.")
+    feasibility: Literal["ok", "does_not_fit", "too_long"] = Field(
+        description="Whether the run can run at all: ok, does_not_fit (no layout fits the "
+                    "devices), too_long (longer than a plan survives).")
+    min_gpu_count: int | None = Field(
+        description="When it does not fit: the fewest devices of this type it needs; None "
+                    "when no count does or it fits.")
+    wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
 
 
 def _finite(value: object, field: str, *, non_negative: bool = False) -> float:
@@ -134,8 +141,10 @@ def _money(value: float | None) -> str:
 
 _ADVICE: dict[str, str] = {
     "noise": "collect more small-scale data to shrink the uncertainty before gambling the budget",
-    "memory": "fix the layout first: shard further (ZeRO, tensor or pipeline parallelism), "
-              "recompute activations or use more or larger devices",
+    "memory": "no layout fits these devices: use more or larger devices, LoRA, or a shorter "
+              "sequence (the estimate's memory check names what would fit)",
+    "time": "use many more devices, or a smaller model or fewer tokens, so that it finishes "
+            "within months",
     "price": "give the price per GPU-hour so the cost can be weighed against the gain's value "
              "and the budget",
     "budget": "raise the budget or bring the cost under it (a shorter run, a smaller scale, "
@@ -148,7 +157,8 @@ def _advice(verdict: Verdict, causes: set[str]) -> str:
     if verdict == "go":
         return ("launch it with a kill criterion: an abort condition checked at fixed points of "
                 "the run")
-    steps = [_ADVICE[c] for c in ("memory", "price", "noise", "budget", "value") if c in causes]
+    steps = [_ADVICE[c] for c in ("memory", "time", "price", "noise", "budget", "value")
+             if c in causes]
     tail = ("or price the cheaper alternatives" if verdict == "marginal" else
             "price the cheaper alternatives or spend the compute on a different idea")
     return "; ".join([*(steps or ["do not launch as specified"]), tail])
@@ -222,20 +232,30 @@ def decision_summary(
             reason = f"{reason}; {why}"
             causes.add(cause)
 
-    fit = getattr(estimate, "memory_fit", None)
-    if fit is not None:
-        details = {
-            "given": "fits device memory at the planned layout",
-            "lowest_fitting": "fits device memory at the planned layout",
-            "adjusted": "fits device memory only with more recomputation or tensor "
-                        "parallelism than planned (see the estimate)",
-            "none_fits": "does not fit device memory at any layout tried",
-        }
-        checks.append(DecisionCheck(name="fits_in_memory", passed=fit != "none_fits",
-                                    detail=details[fit]))
-        if fit == "none_fits":
-            stricter("no-go", "the run does not fit in device memory on these devices",
+    feasibility = getattr(estimate, "feasibility", "ok")
+    memory = getattr(estimate, "memory", None)
+    min_devices = memory.min_gpu_count if memory is not None and memory.fits is False else None
+    wall_days = getattr(estimate, "wall_days", None)
+    if memory is not None:
+        layout = (f"ZeRO {memory.zero}, TP {memory.tp}, PP {memory.pp}, recompute "
+                  f"{memory.recompute}{', offload' if memory.offload else ''}")
+        checks.append(DecisionCheck(
+            name="fits_in_memory", passed=memory.fits,
+            detail=(f"fits at {layout}" if memory.fits else
+                    "does not fit at any layout tried" + (
+                        f"; needs at least {min_devices} devices of this type"
+                        if min_devices is not None else ""))))
+        if memory.fits is False:
+            stricter("no-go", "the run does not fit in device memory on these devices"
+                     + (f" (it needs at least {min_devices})" if min_devices else ""),
                      "memory")
+    if feasibility == "too_long" and wall_days is not None:
+        limit = getattr(estimate, "max_plan_days", 365)
+        checks.append(DecisionCheck(
+            name="finishes_in_time", passed=False,
+            detail=f"{wall_days / 365:,.1f} years of wall time vs a plan's {limit:g} days"))
+        stricter("no-go", f"the run would take {wall_days / 365:,.1f} years: longer than any "
+                          "plan survives", "time")
 
     value = None
     if value_rate is not None:
@@ -293,4 +313,7 @@ def decision_summary(
         benefit=benefit_text,
         checks=checks,
         advice=advice,
+        feasibility=feasibility,
+        min_gpu_count=min_devices,
+        wall_days=wall_days,
     )

@@ -24,9 +24,9 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .activations import Recompute
 from .architecture import Architecture, count_params
 from .errors import InputError
-from .memory import Recompute
 from .quantities import check_positive
 
 __all__ = [

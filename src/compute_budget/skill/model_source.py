@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -16,7 +16,6 @@ from .architecture import (
     PRESETS,
     Architecture,
     ParamBreakdown,
-    check_tensor_parallel,
     count_params,
     from_hf_config,
     get_preset,
@@ -26,19 +25,13 @@ from .errors import ConfigError, InputError
 
 __all__ = [
     "DEFAULT_SEQ_LEN",
-    "ModelAndLayout",
     "ModelSource",
     "ParamReport",
-    "Recompute",
-    "check_layout",
     "check_seq_len",
     "default_seq_len",
     "differs",
     "param_report",
 ]
-
-Recompute = Literal["none", "selective", "full"]
-"""Activation recomputation: none, selective (attention scores) or full (whole layers)."""
 
 DEFAULT_SEQ_LEN = 4096
 """Training sequence length assumed when none is given (capped by a learned position table)."""
@@ -91,49 +84,6 @@ class ModelSource(BaseModel):
         if self.config is None and self.preset is None:
             return None
         return self._architecture
-
-
-class ModelAndLayout(ModelSource):
-    """The model and how one training step is laid out on the devices."""
-
-    seq_len: int | None = Field(
-        default=None, ge=1, le=10_000_000,
-        description="Training sequence length in tokens, for the attention FLOPs and the "
-                    "activations (default 4096, or a smaller learned position table).",
-    )
-    micro_batch: int = Field(default=1, ge=1, le=1_000_000,
-                             description="Micro-batch size in sequences per device (default 1).")
-    tp: int = Field(default=1, ge=1, description="Tensor-parallel degree (default 1).")
-    pp: int = Field(default=1, ge=1, description="Pipeline-parallel degree (default 1).")
-    sp: bool = Field(default=False,
-                     description="Sequence parallelism (shards activations; needs tp > 1).")
-    recompute: Recompute = Field(
-        default="none",
-        description="Activation recomputation: none, selective or full. Saves memory; adds "
-                    "hardware FLOPs, not model FLOPs.",
-    )
-
-    @property
-    def resolved_seq_len(self) -> int:
-        """The sequence length given, or the default for the architecture."""
-        return self.seq_len if self.seq_len is not None else default_seq_len(self.architecture)
-
-
-def check_layout(gpu_count: int, tp: int, pp: int, arch: Architecture | None) -> None:
-    """Tensor × pipeline parallelism must fit the devices and, when known, the heads."""
-    if tp > gpu_count:
-        raise InputError("tp", tp, f"at most gpu_count ({gpu_count})")
-    if pp > gpu_count:
-        raise InputError("pp", pp, f"at most gpu_count ({gpu_count})")
-    if gpu_count % (tp * pp):
-        raise InputError(
-            "gpu_count", gpu_count,
-            f"a multiple of tp × pp = {tp * pp} (data parallel = devices / (tp·pp))",
-        )
-    if arch is not None:
-        check_tensor_parallel(arch, tp)
-        if pp > arch.layers:
-            raise ConfigError("pp", pp, f"at most the number of layers ({arch.layers})")
 
 
 def default_seq_len(arch: Architecture | None) -> int:

@@ -1,0 +1,96 @@
+"""What the user plans to run: the model and layout (shared with the memory spec), the tokens,
+the hardware, and the optional overrides of the estimate's defaults."""
+
+from __future__ import annotations
+
+from pydantic import ConfigDict, Field, model_validator
+
+from .catalog import Accelerator, Precision, get_accelerator
+from .cost import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
+from .errors import InputError
+from .mfu import ModelFamily
+from .model_spec import ModelAndLayout
+from .quantities import Price, TflopsPerDevice, TokenCount
+
+__all__ = ["RunSpec"]
+
+
+class RunSpec(ModelAndLayout):
+    """The four inputs of step 1 (N, T, the device and its count) and the optional overrides.
+
+    The model is given by ``params`` (and ``active_params`` for MoE), or exactly by a ``config``
+    or ``preset``, which also gives the attention and LM-head FLOPs and the shape for memory.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: TokenCount = Field(
+        description="Training tokens T (e.g. 1e11 or '100B', '1.5T')."
+    )
+    gpu: str = Field(  # type: ignore[assignment]
+        description="Accelerator name from the catalog, e.g. 'h100', 'a100-80gb', 'tpu-v5p'."
+    )
+    precision: Precision | None = Field(
+        default=None,
+        description="Training precision whose dense peak is used: bf16, fp16 or fp8. Default: "
+                    "bf16, or fp16 on devices without bf16.",
+    )
+    mfu: Mfu | None = Field(
+        default=None,
+        description="Model FLOPs utilisation in (0, 1]. Default: the calibrated prior for the "
+                    "model family and hardware generation.",
+    )
+    achieved_tflops: TflopsPerDevice | None = Field(
+        default=None,
+        description="Measured hardware TFLOP/s per device (from a one-step benchmark or a "
+                    "paper; recomputation counted, as `recompute` says). Converted to MFU; not "
+                    "together with mfu.",
+    )
+    usd_per_gpu_hour: Price | None = Field(
+        default=None,
+        description="Price in US dollars per device-hour (e.g. 2.1 or '$2.10'). Default: the "
+                    "catalog's newest dated price, if it has one.",
+    )
+    peak_tflops: TflopsPerDevice | None = Field(
+        default=None,
+        description="Override the dense peak per device in TFLOP/s (use the dense figure, not "
+                    "the sparse datasheet one).",
+    )
+    family: ModelFamily | None = Field(
+        default=None,
+        description="Model family for the MFU prior: dense, moe, cnn or snn. Default: moe when "
+                    "fewer parameters are active than exist, else dense.",
+    )
+    failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
+
+    @model_validator(mode="after")
+    def _run_consistent(self) -> RunSpec:
+        if self.mfu is not None and self.achieved_tflops is not None:
+            raise InputError("achieved_tflops", self.achieved_tflops,
+                             "not together with mfu: give one or the other")
+        if self.peak_tflops is None:
+            self.accelerator.peak(self.resolved_precision)  # raises when the peak is unknown
+        return self
+
+    @property
+    def accelerator(self) -> Accelerator:
+        """The catalog entry for ``gpu``."""
+        return get_accelerator(self.gpu)
+
+    @property
+    def compute_params(self) -> float:
+        """Parameters that do work per token: the config's active count, or active_params for
+        MoE, else all."""
+        return self.model.active
+
+    @property
+    def resolved_family(self) -> ModelFamily:
+        """The family given, or MoE when fewer parameters are active than exist, else dense."""
+        if self.family is not None:
+            return self.family
+        return "moe" if self.compute_params < self.total_params else "dense"
+
+    @property
+    def resolved_precision(self) -> Precision:
+        """The precision given, or the device's default training precision."""
+        return self.precision or self.accelerator.default_precision
