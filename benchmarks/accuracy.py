@@ -148,6 +148,9 @@ def _spec(run: PublishedRun, mfu: float | None = None) -> RunSpec:
         gpu_count=run.gpu_count or 1,  # GPU-hours do not depend on the count
         precision=run.precision,
         mfu=mfu,
+        # The priors are end-to-end MFU at the runs' own layouts: no extra recomputation is
+        # charged on top (the memory check would otherwise choose it on one device).
+        recompute="none",
     )
 
 

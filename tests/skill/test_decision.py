@@ -111,13 +111,26 @@ def test_bad_decision_input(kwargs: dict[str, float], field: str) -> None:
 def test_a_run_that_does_not_fit_is_no_go() -> None:
     from compute_budget import RunSpec, estimate_run
 
-    # 7B with AdamW on one H100: 16 bytes × 7B = 112 GB of model states alone, at any layout.
-    est = estimate_run(RunSpec(params="7B", tokens="1B", gpu="h100", gpu_count=1))
-    assert est.memory_fit == "none_fits"
+    # 70B on one H100: its 16-bit weights alone are 140 GB, at any layout (offload included).
+    est = estimate_run(RunSpec(params="70B", tokens="1B", gpu="h100", gpu_count=1))
+    assert est.feasibility == "does_not_fit"
     d = decision_summary(est, 2.0, 0.1, 0.0)
     assert d.verdict == "no-go"
-    assert "does not fit" in d.reason
+    assert d.feasibility == "does_not_fit"
+    assert d.min_gpu_count == est.memory.min_gpu_count  # type: ignore[union-attr]
+    assert d.min_gpu_count is not None and d.min_gpu_count > 1
     assert _check(d, "fits_in_memory").passed is False
+
+
+def test_a_run_longer_than_a_year_is_no_go() -> None:
+    from compute_budget import RunSpec, estimate_run
+
+    # 7B on 2T tokens on one H100 at the Hopper prior: 8.4e22 FLOPs / (989e12 · 0.22) ≈ 12 years.
+    est = estimate_run(RunSpec(params="7B", tokens="2T", gpu="h100", gpu_count=1))
+    assert est.feasibility == "too_long" and est.wall_days > 365
+    d = decision_summary(est, 2.0, 0.1, 0.0)
+    assert d.verdict == "no-go"
+    assert _check(d, "finishes_in_time").passed is False
 
 
 def test_a_run_that_fits_only_with_another_layout_is_not_no_go() -> None:
@@ -125,7 +138,8 @@ def test_a_run_that_fits_only_with_another_layout_is_not_no_go() -> None:
 
     # Llama 2 70B on 2048 A100 (it trained): needs recomputation or TP, which the plan left open.
     est = estimate_run(RunSpec(params="70B", tokens="2T", gpu="a100", gpu_count=2048))
-    assert est.memory_fit == "adjusted"
+    assert est.memory is not None and est.memory.layout.chosen_by == "search"
+    assert est.memory.fits is True and est.feasibility == "ok"
     d = decision_summary(est, 5, 1, 0)
     assert d.verdict == "go"
     assert _check(d, "fits_in_memory").passed is True

@@ -116,32 +116,33 @@ def test_recomputation_does_not_change_time_under_a_given_mfu() -> None:
 
 
 def test_memory_check_finds_the_lowest_zero_stage_that_fits() -> None:
-    est = estimate_run(_spec(preset="llama-3-8b", gpu_count=8, recompute="full"))
+    est = estimate_run(_spec(preset="llama-3-8b", gpu_count=8, recompute="full", tp=1))
     assert est.memory is not None and est.memory.fits
-    assert est.memory_fit == "lowest_fitting"
-    if est.memory.zero > 0:
-        lower = estimate_run(_spec(preset="llama-3-8b", gpu_count=8, recompute="full",
-                                   zero=est.memory.zero - 1))
-        # ZeRO pinned one stage lower does not fit as planned; the check then opens up what the
-        # user left open (tensor parallelism) instead of declaring the run impossible.
-        assert lower.memory is not None and lower.memory.zero == est.memory.zero - 1
-        assert lower.memory_fit == "adjusted" and lower.memory.tp > 1
+    assert est.memory.layout.chosen_by == "search" and est.memory.recompute == "full"
+    assert est.memory.zero > 0
+    lower = estimate_run(_spec(preset="llama-3-8b", gpu_count=8, recompute="full",
+                               zero=est.memory.zero - 1))
+    # ZeRO pinned one stage lower does not fit at TP 1; the search then opens up what the user
+    # left open (tensor parallelism) instead of declaring the run impossible.
+    assert lower.memory is not None and lower.memory.zero == est.memory.zero - 1
+    assert lower.memory.fits and lower.memory.tp > 1
 
 
 def test_memory_check_tries_recomputation_and_tensor_parallelism_left_open() -> None:
     est = estimate_run(_spec(preset="llama-3-70b", gpu_count=64, seq_len=8192))
-    assert est.memory_fit == "adjusted"
     assert est.memory is not None and est.memory.fits
     assert (est.memory.recompute, est.memory.tp) != ("none", 1)
     # With the layout pinned down by the user, nothing is adjusted.
     pinned = estimate_run(_spec(preset="llama-3-70b", gpu_count=64, seq_len=8192,
-                                recompute="none", tp=1))
-    assert pinned.memory_fit == "none_fits"
+                                recompute="none", tp=1, pp=1, zero=3, offload=False))
+    assert pinned.feasibility == "does_not_fit"
+    assert pinned.memory is not None and pinned.memory.layout.chosen_by == "given"
+    assert pinned.memory.layout.binding == "pinned"
 
 
 def test_memory_check_reports_when_nothing_fits() -> None:
     est = estimate_run(_spec(preset="llama-3-70b", gpu_count=1, seq_len=8192))
-    assert est.memory_fit == "none_fits"
+    assert est.feasibility == "does_not_fit"
     assert est.memory is not None and est.memory.fits is False
 
 
@@ -152,8 +153,8 @@ def test_lora_costs_fewer_flops_and_fits_where_full_fine_tuning_does_not() -> No
                               trainable_params="200M"))
     frozen = full.params - 200e6
     assert lora.flops_per_token == pytest.approx(full.flops_per_token - 2 * frozen)
-    assert full.memory_fit == "none_fits"
-    assert lora.memory_fit != "none_fits"
+    assert full.memory is not None and full.memory.offload  # full fine-tuning needs offload
+    assert lora.memory is not None and lora.memory.fits and not lora.memory.offload
     assert lora.memory is not None and lora.memory.trainable_params == 200e6
     kinds = [a.kind for a in __import__("compute_budget").suggest_alternatives(
         _spec(preset="llama-3-70b", gpu_count=8, tokens="1B", trainable_params="200M")

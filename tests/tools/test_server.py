@@ -292,8 +292,8 @@ async def test_estimate_accepts_a_config_object_and_returns_the_breakdown(
 
 async def test_memory_tool_accepts_a_preset_and_measured_layout(client: Client) -> None:
     result = await client.call_tool("estimate_memory", {
-        "preset": "llama-3-70b", "gpu_count": 64, "gpu": "h100", "zero": 1, "tp": 8,
-        "sp": True, "recompute": "selective", "seq_len": 8192})
+        "preset": "llama-3-70b", "gpu_count": 64, "gpu": "h100", "zero": 1, "tp": 8, "pp": 1,
+        "sp": True, "recompute": "selective", "seq_len": 8192, "stack": "megatron"})
     assert not result.is_error, _text(result)
     assert result.structured_content["data_parallel"] == 8
 

@@ -1,0 +1,662 @@
+"""Measure the bytes a real Hugging Face transformers model saves for the backward pass.
+
+Run by hand, never in the test suite, in an environment that has torch and transformers (the
+``measure`` dependency group in ``pyproject.toml``), from the repository root::
+
+    uv run --group measure python -m benchmarks.activation_memory
+    python -m benchmarks.activation_memory --families llama3_8b,mixtral_8x7b --seq-lens 512,1024
+
+(or, to keep a CUDA torch build off a CPU-only machine, ``pip install torch 'transformers>=5'``
+into a separate venv and run the second line with its python). It writes
+``benchmarks/data/activation_memory.json``, which the tests read to pin the analytic
+activation-memory formula to real numbers.
+
+Method, per model family:
+
+1. Build the model from a config with the real checkpoint's shapes (hidden, intermediate, heads,
+   KV heads, experts, top-k; see :data:`FAMILIES`) and random weights:
+   ``AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16, attn_implementation="sdpa")``,
+   on CPU, in train mode (dropout as the config says). The experts implementation is whatever
+   ``from_config`` picks by default (recorded).
+2. Run one forward pass with ``labels`` (so the loss is computed as in training), batch 1, random
+   ``input_ids``, inside ``torch.autograd.graph.saved_tensors_hooks(pack, unpack)``. ``pack``
+   records every tensor autograd saves for the backward pass, deduplicated by storage
+   (``untyped_storage().data_ptr()``, counted at ``untyped_storage().nbytes()``), and skips the
+   storages of parameters and buffers. Forward pre-/post-hooks keep the name of the innermost
+   module running, which labels each storage; a walk of the autograd graph afterwards names the
+   ops (``grad_fn`` and saved-slot, e.g. ``MmBackward0.self``) that saved each storage. No
+   backward pass is run.
+3. Per decoder layer: the same config with ``L1`` and ``L2`` layers gives totals ``T1``, ``T2``;
+   ``bytes_per_layer = (T2 - T1) / (L2 - L1)`` and the rest, ``T1 - L1 * bytes_per_layer``, is
+   the non-layer part (embedding output, final norm, LM-head input, fp32 logits, loss). This is
+   repeated at several sequence lengths: with SDPA attention no ``s × s`` score matrix is saved,
+   so ``bytes_per_token_per_layer = bytes_per_layer / (micro_batch · s)`` should not depend on
+   ``s``. The coefficient ``bytes_per_token_per_layer / hidden_size`` is reported too.
+4. A breakdown of one decoder layer (the last layer of the ``L2`` model, at the longest sequence)
+   lists each distinct saved storage: the module that first saved it, the ops that saved it, its
+   shape, dtype and bytes (also per token and per token per hidden). Storages that several layers
+   save (RoPE cos/sin) are listed apart as shared, and the non-layer storages are listed too.
+
+Tensors an autograd function keeps as plain ``ctx`` attributes instead of ``save_for_backward``
+(e.g. the expert offsets of transformers' grouped-mm fallback, a few hundred bytes) never reach
+``pack`` and are not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import platform
+import re
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+DEFAULT_OUT = Path(__file__).parent / "data" / "activation_memory.json"
+DEFAULT_SEQ_LENS = (512, 1024)
+MICRO_BATCH = 1
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family: a checkpoint's shapes as transformers config fields."""
+
+    name: str
+    checkpoint: str
+    model_type: str
+    config: dict[str, Any]
+    layer_counts: tuple[int, int] = (1, 2)
+    notes: str = ""
+    min_positions_field: str = "max_position_embeddings"
+    """Config field that caps the sequence length; raised to the longest measured length."""
+
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        Family(
+            name="llama3_8b",
+            checkpoint="meta-llama/Meta-Llama-3-8B",
+            model_type="llama",
+            config={
+                "vocab_size": 128256,
+                "hidden_size": 4096,
+                "intermediate_size": 14336,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "hidden_act": "silu",
+                "rms_norm_eps": 1e-5,
+                "attention_dropout": 0.0,
+                "attention_bias": False,
+                "mlp_bias": False,
+                "tie_word_embeddings": False,
+                "max_position_embeddings": 8192,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+            },
+        ),
+        Family(
+            name="qwen2_7b",
+            checkpoint="Qwen/Qwen2-7B",
+            model_type="qwen2",
+            config={
+                "vocab_size": 152064,
+                "hidden_size": 3584,
+                "intermediate_size": 18944,
+                "num_attention_heads": 28,
+                "num_key_value_heads": 4,
+                "hidden_act": "silu",
+                "rms_norm_eps": 1e-6,
+                "attention_dropout": 0.0,
+                "tie_word_embeddings": False,
+                "use_sliding_window": False,
+                "max_position_embeddings": 131072,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+            },
+            notes="q/k/v projections carry biases (built into qwen2); o_proj and MLP have none.",
+        ),
+        Family(
+            name="mixtral_8x7b",
+            checkpoint="mistralai/Mixtral-8x7B-v0.1",
+            model_type="mixtral",
+            config={
+                "vocab_size": 32000,
+                "hidden_size": 4096,
+                "intermediate_size": 14336,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "num_local_experts": 8,
+                "num_experts_per_tok": 2,
+                "hidden_act": "silu",
+                "rms_norm_eps": 1e-5,
+                "attention_dropout": 0.0,
+                "router_jitter_noise": 0.0,
+                "output_router_logits": False,
+                "sliding_window": None,
+                "tie_word_embeddings": False,
+                "max_position_embeddings": 32768,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+            },
+            notes="output_router_logits False as in the checkpoint's config: no auxiliary "
+            "load-balancing loss is computed.",
+        ),
+        Family(
+            name="qwen15_moe_a27b",
+            checkpoint="Qwen/Qwen1.5-MoE-A2.7B",
+            model_type="qwen2_moe",
+            config={
+                "vocab_size": 151936,
+                "hidden_size": 2048,
+                "intermediate_size": 5632,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 16,
+                "num_experts": 60,
+                "num_experts_per_tok": 4,
+                "moe_intermediate_size": 1408,
+                "shared_expert_intermediate_size": 5632,
+                "decoder_sparse_step": 1,
+                "mlp_only_layers": [],
+                "norm_topk_prob": False,
+                "output_router_logits": False,
+                "hidden_act": "silu",
+                "rms_norm_eps": 1e-6,
+                "attention_dropout": 0.0,
+                "use_sliding_window": False,
+                "tie_word_embeddings": False,
+                "max_position_embeddings": 8192,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+            },
+            notes="Every layer is sparse (60 routed experts top-4 plus a sigmoid-gated shared "
+            "expert of 5632).",
+        ),
+        Family(
+            name="deepseek_v2_lite",
+            checkpoint="deepseek-ai/DeepSeek-V2-Lite",
+            model_type="deepseek_v2",
+            config={
+                "vocab_size": 102400,
+                "hidden_size": 2048,
+                "intermediate_size": 10944,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 16,
+                "kv_lora_rank": 512,
+                "q_lora_rank": None,
+                "qk_nope_head_dim": 128,
+                "qk_rope_head_dim": 64,
+                "v_head_dim": 128,
+                "n_routed_experts": 64,
+                "num_experts_per_tok": 6,
+                "n_shared_experts": 2,
+                "moe_intermediate_size": 1408,
+                "first_k_dense_replace": 0,
+                "topk_method": "greedy",
+                "n_group": 1,
+                "topk_group": 1,
+                "norm_topk_prob": False,
+                "routed_scaling_factor": 1.0,
+                "output_router_logits": False,
+                "hidden_act": "silu",
+                "rms_norm_eps": 1e-6,
+                "attention_dropout": 0.0,
+                "attention_bias": False,
+                "tie_word_embeddings": False,
+                "max_position_embeddings": 163840,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+            },
+            notes="first_k_dense_replace set to 0 (checkpoint: 1) so that every differenced layer "
+            "is an MoE layer; the checkpoint's YaRN RoPE scaling is replaced by default RoPE (it "
+            "changes no saved shape).",
+        ),
+        Family(
+            name="gpt2_small",
+            checkpoint="openai-community/gpt2",
+            model_type="gpt2",
+            config={
+                "vocab_size": 50257,
+                "n_embd": 768,
+                "n_head": 12,
+                "n_inner": None,
+                "activation_function": "gelu_new",
+                "resid_pdrop": 0.1,
+                "embd_pdrop": 0.1,
+                "attn_pdrop": 0.1,
+                "layer_norm_epsilon": 1e-5,
+                "n_positions": 1024,
+                "tie_word_embeddings": True,
+            },
+            layer_counts=(2, 4),
+            min_positions_field="n_positions",
+            notes="Default dropouts 0.1 (embedding, attention, residual) active in train mode; "
+            "n_positions raised to the longest measured sequence if above 1024.",
+        ),
+        Family(
+            name="llama_h2048",
+            checkpoint="(Llama-architecture shape check, no checkpoint)",
+            model_type="llama",
+            config={
+                "vocab_size": 128256,
+                "hidden_size": 2048,
+                "intermediate_size": 8192,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 8,
+                "hidden_act": "silu",
+                "rms_norm_eps": 1e-5,
+                "attention_dropout": 0.0,
+                "attention_bias": False,
+                "mlp_bias": False,
+                "tie_word_embeddings": False,
+                "max_position_embeddings": 8192,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+            },
+            layer_counts=(2, 4),
+        ),
+    )
+}
+
+
+@dataclass
+class SavedStorage:
+    """One distinct storage that autograd saved for the backward pass."""
+
+    ptr: int
+    nbytes: int
+    dtype: str
+    shape: list[int]
+    module: str
+    order: int
+    saves: int = 1
+    shapes: list[list[int]] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)
+    ops: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Recorder:
+    """Collects saved storages through ``saved_tensors_hooks`` and module hooks."""
+
+    excluded: set[int]
+    storages: dict[int, SavedStorage] = field(default_factory=dict)
+    module_stack: list[str] = field(default_factory=list)
+    keep: list[Any] = field(default_factory=list)
+    skipped_param_saves: int = 0
+
+    def current_module(self) -> str:
+        return self.module_stack[-1] if self.module_stack else "(root)"
+
+    def pack(self, tensor: torch.Tensor) -> torch.Tensor:
+        # The detached alias keeps the same storage (so the graph walk still finds it) without
+        # the tensor -> grad_fn -> saved tensor cycle that would leak every measured graph.
+        packed = tensor.detach()
+        storage = tensor.untyped_storage()
+        ptr, nbytes = storage.data_ptr(), storage.nbytes()
+        if ptr in self.excluded:
+            self.skipped_param_saves += 1
+            return packed
+        if nbytes == 0:
+            return packed
+        shape = list(tensor.shape)
+        module = self.current_module()
+        record = self.storages.get(ptr)
+        if record is None:
+            record = SavedStorage(
+                ptr=ptr,
+                nbytes=nbytes,
+                dtype=str(tensor.dtype).removeprefix("torch."),
+                shape=shape,
+                module=module,
+                order=len(self.storages),
+            )
+            self.storages[ptr] = record
+            self.keep.append(packed)  # hold the storage so its address cannot be reused
+        else:
+            record.saves += 1
+            record.nbytes = max(record.nbytes, nbytes)
+        if shape not in record.shapes:
+            record.shapes.append(shape)
+        if module not in record.modules:
+            record.modules.append(module)
+        return packed
+
+    @staticmethod
+    def unpack(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor
+
+
+@contextmanager
+def module_labels(model: torch.nn.Module, recorder: Recorder) -> Iterator[None]:
+    """Keep ``recorder.module_stack`` equal to the modules whose forward is running."""
+
+    handles = []
+    for name, module in model.named_modules():
+        label = name or "(root)"
+
+        def pre_hook(_module: Any, _args: Any, label: str = label) -> None:
+            recorder.module_stack.append(label)
+
+        def post_hook(_module: Any, _args: Any, _output: Any) -> None:
+            recorder.module_stack.pop()
+
+        handles.append(module.register_forward_pre_hook(pre_hook))
+        handles.append(module.register_forward_hook(post_hook, always_call=True))
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def label_ops(loss: torch.Tensor, recorder: Recorder) -> list[str]:
+    """Walk the autograd graph from ``loss`` and name, per storage, the ops that saved it.
+
+    Returns the names of all backward nodes met (to record, e.g., which SDPA kernel ran).
+    """
+    import torch
+
+    seen: set[int] = set()
+    node_names: list[str] = []
+    stack = [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        name = node.name()
+        node_names.append(name)
+        saved: list[tuple[str, Any]] = []
+        for attr in dir(node):
+            if attr.startswith("_saved_"):
+                try:
+                    saved.append((attr.removeprefix("_saved_"), getattr(node, attr)))
+                except RuntimeError:
+                    continue
+        if hasattr(node, "saved_tensors"):
+            with suppress(RuntimeError):
+                saved.extend((f"saved_tensors[{i}]", t) for i, t in enumerate(node.saved_tensors))
+        for slot, value in saved:
+            values = value if isinstance(value, tuple | list) else (value,)
+            for item in values:
+                if isinstance(item, torch.Tensor):
+                    record = recorder.storages.get(item.untyped_storage().data_ptr())
+                    if record is not None:
+                        op = f"{name}.{slot}"
+                        if op not in record.ops:
+                            record.ops.append(op)
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return node_names
+
+
+def build_model(family: Family, num_layers: int, max_seq: int) -> torch.nn.Module:
+    """The family's model with ``num_layers`` decoder layers, random bf16 weights, train mode."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    fields = dict(family.config)
+    fields["num_hidden_layers" if family.model_type != "gpt2" else "n_layer"] = num_layers
+    positions = fields.get(family.min_positions_field)
+    if positions is not None and positions < max_seq:
+        fields[family.min_positions_field] = max_seq
+    config = AutoConfig.for_model(family.model_type, **fields)
+    torch.manual_seed(SEED)
+    model = AutoModelForCausalLM.from_config(
+        config, dtype=torch.bfloat16, attn_implementation="sdpa"
+    )
+    model.train()
+    return model
+
+
+def excluded_storages(model: torch.nn.Module) -> set[int]:
+    """Storage addresses of all parameters and buffers."""
+    tensors = [*model.parameters(), *model.buffers()]
+    return {t.untyped_storage().data_ptr() for t in tensors}
+
+
+def measure_once(model: torch.nn.Module, seq_len: int) -> dict[str, Any]:
+    """One training-mode forward with labels; the storages saved for backward."""
+    import torch
+
+    vocab = model.config.vocab_size
+    generator = torch.Generator().manual_seed(SEED)
+    input_ids = torch.randint(0, vocab, (MICRO_BATCH, seq_len), generator=generator)
+    labels = input_ids.clone()
+    recorder = Recorder(excluded=excluded_storages(model))
+    start = time.perf_counter()
+    with (
+        module_labels(model, recorder),
+        torch.autograd.graph.saved_tensors_hooks(recorder.pack, recorder.unpack),
+    ):
+        output = model(input_ids=input_ids, labels=labels, use_cache=False)
+    seconds = time.perf_counter() - start
+    node_names = label_ops(output.loss, recorder)
+    storages = sorted(recorder.storages.values(), key=lambda r: r.order)
+    result = {
+        "total_bytes": sum(r.nbytes for r in storages),
+        "storages": storages,
+        "node_names": sorted(set(node_names)),
+        "skipped_param_saves": recorder.skipped_param_saves,
+        "forward_seconds": round(seconds, 2),
+        "loss": output.loss.detach().item(),
+    }
+    del output, recorder
+    gc.collect()
+    return result
+
+
+def layer_list_prefix(model: torch.nn.Module, num_layers: int) -> str:
+    """Qualified name of the ModuleList that holds the decoder layers, with a trailing dot."""
+    import torch
+
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) == num_layers:
+            return f"{name}."
+    raise RuntimeError("no ModuleList of decoder layers found")
+
+
+def layer_of(module: str, prefix: str) -> int | None:
+    """Index of the decoder layer a module belongs to, or None outside the layers."""
+    match = re.match(re.escape(prefix) + r"(\d+)(?:\.|$)", module)
+    return int(match.group(1)) if match else None
+
+
+def relative_label(module: str, prefix: str) -> str:
+    """Module name relative to its decoder layer, e.g. ``self_attn.q_proj``."""
+    stripped = re.sub("^" + re.escape(prefix) + r"\d+\.?", "", module)
+    return stripped or "(decoder layer)"
+
+
+def describe(record: SavedStorage, prefix: str, tokens: int, hidden: int) -> dict[str, Any]:
+    """A saved storage as a JSON row."""
+    return {
+        "label": relative_label(record.module, prefix),
+        "ops": record.ops,
+        "dtype": record.dtype,
+        "shape": record.shape,
+        "other_shapes": [s for s in record.shapes if s != record.shape],
+        "bytes": record.nbytes,
+        "bytes_per_token": record.nbytes / tokens,
+        "bytes_per_token_per_hidden": record.nbytes / tokens / hidden,
+        "saves": record.saves,
+        "modules": sorted({relative_label(m, prefix) for m in record.modules}),
+    }
+
+
+def breakdown(
+    storages: Sequence[SavedStorage], prefix: str, layer: int, tokens: int, hidden: int
+) -> dict[str, Any]:
+    """Split one run's storages into one layer's own, layer-shared and non-layer ones."""
+    own, shared, outside = [], [], []
+    for record in storages:
+        layers = {layer_of(m, prefix) for m in record.modules}
+        if layers == {layer}:
+            own.append(describe(record, prefix, tokens, hidden))
+        elif len(layers - {None}) > 1:
+            shared.append(describe(record, prefix, tokens, hidden))
+        elif layers == {None}:
+            outside.append(describe(record, prefix, tokens, hidden))
+    return {
+        "layer_index": layer,
+        "layer_storages": own,
+        "layer_total_bytes": sum(row["bytes"] for row in own),
+        "shared_across_layers": shared,
+        "non_layer_storages": outside,
+        "non_layer_total_bytes": sum(row["bytes"] for row in outside),
+    }
+
+
+def hidden_size(model: torch.nn.Module) -> int:
+    return int(model.config.hidden_size)
+
+
+def measure_family(family: Family, seq_lens: Sequence[int]) -> dict[str, Any]:
+    """Totals at both layer counts and every sequence length, and one layer's breakdown."""
+    small, large = family.layer_counts
+    totals: dict[int, dict[int, dict[str, Any]]] = {}
+    info: dict[str, Any] = {}
+    for num_layers in (small, large):
+        build_start = time.perf_counter()
+        model = build_model(family, num_layers, max(seq_lens))
+        build_seconds = time.perf_counter() - build_start
+        totals[num_layers] = {}
+        for seq_len in seq_lens:
+            print(f"  {family.name}: {num_layers} layers, s={seq_len}", file=sys.stderr, flush=True)
+            run = measure_once(model, seq_len)
+            run["build_seconds"] = round(build_seconds, 2)
+            run["prefix"] = layer_list_prefix(model, num_layers)
+            totals[num_layers][seq_len] = run
+            print(
+                f"    total {run['total_bytes']:,} B, forward {run['forward_seconds']} s",
+                file=sys.stderr,
+                flush=True,
+            )
+        config = model.config
+        info = {
+            "hidden_size": hidden_size(model),
+            "attn_implementation": config._attn_implementation,
+            "experts_implementation": getattr(config, "_experts_implementation", None),
+            "config_used": {
+                key: getattr(config, key, None)
+                for key in sorted({*family.config, family.min_positions_field})
+            },
+            "params": {
+                **info.get("params", {}),
+                str(num_layers): sum(p.numel() for p in model.parameters()),
+            },
+        }
+        del model
+        gc.collect()
+
+    hidden = info["hidden_size"]
+    rows = []
+    for seq_len in seq_lens:
+        tokens = MICRO_BATCH * seq_len
+        t_small = totals[small][seq_len]["total_bytes"]
+        t_large = totals[large][seq_len]["total_bytes"]
+        per_layer = (t_large - t_small) / (large - small)
+        per_token = per_layer / tokens
+        rows.append(
+            {
+                "seq_len": seq_len,
+                "micro_batch": MICRO_BATCH,
+                "total_bytes": {str(small): t_small, str(large): t_large},
+                "bytes_per_layer": per_layer,
+                "bytes_per_token_per_layer": per_token,
+                "coefficient_per_hidden": per_token / hidden,
+                "non_layer_bytes": t_small - small * per_layer,
+                "non_layer_bytes_per_token": (t_small - small * per_layer) / tokens,
+                "forward_seconds": {
+                    str(n): totals[n][seq_len]["forward_seconds"] for n in (small, large)
+                },
+                "loss": {str(n): totals[n][seq_len]["loss"] for n in (small, large)},
+            }
+        )
+
+    longest = max(seq_lens)
+    run = totals[large][longest]
+    detail = breakdown(run["storages"], run["prefix"], large - 1, MICRO_BATCH * longest, hidden)
+    detail["seq_len"] = longest
+    detail["num_layers"] = large
+    detail["matches_differenced_bytes_per_layer"] = detail["layer_total_bytes"] == next(
+        row["bytes_per_layer"] for row in rows if row["seq_len"] == longest
+    )
+    sdpa_nodes = [n for n in run["node_names"] if "ttention" in n or "Sdpa" in n]
+    return {
+        "checkpoint": family.checkpoint,
+        "model_type": family.model_type,
+        "notes": family.notes,
+        **info,
+        "layer_counts": [small, large],
+        "attention_backward_nodes": sdpa_nodes,
+        "param_or_buffer_saves_skipped": run["skipped_param_saves"],
+        "build_seconds": {str(n): totals[n][seq_lens[0]]["build_seconds"] for n in (small, large)},
+        "results": rows,
+        "breakdown": detail,
+    }
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON file to write")
+    parser.add_argument(
+        "--families",
+        default="all",
+        help=f"comma-separated, from: {','.join(FAMILIES)} (or 'all')",
+    )
+    parser.add_argument(
+        "--seq-lens",
+        default=",".join(map(str, DEFAULT_SEQ_LENS)),
+        help="comma-separated sequence lengths",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    import torch
+    import transformers
+
+    names = list(FAMILIES) if args.families == "all" else args.families.split(",")
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown:
+        print(f"unknown families: {unknown}; known: {list(FAMILIES)}", file=sys.stderr)
+        return 2
+    seq_lens = [int(s) for s in args.seq_lens.split(",")]
+    transformers.logging.set_verbosity_error()
+
+    families: dict[str, Any] = {}
+    for name in names:
+        print(f"measuring {name}", file=sys.stderr, flush=True)
+        families[name] = measure_family(FAMILIES[name], seq_lens)
+
+    document = {
+        "description": "Bytes saved for backward by a transformers model in train mode "
+        "(forward with labels, batch 1), per decoder layer by differencing two layer counts; "
+        "written by benchmarks/activation_memory.py.",
+        "method": "saved_tensors_hooks pack: distinct storages (data_ptr, nbytes), "
+        "parameters and buffers excluded; per-layer = (T(L2) - T(L1)) / (L2 - L1).",
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+        },
+        "device": "cpu",
+        "dtype": "bfloat16",
+        "torch_threads": torch.get_num_threads(),
+        "families": families,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(document, indent=1) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
