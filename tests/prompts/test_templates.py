@@ -54,7 +54,7 @@ def test_estimate_template() -> None:
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
-- Memory: 53.9 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, sequence 4096, adamw (ZeRO 1 is the lowest stage that fits); shape guessed from N. The memory tool has the breakdown.
+- Memory: 63.2 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is that prediction (±1σ, from small-scale runs or a scaling fit), and what baseline must it beat? With those, the verdict weighs the gain against the cost.
 """)
@@ -81,7 +81,7 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 - Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Memory: 38.2 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, sequence 4096, adamw (ZeRO 3 is the lowest stage that fits); shape guessed from N. The memory tool has the breakdown.
+- Memory: 52.2 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: ZeRO-3 communication ×1.05); shape guessed from N. The memory tool has the breakdown.
 
 **Check these:**
 - ⚠ peak_tflops 1979 is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
@@ -108,7 +108,7 @@ def test_estimate_template_unknown_price() -> None:
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 107 TFLOP/s and 17,875 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Memory: 19.7 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1, sequence 4096, adamw; shape guessed from N. The memory tool has the breakdown.
+- Memory: 22.2 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
 
@@ -116,46 +116,49 @@ def test_memory_template() -> None:
     spec = MemorySpec(params="7B", gpu_count=8, gpu="a100-40gb", zero=2, layers=32, hidden=4096,
                       heads=32, seq_len=2048)
     assert render_memory(estimate_memory(spec)) == snapshot("""\
-### Memory per device: 7B params on 8 devices (A100 40GB SXM)
+### Memory per device: 7B params on 8 × A100 40GB SXM
 
-Layout: data parallel 8 × tensor parallel 1 × pipeline 1; ZeRO stage 2; adamw.
+**Fits**: 24.4 GiB of 40.0 GiB per device (15.6 GiB to spare) at ZeRO 2, TP 2 × PP 1 × DP 4, SP, recompute none, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, optimizer offload as a last resort; kept as you set: ZeRO 2); its estimated cost in speed: TP communication ×1.03. Fewest devices it fits on: 1 × A100 40GB SXM with optimizer offload (4 without).
 
 | component | per device | |
 |---|---|---|
-| Weights (16-bit) | 13.0 GiB | 2 bytes × 7B parameters |
-| Gradients (16-bit) | 1.63 GiB | 2 bytes × 7B trainable / 8 (ZeRO-2) |
-| Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 8 (ZeRO-1): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
-| Activations | 8.50 GiB | sequence 2048, micro-batch 1, recompute none, FlashAttention |
-| **Total** | **32.9 GiB** | |
+| Weights | 6.52 GiB | 2 bytes × 7B parameters / 2 model-parallel ranks |
+| Gradients | 1.63 GiB | 2 bytes × 7B trainable / 2 model-parallel ranks / 4 (ZeRO-2) |
+| Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 2 model-parallel ranks / 4 (ZeRO-1): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
+| Activations | 6.44 GiB | sequence 2048, micro-batch 1, recompute none, FlashAttention |
+| **Total** | **24.4 GiB** | of 40.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
 
-**Fits** on A100 40GB SXM (40.0 GiB): 7.05 GiB left.
 **Assumptions**
+- Layout: the knobs you left unset, cheapest first: ZeRO 1–2 are free, then what costs least speed (ZeRO 3's communication, recomputation's extra FLOPs, TP's communication, PP's bubble once TP is at its largest), offload last; micro-batch 1 unless you set one.
 - Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from Rajbhandari et al. 2020 (ZeRO), Sec. 3: K = 12 for mixed-precision Adam. ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
-- Shape: 32 layers, hidden 4096, 32 heads; given.
-- Activations: Korthikanti et al. 2022 (16-bit, per layer s·b·h·(34 + 5·a·s/h) before parallelism and recomputation; their coefficients are for GPT-style layers: multi-head attention, a 4h GeLU MLP, dropout); FlashAttention drops the s² attention-score term. Framework buffers, the CUDA context and fragmentation are not counted; check with a one-step run.
+- Shape: 32 layers, hidden 4096, 32 heads, gated MLP of 11008; given (layers, hidden, heads); Llama layout assumed for the rest.
+- Activations: what the Hugging Face transformers (SDPA attention) stack keeps for the backward pass, term by term from the shape, calibrated against measured transformers models; no s×s attention scores. Choose the other with the stack setting. Framework buffers are not counted; check with a one-step run.
+
+**Check these:**
+- ⚠ no config: the layer layout (gated MLP of 8h/3, multi-head attention) is assumed; give a config or preset for exact activations.
 """)
 
 
 def test_memory_template_does_not_fit() -> None:
-    spec = MemorySpec(params="70B", gpu_count=8, gpu="h100", tp=8, optimizer="sgd")
+    spec = MemorySpec(params="70B", gpu_count=8, gpu="h100", tp=8, pp=1, zero=0, optimizer="sgd")
     assert render_memory(estimate_memory(spec)) == snapshot("""\
-### Memory per device: 70B params on 8 devices (H100 SXM)
+### Memory per device: 70B params on 8 × H100 SXM
 
-Layout: data parallel 1 × tensor parallel 8 × pipeline 1; ZeRO stage 0; sgd.
+**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.6 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: a device with more memory: MI250X (128 GiB, `mi250x`) at the same count; LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set.
 
 | component | per device | |
 |---|---|---|
-| Weights (16-bit) | 16.3 GiB | 2 bytes × 70B parameters / 8 model-parallel ranks |
-| Gradients (16-bit) | 16.3 GiB | 2 bytes × 70B trainable / 8 model-parallel ranks |
+| Weights | 16.3 GiB | 2 bytes × 70B parameters / 8 model-parallel ranks |
+| Gradients | 16.3 GiB | 2 bytes × 70B trainable / 8 model-parallel ranks |
 | Optimizer state | 65.2 GiB | 8 bytes × 70B trainable / 8 model-parallel ranks: fp32 master weights and momentum (4 + 4 bytes) |
-| Activations | 32.0 GiB | sequence 4096, micro-batch 1, recompute none, FlashAttention |
-| **Total** | **129.8 GiB** | |
+| Activations | 0.84 GiB | sequence 4096, micro-batch 1, recompute full, FlashAttention |
+| **Total** | **98.6 GiB** | of 80.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
 
-**Does not fit** on H100 SXM (80.0 GiB): 49.8 GiB short. Raise the ZeRO stage, add tensor or pipeline parallelism, recompute activations or shrink the micro-batch.
 **Assumptions**
+- Layout: the knobs you left unset, cheapest first: ZeRO 1–2 are free, then what costs least speed (ZeRO 3's communication, recomputation's extra FLOPs, TP's communication, PP's bubble once TP is at its largest), offload last; micro-batch 1 unless you set one.
 - Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from SGD with momentum under mixed precision (fp32 master copy + one fp32 buffer). ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
-- Shape: 71 layers, hidden 9088, 71 heads; guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128; Brown et al. 2020, Table 2.1).
-- Activations: Korthikanti et al. 2022 (16-bit, per layer s·b·h·(34 + 5·a·s/h) before parallelism and recomputation; their coefficients are for GPT-style layers: multi-head attention, a 4h GeLU MLP, dropout); FlashAttention drops the s² attention-score term. Framework buffers, the CUDA context and fragmentation are not counted; check with a one-step run.
+- Shape: 71 layers, hidden 9088, 71 heads, gated MLP of 24320; guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128; Brown et al. 2020, Table 2.1) and a Llama layer (gated MLP of 8h/3).
+- Activations: what the Hugging Face transformers (SDPA attention) stack keeps for the backward pass, term by term from the shape, calibrated against measured transformers models; no s×s attention scores. Choose the other with the stack setting. Framework buffers are not counted; check with a one-step run.
 
 **Check these:**
 - ⚠ the model shape was guessed from N; give a config or preset (or layers, hidden and heads) for exact activations.
@@ -180,7 +183,7 @@ The predicted gain 2 ± 0.5 clears both its uncertainty and the baseline 1.
 **Checks**
 - ✔ clears uncertainty: gain 2 vs uncertainty ±0.5
 - ✔ beats baseline: gain − σ = 1.5 vs baseline 1 (gain + σ = 2.5)
-- ✔ fits in memory: fits device memory at the planned layout
+- ✔ fits in memory: fits at ZeRO 1, TP 1, PP 1, recompute none
 
 Tied to: the paper's main claim.
 
@@ -209,7 +212,7 @@ Even the optimistic gain 0.5 (gain + σ) is below the baseline 1; the gain is wo
 **Checks**
 - ✔ clears uncertainty: gain 0.3 vs uncertainty ±0.2
 - ✘ beats baseline: gain − σ = 0.1 vs baseline 1 (gain + σ = 0.5)
-- ✔ fits in memory: fits device memory at the planned layout
+- ✔ fits in memory: fits at ZeRO 1, TP 1, PP 1, recompute none
 - ✘ value covers cost: value $300 vs cost with failure budget $21,034
 - ✘ within budget: cost $14,022 ($21,034 with failures) vs budget $20,000
 
