@@ -172,3 +172,33 @@ def test_inspector_gets_prompt_and_reads_resource() -> None:
     code, data = _inspector("--method", "resources/read", "--uri", "compute-budget://catalog")
     assert code == 0
     assert "H100 SXM" in data["contents"][0]["text"]
+
+
+# Issue 7's cases through a real external client: one call each answers "will it fit?".
+FIT_CASES = [
+    ("render_verdict", {"preset": "llama-2-70b", "gpu": "a100-80gb", "gpu_count": 16,
+                        "seq_len": 4096, "tokens": "1B", "predicted_gain": 5,
+                        "gain_uncertainty": 1, "baseline_to_beat": 0},
+     lambda d: d["verdict"] == "go"),
+    ("estimate_memory", {"preset": "llama-2-70b", "gpu": "a100-80gb", "gpu_count": 8,
+                         "lora_rank": 16},
+     lambda d: d["fits"] is True and d["lora_rank"] == 16),
+    ("estimate_memory", {"preset": "llama-3-8b", "gpu": "h100", "gpu_count": 16,
+                         "seq_len": 16384},
+     lambda d: d["fits"] is True),
+    ("estimate_run_cost", {"params": "7T", "tokens": "1T", "gpu": "rtx-4090", "gpu_count": 1},
+     lambda d: d["feasibility"] == "does_not_fit" and d["memory"]["min_gpu_count"] > 1),
+]
+
+
+@pytest.mark.external
+@needs_npx
+@pytest.mark.parametrize(("name", "arguments", "check"), FIT_CASES)
+def test_inspector_answers_will_it_fit_in_one_call(name: str, arguments: dict[str, Any],
+                                                   check: Any) -> None:
+    code, data = _inspector("--method", "tools/call", "--tool-name", name,
+                            *_tool_args(arguments))
+    assert code == 0, data
+    assert check(data["structuredContent"]), data["content"][0]["text"][:500]
+    if name == "estimate_run_cost":
+        assert data["content"][0]["text"].startswith("**This run cannot run")
