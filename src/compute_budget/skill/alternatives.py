@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from .catalog import list_accelerators
 from .errors import InputError
 from .estimate import RunEstimate, estimate_run
-from .run_spec import RunSpec
 from .quantities import ParamCount, check_positive
+from .run_spec import RunSpec
 
 __all__ = [
     "DISTILL_TOKEN_FRACTION",

@@ -27,7 +27,7 @@ class RunSpec(ModelAndLayout):
     tokens: TokenCount = Field(
         description="Training tokens T (e.g. 1e11 or '100B', '1.5T')."
     )
-    gpu: str = Field(  # type: ignore[assignment]
+    gpu: str = Field(
         description="Accelerator name from the catalog, e.g. 'h100', 'a100-80gb', 'tpu-v5p'."
     )
     precision: Precision | None = Field(

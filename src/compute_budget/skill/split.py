@@ -15,8 +15,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .catalog import get_accelerator
-from .errors import InputError
 from .cost import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
+from .errors import InputError
 from .lesson import split_budget, tokens_for_budget, training_seconds
 from .mfu import mfu_prior
 from .quantities import FlopCount, ParamCount, PositiveQuantity, Price, UsdAmount
