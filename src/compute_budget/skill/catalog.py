@@ -13,14 +13,15 @@ import json
 import re
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_field
 
 from .errors import InputError, UnknownAcceleratorError
 
 __all__ = [
     "Accelerator",
+    "AcceleratorKey",
     "Catalog",
     "PeakTflops",
     "Precision",
@@ -179,3 +180,11 @@ def get_accelerator(name: str, field: str = "gpu") -> Accelerator:
         if key not in suggestions:
             suggestions.append(key)
     raise UnknownAcceleratorError(field, name, suggestions[:3])
+
+
+def _catalog_key(name: str) -> str:
+    return get_accelerator(name).key
+
+
+AcceleratorKey = Annotated[str, AfterValidator(_catalog_key)]
+"""An accelerator name, alias or key, validated against the catalog and stored as its key."""

@@ -17,7 +17,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from .activations import Recompute, Stack
 from .architecture import Architecture, ParamBreakdown, count_params
-from .catalog import Accelerator, get_accelerator
+from .catalog import Accelerator, AcceleratorKey, get_accelerator
 from .errors import ConfigError, InputError
 from .lora import LoraTargets, WeightsBits, decoder_linear_weights, lora_params
 from .model_source import ModelSource, check_seq_len, default_seq_len
@@ -101,7 +101,7 @@ class ModelAndLayout(ModelSource):
                                description="Hidden size, with layers and heads (optional).")
     heads: int | None = Field(default=None, ge=1, le=100_000,
                               description="Attention heads, with layers and hidden (optional).")
-    gpu: str | None = Field(
+    gpu: AcceleratorKey | None = Field(
         default=None, description="Accelerator name from the catalog, e.g. 'h100', 'a100-80gb'."
     )
     gpu_count: int = Field(ge=1, le=10_000_000, description="Number of devices, at least 1.")
@@ -155,11 +155,6 @@ class ModelAndLayout(ModelSource):
     )
 
     _resolved: tuple[tuple[object, ...], ResolvedModel] | None = PrivateAttr(default=None)
-
-    @field_validator("gpu")
-    @classmethod
-    def _known_gpu(cls, value: str | None) -> str | None:
-        return None if value is None else get_accelerator(value).key
 
     @field_validator("optimizer")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .catalog import Accelerator, Precision, get_accelerator
+from .catalog import Accelerator, AcceleratorKey, Precision, get_accelerator
 from .cost import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
 from .errors import InputError
 from .mfu import ModelFamily
@@ -27,7 +27,7 @@ class RunSpec(ModelAndLayout):
     tokens: TokenCount = Field(
         description="Training tokens T (e.g. 1e11 or '100B', '1.5T')."
     )
-    gpu: str = Field(
+    gpu: AcceleratorKey = Field(
         description="Accelerator name from the catalog, e.g. 'h100', 'a100-80gb', 'tpu-v5p'."
     )
     precision: Precision | None = Field(

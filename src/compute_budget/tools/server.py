@@ -26,7 +26,7 @@ from mcp_types import (
     PromptReference,
     ResourceTemplateReference,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .. import __version__
 from ..prompts import (
@@ -67,7 +67,7 @@ from ..skill import (
     load_catalog,
     suggest_alternatives,
 )
-from ..skill.catalog import normalize_name
+from ..skill.catalog import AcceleratorKey, normalize_name
 from .toolkit import Question, ToolSpec, build_tool, merge_arguments
 
 __all__ = ["TOOL_NAMES", "build_server", "main"]
@@ -226,15 +226,10 @@ class PrevalidateArguments(BaseModel):
         default=None, max_length=4000,
         description="The run being planned, in the user's words (model, data, hardware).",
     )
-    gpu: str | None = Field(
+    gpu: AcceleratorKey | None = Field(
         default=None,
         description="Accelerator the user has in mind, a catalog name (completion offers them).",
     )
-
-    @field_validator("gpu")
-    @classmethod
-    def _known_gpu(cls, value: str | None) -> str | None:
-        return None if value is None else get_accelerator(value).name
 
 
 def _prevalidate_prompt() -> Prompt:
@@ -246,7 +241,8 @@ def _prevalidate_prompt() -> Prompt:
             given = PrevalidateArguments.model_validate(arguments)
         except ValidationError as exc:
             raise MCPError(code=INVALID_PARAMS, message=describe_error(exc)) from None
-        return prevalidate_text(given.description, given.gpu)
+        gpu = None if given.gpu is None else get_accelerator(given.gpu).name
+        return prevalidate_text(given.description, gpu)
 
     fields = PrevalidateArguments.model_fields
     return Prompt(
