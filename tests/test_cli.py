@@ -167,6 +167,17 @@ def test_gpus_markdown_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
          "--uncertainty"),
         (["split", "--budget", "-5"], "--budget"),
         (["alternatives", *RUN, "--teacher-params", "big"], "--teacher-params"),
+        # issue 7: layout, LoRA and quantization flags
+        (["memory", "--preset", "llama-3-8b", "--gpus", "3", "--tp", "3"], "--tp"),
+        (["memory", "--preset", "mixtral-8x7b", "--gpus", "8", "--ep", "3"], "--ep"),
+        (["memory", "--params", "7B", "--gpus", "8", "--ep", "2"], "--ep"),
+        (["memory", "--params", "7B", "--gpus", "8", "--lora-rank", "0"], "--lora-rank"),
+        (["memory", "--preset", "llama-3-8b", "--gpus", "8", "--lora-rank", "5000"],
+         "--lora-rank"),
+        (["memory", "--gpus", "8", "--lora-rank", "16"], "--lora-rank"),
+        (["memory", "--params", "7B", "--gpus", "8", "--weights-bits", "4"], "--weights-bits"),
+        (["memory", "--params", "7B", "--gpus", "8", "--offload", "--zero", "0"], "--offload"),
+        (["estimate", *RUN, "--lora-targets", "attention"], "--lora-targets"),
     ],
 )
 def test_bad_input_exits_2_naming_the_flag(
@@ -188,6 +199,51 @@ def test_missing_required_flag_exits_2(capsys: pytest.CaptureFixture[str]) -> No
 def test_bad_choice_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "estimate", *RUN, "--precision", "int4")
     assert code == 2 and "--precision" in err
+    for flag, value in (("--stack", "deepspeed"), ("--weights-bits", "3"),
+                        ("--lora-targets", "mlp")):
+        code, _, err = run(capsys, "memory", "--params", "7B", "--gpus", "8", flag, value)
+        assert code == 2 and flag in err
+
+
+def test_memory_searches_the_layout_and_reports_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 7: "can I full fine-tune a 70B on 8 A100s, and with LoRA r16?" in two commands
+    code, out, _ = run(capsys, "memory", "--preset", "llama-2-70b", "--gpu", "a100-80gb",
+                       "--gpus", "8", "--lora-rank", "16", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["fits"] is True and data["lora_rank"] == 16 and data["lora_params"] > 1e8
+    for key in ("zero", "tp", "pp", "sp", "recompute", "micro_batch", "offload", "ep",
+                "min_gpu_count", "stack"):
+        assert key in data
+    assert data["layout"]["chosen_by"] == "search"
+    code, out, _ = run(capsys, "memory", "--preset", "llama-2-70b", "--gpu", "a100-80gb",
+                       "--gpus", "8", "--stack", "megatron", "--weights-bits", "4",
+                       "--lora-rank", "16", "--lora-targets", "attention")
+    assert code == 0 and out.splitlines()[2].startswith("**Fits**")
+    assert "4-bit frozen base" in out.splitlines()[0]
+
+
+def test_estimate_carries_the_memory_check_with_the_memory_keys(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "estimate", "--preset", "llama-3-8b", "--tokens", "10B", "--gpu",
+                       "h100", "--gpus", "16", "--seq-len", "16384", "--offload", "--ep", "1",
+                       "--json")
+    assert code == 0
+    memory = json.loads(out)["memory"]
+    assert memory["fits"] is True and memory["offload"] is True and memory["zero"] >= 1
+    assert "offload" in memory["layout"]["pinned"]
+
+
+def test_a_run_that_cannot_run_says_so_first(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "estimate", "--params", "7T", "--tokens", "1T", "--gpu",
+                       "rtx-4090", "--gpus", "1")
+    assert code == 0
+    assert out.startswith("**This run cannot run on 1 × RTX 4090")
+    code, out, _ = run(capsys, "decide", "--params", "70B", "--tokens", "15T", "--gpu", "h100",
+                       "--gpus", "8", "--gain", "1", "--uncertainty", "0.1", "--baseline", "0",
+                       "--json")
+    data = json.loads(out)
+    assert data["verdict"] == "no-go" and data["feasibility"] == "too_long"
 
 
 def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
