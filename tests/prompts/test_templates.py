@@ -81,7 +81,7 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 - Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Memory: 52.2 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: ZeRO-3 communication ×1.05); shape guessed from N. The memory tool has the breakdown.
+- Memory: 66.2 GiB of 80.0 GiB per device at ZeRO 2, TP 2 × PP 1 × DP 32, SP, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: TP communication ×1.03); shape guessed from N. The memory tool has the breakdown.
 
 **Check these:**
 - ⚠ peak_tflops 1979 is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
@@ -108,7 +108,7 @@ def test_estimate_template_unknown_price() -> None:
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 107 TFLOP/s and 17,875 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Memory: 22.2 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
+- Memory: 19.4 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
 
@@ -118,15 +118,15 @@ def test_memory_template() -> None:
     assert render_memory(estimate_memory(spec)) == snapshot("""\
 ### Memory per device: 7B params on 8 × A100 40GB SXM
 
-**Fits**: 24.4 GiB of 40.0 GiB per device (15.6 GiB to spare) at ZeRO 2, TP 2 × PP 1 × DP 4, SP, recompute none, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, optimizer offload as a last resort; kept as you set: ZeRO 2); its estimated cost in speed: TP communication ×1.03. Fewest devices it fits on: 1 × A100 40GB SXM with optimizer offload (4 without).
+**Fits**: 25.3 GiB of 40.0 GiB per device (14.7 GiB to spare) at ZeRO 2, TP 1 × PP 1 × DP 8, recompute full, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, optimizer offload as a last resort; kept as you set: ZeRO 2); its estimated cost in speed: full recomputation ×1.33 (it executes that many times the model's FLOPs). Fewest devices it fits on: 1 × A100 40GB SXM with optimizer offload (4 without).
 
 | component | per device | |
 |---|---|---|
-| Weights | 6.52 GiB | 2 bytes × 7B parameters / 2 model-parallel ranks |
-| Gradients | 1.63 GiB | 2 bytes × 7B trainable / 2 model-parallel ranks / 4 (ZeRO-2) |
-| Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 2 model-parallel ranks / 4 (ZeRO-1): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
-| Activations | 6.44 GiB | sequence 2048, micro-batch 1, recompute none, FlashAttention |
-| **Total** | **24.4 GiB** | of 40.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
+| Weights | 13.0 GiB | 2 bytes × 7B parameters |
+| Gradients | 1.63 GiB | 2 bytes × 7B trainable / 8 (ZeRO-2) |
+| Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 8 (ZeRO-1): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
+| Activations | 0.90 GiB | sequence 2048, micro-batch 1, recompute full, FlashAttention |
+| **Total** | **25.3 GiB** | of 40.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
 
 **Assumptions**
 - Layout: the knobs you left unset, cheapest first: ZeRO 1–2 are free, then what costs least speed (ZeRO 3's communication, recomputation's extra FLOPs, TP's communication, PP's bubble once TP is at its largest), offload last; micro-batch 1 unless you set one.

@@ -33,12 +33,25 @@ def test_70b_lora_r16_on_8_a100_fits_without_offload_and_names_its_layout() -> N
     assert m.min_gpu_count is not None and m.min_gpu_count <= 8
 
 
-def test_llama3_8b_at_16k_on_16_h100_fits_and_prefers_tp2_to_full_recomputation() -> None:
-    m = _memory(preset="llama-3-8b", gpu="h100", gpu_count=16, seq_len=16384)
-    assert m.fits
-    # Both TP 2 and full recomputation fit; TP 2 costs a few % of speed, recomputation a third.
-    assert (m.tp, m.recompute) == (2, "none")
-    assert m.layout.slowdown.total < 1.1
+def test_llama3_8b_at_16k_on_16_h100_fits_with_recomputation_or_tp2_by_stack() -> None:
+    # Both TP 2 and full recomputation fit. Megatron: TP 2 costs a few % of speed, full
+    # recomputation about a third, so TP 2. Hugging Face tools: gradient checkpointing first.
+    megatron = _memory(preset="llama-3-8b", gpu="h100", gpu_count=16, seq_len=16384,
+                       stack="megatron")
+    assert megatron.fits and (megatron.tp, megatron.recompute) == (2, "none")
+    assert megatron.layout.slowdown.total < 1.1
+    hf = _memory(preset="llama-3-8b", gpu="h100", gpu_count=16, seq_len=16384, stack="hf")
+    assert hf.fits and (hf.tp, hf.recompute) == (1, "full")
+    # the default for full training on more than one node is the megatron stack
+    assert _memory(preset="llama-3-8b", gpu="h100", gpu_count=16).stack == "megatron"
+    assert _memory(preset="llama-3-8b", gpu="h100", gpu_count=8).stack == "hf"
+    assert _memory(preset="llama-3-8b", gpu="h100", gpu_count=16, lora_rank=8).stack == "hf"
+
+
+def test_a_quantized_base_is_not_tensor_parallel() -> None:
+    m = _memory(preset="llama-2-70b", gpu="a100-80gb", gpu_count=8, lora_rank=16,
+                weights_bits=4)
+    assert m.fits and m.tp == 1 and m.layout.tried["tp"] == [1]
 
 
 def test_pinned_zero_1_and_micro_batch_2_stay_and_the_rest_is_searched() -> None:
@@ -103,7 +116,7 @@ def test_every_claim_about_what_was_tried_is_true(fields: dict[str, Any]) -> Non
     spec = MemorySpec(**fields)
     m = estimate_memory(spec)
     setup = Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len, optimizer_bytes=12,
-                  stack="hf", capacity_bytes=m.gpu_memory_bytes)
+                  stack=spec.resolved_stack, capacity_bytes=m.gpu_memory_bytes)
     usable = 0.9 * m.gpu_memory_bytes
     totals = {lay: device_bytes(spec.model, lay, setup).total for lay in _all_layouts(m)}
     chosen = Layout(zero=m.zero, tp=m.tp, pp=m.pp, sp=m.sp, ep=m.ep, recompute=m.recompute,
@@ -236,7 +249,7 @@ def test_a_config_file_is_read_once_per_request(monkeypatch: pytest.MonkeyPatch,
 
 def test_the_search_is_pure_and_repeatable() -> None:
     spec = MemorySpec(preset="llama-3-8b", gpu="h100", gpu_count=16, seq_len=16384)
-    setup = Setup(gpu_count=16, seq_len=16384, optimizer_bytes=12, stack="hf",
+    setup = Setup(gpu_count=16, seq_len=16384, optimizer_bytes=12, stack=spec.resolved_stack,
                   capacity_bytes=spec.accelerator.memory_bytes)  # type: ignore[union-attr]
     first = search_layout(spec.model, setup, spec)
     assert search_layout(spec.model, setup, spec) == first

@@ -198,12 +198,15 @@ def suggest_alternatives(
         if not (isinstance(value, int | float) and 0 < value <= 1):
             raise InputError(name, value, "a fraction in (0, 1]")
     original = estimate_run(spec)
+    # The derived runs keep the original's recomputation (and so its hardware FLOPs per model
+    # FLOP), so that their savings compare like with like.
+    derived = spec.model_copy(update={"recompute": original.recompute})
     half = SMALLER_SCALE_FACTOR ** 0.5
     n_student = spec.compute_params
 
     # Half the model on half the tokens. With an architecture, its per-token FLOPs are scaled
     # with the parameters (the attention term only approximately).
-    smaller = estimate_run(spec.model_copy(update={
+    smaller = estimate_run(derived.model_copy(update={
         "config": None,
         "preset": None,
         "params": original.params / half,
@@ -214,12 +217,12 @@ def suggest_alternatives(
         "tokens": spec.tokens / half,
     }), flops_per_token=original.flops_per_token / half, flops_method="scaled",
         check_memory=False)
-    shorter = estimate_run(spec.model_copy(update={"tokens": spec.tokens * shorter_run_fraction}),
+    shorter = estimate_run(derived.model_copy(update={"tokens": spec.tokens * shorter_run_fraction}),
                            check_memory=False)
     teacher = (check_positive(teacher_params, "teacher_params") if teacher_params is not None
                else TEACHER_SIZE_FACTOR * n_student)
     distilled = estimate_run(
-        spec.model_copy(update={"tokens": spec.tokens * distill_token_fraction}),
+        derived.model_copy(update={"tokens": spec.tokens * distill_token_fraction}),
         flops_per_token=original.flops_per_token + TEACHER_FORWARD_FLOPS_PER_PARAM * teacher,
         flops_method="distillation",
         check_memory=False,

@@ -21,8 +21,11 @@ estimated slowdown, the product of one factor per knob (1.0 = no slowdown)::
     offload             a last resort: tried only when nothing else fits (its slowdown depends
                         on the batch size and the CPU, so it is not given a number)
 
-Tensor parallelism stays within a node of 8 devices and divides the attention and key-value
-heads; sequence parallelism goes with it unless the user turned it off (it splits the
+On the ``hf`` stack model parallelism (TP, then PP) comes after full recomputation: the
+common Hugging Face fine-tuning tools shard with ZeRO/FSDP and save memory with gradient
+checkpointing, and tensor parallelism there needs extra setup; with a 4- or 8-bit frozen base
+(bitsandbytes) it is not tried at all. Tensor parallelism stays within a node of 8 devices and
+divides the attention and key-value heads; sequence parallelism goes with it unless the user turned it off (it splits the
 activations the tensor-parallel ranks would otherwise share, at no extra communication;
 Korthikanti et al. 2022). The micro-batch is 1 unless given. Ties go to the lower ZeRO stage,
 then the smaller degrees. Memory only falls as ZeRO, recomputation, tensor parallelism and
@@ -42,7 +45,7 @@ from .catalog import list_accelerators
 from .flops import flops_per_token, hardware_flops_per_token, rule_of_thumb
 from .lora import lora_params
 from .memory import DeviceBytes, Layout, Setup, device_bytes
-from .model_spec import LAYOUT_KNOBS, ModelAndLayout, ResolvedModel
+from .model_spec import GPUS_PER_NODE, LAYOUT_KNOBS, ModelAndLayout, ResolvedModel
 
 __all__ = [
     "GPUS_PER_NODE",
@@ -53,8 +56,6 @@ __all__ = [
     "search_layout",
 ]
 
-GPUS_PER_NODE = 8
-"""Devices per node: tensor parallelism stays within one (NVLink/NVSwitch domain)."""
 TP_DEGREES = (1, 2, 4, 8)
 ZERO3_SLOWDOWN = 1.05
 TP_FLOPS_PER_BYTE = 600.0
@@ -142,6 +143,8 @@ class _Pins:
 
 def _divisible_tp(model: ResolvedModel, gpu_count: int, pp: int) -> list[int]:
     shape = model.shape
+    if model.weights_bits < 16:
+        return [1]  # quantized frozen weights are not split across tensor-parallel ranks
     # a guessed shape's head count is no constraint: the real model's heads are unknown
     return [t for t in TP_DEGREES if t <= GPUS_PER_NODE and gpu_count % (t * pp) == 0
             and (shape.guessed or (shape.heads % t == 0 and shape.kv_heads % t == 0))]
@@ -220,6 +223,7 @@ class _Costs:
                 shape.hidden * shape.expert_intermediate
         self.layer_weights = float(max(per_layer + moe_share, 1))
         self.hidden = shape.hidden
+        self.stack = setup.stack
 
     def slowdown(self, layout: Layout) -> Slowdown:
         t, p = layout.tp, layout.pp
@@ -233,8 +237,10 @@ class _Costs:
         )
 
     def key(self, layout: Layout) -> tuple[float, ...]:
-        return (float(layout.offload), round(self.slowdown(layout).total, 9), layout.zero,
-                layout.tp, layout.pp, RECOMPUTE_ORDER.index(layout.recompute))
+        model_parallel = self.stack == "hf" and (layout.tp > 1 or layout.pp > 1)
+        return (float(layout.offload), float(model_parallel),
+                round(self.slowdown(layout).total, 9), layout.zero, layout.tp, layout.pp,
+                RECOMPUTE_ORDER.index(layout.recompute))
 
 
 def _fits(model: ResolvedModel, layout: Layout, setup: Setup) -> bool:

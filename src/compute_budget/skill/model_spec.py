@@ -29,7 +29,8 @@ __all__ = ["LAYOUT_KNOBS", "ModelAndLayout", "ResolvedModel", "counts_of"]
 
 LAYOUT_KNOBS = ("zero", "tp", "pp", "sp", "ep", "recompute", "micro_batch", "offload")
 """The layout fields the search may choose when the user leaves them unset."""
-DEFAULT_STACK: Stack = "hf"
+GPUS_PER_NODE = 8
+"""Devices per node (an HGX/DGX board; tensor parallelism stays within one)."""
 
 
 @cache
@@ -146,8 +147,9 @@ class ModelAndLayout(ModelSource):
     )
     stack: Stack | None = Field(
         default=None,
-        description="Training stack for activation memory: hf (transformers + SDPA, the "
-                    "default) or megatron (fused kernels, Korthikanti et al. 2022).",
+        description="Training stack for activation memory: hf (transformers + SDPA) or "
+                    "megatron (fused kernels, Korthikanti et al. 2022). Default: megatron for "
+                    "full training on more than 8 devices, else hf.",
     )
     flash_attention: bool = Field(
         default=True,
@@ -257,8 +259,13 @@ class ModelAndLayout(ModelSource):
 
     @property
     def resolved_stack(self) -> Stack:
-        """The training stack given, or ``hf``."""
-        return self.stack or DEFAULT_STACK
+        """The training stack given; else ``megatron`` for a run that trains every weight on
+        more than one node (pre-training runs use Megatron-style stacks), ``hf`` otherwise
+        (fine-tuning and single-node runs: what Hugging Face tools run)."""
+        if self.stack is not None:
+            return self.stack
+        multi_node = self.gpu_count > GPUS_PER_NODE
+        return "megatron" if multi_node and self.model.trainable >= self.model.total else "hf"
 
     @property
     def accelerator(self) -> Accelerator | None:
