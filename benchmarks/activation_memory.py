@@ -37,6 +37,11 @@ Method, per model family:
    shape, dtype and bytes (also per token and per token per hidden). Storages that several layers
    save (RoPE cos/sin) are listed apart as shared, and the non-layer storages are listed too.
 
+Two CPU artefacts to keep in mind (both recorded in the JSON): when torch's CPU flash-attention
+kernel cannot run (attention dropout > 0, or q/k head dim != v head dim as in DeepSeek-V2's MLA)
+SDPA falls back to its math path, which saves fp32 copies of q, k, v and ``s × s`` probabilities
+that a GPU kernel would not; and CPU dropout saves a bf16 mask where CUDA saves a bool one.
+
 Tensors an autograd function keeps as plain ``ctx`` attributes instead of ``save_for_backward``
 (e.g. the expert offsets of transformers' grouped-mm fallback, a few hundred bytes) never reach
 ``pack`` and are not counted.
@@ -62,7 +67,7 @@ if TYPE_CHECKING:
     import torch
 
 DEFAULT_OUT = Path(__file__).parent / "data" / "activation_memory.json"
-DEFAULT_SEQ_LENS = (512, 1024)
+DEFAULT_SEQ_LENS = (512, 1024, 2048)
 MICRO_BATCH = 1
 SEED = 0
 
@@ -236,7 +241,10 @@ FAMILIES: dict[str, Family] = {
             layer_counts=(2, 4),
             min_positions_field="n_positions",
             notes="Default dropouts 0.1 (embedding, attention, residual) active in train mode; "
-            "n_positions raised to the longest measured sequence if above 1024.",
+            "n_positions raised to the longest measured sequence if above 1024. On CPU, dropout "
+            "saves its scaled keep-mask in the activation dtype (bf16, 2 bytes/element, through a "
+            "mul); CUDA's fused native_dropout saves a bool mask (1 byte/element). Attention "
+            "dropout also pushes SDPA off the flash kernel (see caveats).",
         ),
         Family(
             name="llama_h2048",
@@ -515,6 +523,37 @@ def hidden_size(model: torch.nn.Module) -> int:
     return int(model.config.hidden_size)
 
 
+MATH_FALLBACK_CAVEAT = (
+    "SDPA did not run torch's CPU flash-attention kernel (it needs equal q/k/v head dims and no "
+    "dropout) but the math fallback, which on CPU upcasts bf16 q, k, v to fp32 and saves fp32 "
+    "copies of q, k^T, v and the s x s attention probabilities (with dropout also the s x s "
+    "mask and the dropped probabilities). GPU flash / memory-efficient kernels save none of the "
+    "s x s tensors (bf16 q, k, v, output and an fp32 logsumexp instead), so the per-layer bytes "
+    "and their growth in s here are a CPU artefact for the attention part."
+)
+
+
+def fit_in_seq_len(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Least squares ``bytes_per_token_per_layer = a + b * seq_len`` over the measured lengths.
+
+    ``b`` is 0 when no ``s x s`` tensor is saved; otherwise ``b * s`` bytes per token per layer
+    grow with the context (``b`` = bytes per element of the saved ``s x s`` tensors x heads).
+    """
+    import statistics
+
+    if len(rows) < 2:
+        return None
+    xs = [float(row["seq_len"]) for row in rows]
+    ys = [float(row["bytes_per_token_per_layer"]) for row in rows]
+    slope, intercept = statistics.linear_regression(xs, ys)
+    residual = max(abs(y - (intercept + slope * x)) for x, y in zip(xs, ys, strict=True))
+    return {
+        "bytes_per_token_per_layer_constant": intercept,
+        "bytes_per_token_per_layer_per_seq_len": slope,
+        "max_abs_residual": residual,
+    }
+
+
 def measure_family(family: Family, seq_lens: Sequence[int]) -> dict[str, Any]:
     """Totals at both layer counts and every sequence length, and one layer's breakdown."""
     small, large = family.layer_counts
@@ -586,16 +625,19 @@ def measure_family(family: Family, seq_lens: Sequence[int]) -> dict[str, Any]:
     detail["matches_differenced_bytes_per_layer"] = detail["layer_total_bytes"] == next(
         row["bytes_per_layer"] for row in rows if row["seq_len"] == longest
     )
-    sdpa_nodes = [n for n in run["node_names"] if "ttention" in n or "Sdpa" in n]
+    sdpa_nodes = [n for n in run["node_names"] if "ScaledDotProduct" in n]
+    math_fallback = not sdpa_nodes and "SafeSoftmaxBackward0" in run["node_names"]
     return {
         "checkpoint": family.checkpoint,
         "model_type": family.model_type,
         "notes": family.notes,
         **info,
         "layer_counts": [small, large],
-        "attention_backward_nodes": sdpa_nodes,
+        "sdpa_backend": "math fallback" if math_fallback else ", ".join(sdpa_nodes) or None,
+        "caveats": [MATH_FALLBACK_CAVEAT] if math_fallback else [],
         "param_or_buffer_saves_skipped": run["skipped_param_saves"],
         "build_seconds": {str(n): totals[n][seq_lens[0]]["build_seconds"] for n in (small, large)},
+        "fit_in_seq_len": fit_in_seq_len(rows),
         "results": rows,
         "breakdown": detail,
     }
