@@ -166,7 +166,9 @@ def test_70b_fits_on_64_h100_with_zero3_and_full_recompute() -> None:
     [
         ({"tp": 16}, "tp"),
         ({"pp": 16}, "pp"),
-        ({"tp": 3}, "gpu_count"),
+        ({"tp": 3}, "tp"),
+        ({"pp": 3}, "pp"),
+        ({"tp": 4, "pp": 4, "gpu_count": 8}, "gpu_count"),
         ({"zero": 4}, "zero"),
         ({"zero": -1}, "zero"),
         ({"optimizer": "lion"}, "optimizer"),

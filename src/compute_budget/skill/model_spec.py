@@ -228,6 +228,10 @@ class ModelAndLayout(ModelSource):
             raise InputError("tp", tp, f"at most gpu_count ({n})")
         if pp > n:
             raise InputError("pp", pp, f"at most gpu_count ({n})")
+        if self.tp is not None and n % tp:
+            raise InputError("tp", tp, f"a divisor of gpu_count ({n})")
+        if self.pp is not None and n % pp:
+            raise InputError("pp", pp, f"a divisor of gpu_count ({n})")
         if n % (tp * pp):
             raise InputError("gpu_count", n,
                              f"a multiple of tp × pp = {tp * pp} (data parallel = devices / "
