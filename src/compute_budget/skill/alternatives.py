@@ -217,8 +217,9 @@ def suggest_alternatives(
         "tokens": spec.tokens / half,
     }), flops_per_token=original.flops_per_token / half, flops_method="scaled",
         check_memory=False)
-    shorter = estimate_run(derived.model_copy(update={"tokens": spec.tokens * shorter_run_fraction}),
-                           check_memory=False)
+    shorter = estimate_run(
+        derived.model_copy(update={"tokens": spec.tokens * shorter_run_fraction}),
+        check_memory=False)
     teacher = (check_positive(teacher_params, "teacher_params") if teacher_params is not None
                else TEACHER_SIZE_FACTOR * n_student)
     distilled = estimate_run(
