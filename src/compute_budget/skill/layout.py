@@ -28,8 +28,8 @@ checkpointing, and tensor parallelism there needs extra setup; with a 4- or 8-bi
 divides the attention and key-value heads; sequence parallelism goes with it unless the user
 turned it off (it splits the activations the tensor-parallel ranks would otherwise share, at no
 extra communication; Korthikanti et al. 2022). The micro-batch is 1 unless given. Ties go to
-the lower ZeRO stage, then the smaller degrees. Memory only falls as ZeRO, recomputation, tensor parallelism and
-offload rise, so when the most frugal layout does not fit, nothing does.
+the lower ZeRO stage, then the smaller degrees. Memory only falls as ZeRO, recomputation,
+tensor parallelism and offload rise, so when the most frugal layout does not fit, nothing does.
 """
 
 from __future__ import annotations
