@@ -579,7 +579,10 @@ def measure_family(family: Family, seq_lens: Sequence[int]) -> dict[str, Any]:
         info = {
             "hidden_size": hidden_size(model),
             "attn_implementation": config._attn_implementation,
-            "experts_implementation": getattr(config, "_experts_implementation", None),
+            # Dense models carry the config default ("eager") though they have no experts.
+            "experts_implementation": getattr(config, "_experts_implementation", None)
+            if any("Experts" in type(m).__name__ for m in model.modules())
+            else None,
             "config_used": {
                 key: getattr(config, key, None)
                 for key in sorted({*family.config, family.min_positions_field})

@@ -118,7 +118,7 @@ def test_memory_template() -> None:
     assert render_memory(estimate_memory(spec)) == snapshot("""\
 ### Memory per device: 7B params on 8 × A100 40GB SXM
 
-**Fits**: 25.3 GiB of 40.0 GiB per device (14.7 GiB to spare) at ZeRO 2, TP 1 × PP 1 × DP 8, recompute full, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, optimizer offload as a last resort; kept as you set: ZeRO 2); its estimated cost in speed: full recomputation ×1.33 (it executes that many times the model's FLOPs). Fewest devices it fits on: 1 × A100 40GB SXM with optimizer offload (4 without).
+**Fits**: 25.3 GiB of 40.0 GiB per device (10.7 GiB under the 90% usable) at ZeRO 2, TP 1 × PP 1 × DP 8, recompute full, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, optimizer offload as a last resort; kept as you set: ZeRO 2); its estimated cost in speed: full recomputation ×1.33 (it executes that many times the model's FLOPs). Fewest devices it fits on: 1 × A100 40GB SXM with optimizer offload, 4 without.
 
 | component | per device | |
 |---|---|---|
@@ -144,7 +144,7 @@ def test_memory_template_does_not_fit() -> None:
     assert render_memory(estimate_memory(spec)) == snapshot("""\
 ### Memory per device: 70B params on 8 × H100 SXM
 
-**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.6 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: a device with more memory: MI250X (128 GiB, `mi250x`) at the same count; LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set.
+**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.6 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: the same number of H200 SXM (141 GiB, `h200`); LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set, with optimizer offload.
 
 | component | per device | |
 |---|---|---|

@@ -65,11 +65,14 @@ def test_pinned_zero_1_and_micro_batch_2_stay_and_the_rest_is_searched() -> None
 def test_7t_on_one_rtx_4090_cannot_run_and_says_how_many_devices() -> None:
     est = estimate_run(RunSpec(params="7T", tokens="1T", gpu="rtx-4090", gpu_count=1))
     assert est.feasibility == "does_not_fit"
-    assert est.memory is not None and est.memory.min_gpu_count is not None
-    assert est.memory.min_gpu_count > 1000
-    assert est.memory.layout.binding == "model_states"
-    kinds = [r.kind for r in est.memory.layout.remedies]
-    assert "more_devices" in kinds
+    assert est.memory is not None and est.memory.layout.binding == "model_states"
+    # At 4k tokens a 7T model's activations alone (hidden ≈ 42k, 329 layers) overflow a 24 GB
+    # card even at TP 8: no number of RTX 4090s is enough; a larger device, at a count, is.
+    assert est.memory.min_gpu_count is None
+    (larger,) = [r for r in est.memory.layout.remedies if r.kind == "larger_device"]
+    assert larger.gpu_count is not None and larger.gpu_count > 1
+    there = _memory(params="7T", gpu=larger.gpu, gpu_count=larger.gpu_count)
+    assert there.fits
 
 
 def test_mixtral_activations_need_more_than_zero_3_on_8_h200() -> None:
@@ -166,7 +169,9 @@ def test_a_larger_device_is_named_when_one_fits() -> None:
     m = _memory(params="13B", gpu="a100-40gb", gpu_count=1, offload=False)
     larger = [r for r in m.layout.remedies if r.kind == "larger_device"]
     assert larger and larger[0].memory_gib is not None and larger[0].memory_gib > 40
-    assert _memory(params="13B", gpu=larger[0].gpu, gpu_count=1, offload=False).fits
+    assert not larger[0].needs_offload  # offload was pinned off
+    assert _memory(params="13B", gpu=larger[0].gpu, gpu_count=larger[0].gpu_count,
+                   offload=False).fits
 
 
 def test_a_knob_left_unset_is_none_in_every_schema() -> None:

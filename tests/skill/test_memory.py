@@ -50,7 +50,10 @@ def test_zero_shards_over_data_parallel_degree_not_all_devices() -> None:
     # 64 devices with TP 8: N_d = 8, so ZeRO-3 divides the 1/8-per-rank states by 8, not 64.
     est = estimate_memory(MemorySpec(params=64e9, gpu_count=64, tp=8, pp=1, zero=3))
     assert est.data_parallel == 8
-    assert est.per_gpu_bytes.weights == pytest.approx(2 * 64e9 / 8 / 8)
+    shards = est.per_gpu_bytes.weights - est.zero3_gathered_bytes
+    assert shards == pytest.approx(2 * 64e9 / 8 / 8)
+    # plus two whole layers at a time, 16-bit, split by TP (the guessed shape's layer weights)
+    assert est.zero3_gathered_bytes > 0
 
 
 @pytest.mark.parametrize(("name", "k"), [("adamw", 12), ("adam8bit", 6), ("sgd", 8),
@@ -156,8 +159,12 @@ def test_70b_fits_on_64_h100_with_zero3_and_full_recompute() -> None:
     est = estimate_memory(MemorySpec(params=70e9, gpu_count=64, gpu="h100", zero=3, tp=1, pp=1,
                                      recompute="full", layers=80, hidden=8192, heads=64))
     # Model states 16 bytes × 70B / 64 = 17.5 GB, plus recomputed activations.
-    states = est.per_gpu_bytes.weights + est.per_gpu_bytes.gradients + est.per_gpu_bytes.optimizer
+    b = est.per_gpu_bytes
+    states = b.weights - est.zero3_gathered_bytes + b.gradients + b.optimizer
     assert states == pytest.approx(16 * 70e9 / 64)
+    # two gathered layers of the given shape (gated MLP of 8h/3 → 21,760): 16-bit, whole
+    layer = 4 * 8192**2 + 3 * 8192 * 21760
+    assert est.zero3_gathered_bytes == pytest.approx(2 * 2 * layer)
     assert est.fits is True
 
 
@@ -275,10 +282,12 @@ def test_qlora_stores_the_frozen_linear_weights_in_4_bits() -> None:
 
 
 def test_offload_moves_the_optimizer_state_off_the_device() -> None:
+    # ZeRO-Offload (Ren et al. 2021, Sec. 4): gradients and optimizer state live on the CPU.
     est = estimate_memory(MemorySpec(params="7B", gpu_count=1, gpu="h100", zero=1,
                                      offload=True))
-    assert est.offload and est.per_gpu_bytes.optimizer == 0
-    assert est.per_gpu_bytes.gradients == pytest.approx(2 * 7e9)
+    assert est.offload and est.per_gpu_bytes.optimizer == 0 == est.per_gpu_bytes.gradients
+    assert est.host_bytes == pytest.approx((2 + 12) * 7e9)
+    assert est.per_gpu_bytes.weights == pytest.approx(2 * 7e9)
 
 
 def test_expert_parallelism_shards_the_experts() -> None:

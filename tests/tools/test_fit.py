@@ -67,8 +67,10 @@ async def test_7t_on_one_rtx_4090_says_first_that_it_cannot_run(client: Client) 
     text = _text(estimate)
     first = text.splitlines()[0]
     assert first.startswith("**This run cannot run on 1 × RTX 4090")
-    minimum = estimate.structured_content["memory"]["min_gpu_count"]
-    assert f"{minimum:,}" in first
+    (larger,) = [r for r in estimate.structured_content["memory"]["layout"]["remedies"]
+                 if r["kind"] == "larger_device"]
+    assert f"{larger['gpu_count']:,} × {larger['accelerator']}" in first  # how many it needs
+    assert "years" in first  # and that it would take millennia anyway
     assert "what gain should this run produce" not in text  # no question for the gain
     verdict = await client.call_tool("render_verdict", {
         **args, "predicted_gain": 1, "gain_uncertainty": 0.1, "baseline_to_beat": 0})

@@ -187,7 +187,7 @@ FIT_CASES = [
                          "seq_len": 16384},
      lambda d: d["fits"] is True),
     ("estimate_run_cost", {"params": "7T", "tokens": "1T", "gpu": "rtx-4090", "gpu_count": 1},
-     lambda d: d["feasibility"] == "does_not_fit" and d["memory"]["min_gpu_count"] > 1),
+     lambda d: d["feasibility"] == "does_not_fit" and d["memory"]["layout"]["remedies"]),
 ]
 
 

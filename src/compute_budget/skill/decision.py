@@ -122,8 +122,10 @@ class Decision(BaseModel):
         description="Whether the run can run at all: ok, does_not_fit (no layout fits the "
                     "devices), too_long (longer than a plan survives).")
     min_gpu_count: int | None = Field(
-        description="When it does not fit: the fewest devices of this type it needs; None "
-                    "when no count does or it fits.")
+        description="When it does not fit: the fewest devices of this type it needs (with "
+                    "optimizer offload if that helps); None when no count does or it fits.")
+    min_gpu_count_without_offload: int | None = Field(
+        description="The same without optimizer offload; None when no count does or it fits.")
     wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
 
 
@@ -143,6 +145,8 @@ _ADVICE: dict[str, str] = {
     "noise": "collect more small-scale data to shrink the uncertainty before gambling the budget",
     "memory": "no layout fits these devices: use more or larger devices, LoRA, or a shorter "
               "sequence (the estimate's memory check names what would fit)",
+    "activations": "shorten the sequence or the micro-batch: the activations alone exceed a "
+                   "device at every layout tried",
     "time": "use many more devices, or a smaller model or fewer tokens, so that it finishes "
             "within months",
     "price": "give the price per GPU-hour so the cost can be weighed against the gain's value "
@@ -157,8 +161,8 @@ def _advice(verdict: Verdict, causes: set[str]) -> str:
     if verdict == "go":
         return ("launch it with a kill criterion: an abort condition checked at fixed points of "
                 "the run")
-    steps = [_ADVICE[c] for c in ("memory", "time", "price", "noise", "budget", "value")
-             if c in causes]
+    steps = [_ADVICE[c] for c in ("activations", "memory", "time", "price", "noise", "budget",
+                                  "value") if c in causes]
     tail = ("or price the cheaper alternatives" if verdict == "marginal" else
             "price the cheaper alternatives or spend the compute on a different idea")
     return "; ".join([*(steps or ["do not launch as specified"]), tail])
@@ -234,7 +238,9 @@ def decision_summary(
 
     feasibility = getattr(estimate, "feasibility", "ok")
     memory = getattr(estimate, "memory", None)
-    min_devices = memory.min_gpu_count if memory is not None and memory.fits is False else None
+    no_fit = memory is not None and memory.fits is False
+    min_devices = memory.min_gpu_count if no_fit else None
+    min_plain = memory.layout.min_gpu_count_without_offload if no_fit else None
     wall_days = getattr(estimate, "wall_days", None)
     if memory is not None:
         layout = (f"ZeRO {memory.zero}, TP {memory.tp}, PP {memory.pp}, recompute "
@@ -246,9 +252,8 @@ def decision_summary(
                         f"; needs at least {min_devices} devices of this type"
                         if min_devices is not None else ""))))
         if memory.fits is False:
-            stricter("no-go", "the run does not fit in device memory on these devices"
-                     + (f" (it needs at least {min_devices})" if min_devices else ""),
-                     "memory")
+            stricter("no-go", "the run does not fit in device memory on these devices",
+                     "activations" if memory.layout.binding == "activations" else "memory")
     if feasibility == "too_long" and wall_days is not None:
         limit = getattr(estimate, "max_plan_days", 365)
         checks.append(DecisionCheck(
@@ -315,5 +320,6 @@ def decision_summary(
         advice=advice,
         feasibility=feasibility,
         min_gpu_count=min_devices,
+        min_gpu_count_without_offload=min_plain,
         wall_days=wall_days,
     )

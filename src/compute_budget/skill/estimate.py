@@ -17,7 +17,7 @@ from pydantic import Field
 from .activations import Recompute
 from .architecture import ParamBreakdown
 from .catalog import Accelerator, Precision, load_catalog
-from .cost import CostEstimate, cost_from_flops
+from .cost import HOURS_PER_DAY, CostEstimate, cost_from_flops
 from .flops import (
     FlopsBreakdown,
     hardware_flops_per_token,
@@ -129,6 +129,9 @@ class RunEstimate(CostEstimate):
                     "too_long (the central estimate exceeds max_plan_days)."
     )
     max_plan_days: float = Field(description="Longest wall time a plan is taken to survive.")
+    wall_days_at_min_gpu_count: float | None = Field(
+        description="When it does not fit: the wall days on memory.min_gpu_count devices at "
+                    "the same MFU; None otherwise.")
     warnings: list[str] = Field(description="Things in the inputs that look like mistakes.")
 
 
@@ -331,5 +334,8 @@ def estimate_run(
         memory=memory,
         feasibility=feasibility,
         max_plan_days=MAX_PLAN_DAYS,
+        wall_days_at_min_gpu_count=(
+            point.gpu_hours / memory.min_gpu_count / HOURS_PER_DAY
+            if memory is not None and memory.fits is False and memory.min_gpu_count else None),
         warnings=warnings,
     )

@@ -11,7 +11,10 @@ mixed precision and K bytes of optimizer state per trainable parameter::
 
 ZeRO shards these over the *data-parallel* degree N_d = devices / (TP·PP), not over all devices:
 stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
-Optimizer offload (Ren et al. 2021, "ZeRO-Offload") keeps the optimizer state in CPU memory.
+Optimizer offload (Ren et al. 2021, "ZeRO-Offload", Sec. 4) keeps the gradients, the optimizer
+state and the optimizer step in CPU memory; the 16-bit weights and the activations stay on the
+device. ZeRO stage 3 gathers each layer's full weights for its forward and backward pass and
+prefetches the next: two layers' 16-bit weights (÷ TP) come on top of the shards.
 Expert parallelism e shards the routed experts e ways; ZeRO then shards them over the N_d / e
 ranks that hold the same experts (DeepSpeed-MoE, Rajbhandari et al. 2022).
 
@@ -20,7 +23,7 @@ Activations: :mod:`.activations`. The layout search over these knobs: :mod:`.lay
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from .activations import Recompute, Stack, activation_bytes
@@ -35,6 +38,7 @@ __all__ = [
     "Layout",
     "Setup",
     "device_bytes",
+    "host_bytes",
     "model_state_bytes",
 ]
 
@@ -79,15 +83,25 @@ class Setup:
         return None if self.capacity_bytes is None else USABLE_FRACTION * self.capacity_bytes
 
 
+ZERO3_GATHERED_LAYERS = 2
+"""Layers whose full weights ZeRO-3 holds at once: the current one and the prefetched next
+(DeepSpeed's stage3_prefetch_bucket_size and FSDP's forward prefetch)."""
+
+
 class DeviceBytes(NamedTuple):
     """Bytes per device by component."""
 
     weights: float
+    """Weight shards plus, at ZeRO 3, the gathered layers."""
     gradients: float
     optimizer: float
     activations: float
     logits: float
-    """Part of the activations: the fp32 logits kept for the loss."""
+    """Part of the activations: the logits kept for the loss."""
+    gathered: float
+    """Part of the weights: the full layers ZeRO-3 gathers (0 below stage 3)."""
+    host: float
+    """Bytes per device kept in CPU memory instead (offloaded gradients and optimizer state)."""
 
     @property
     def total(self) -> float:
@@ -109,10 +123,11 @@ def model_state_bytes(
 
     ``params`` is what one model-parallel rank holds (Ψ / (TP·PP)). Rajbhandari et al. 2020,
     Sec. 5 and Table 1: stage 1 divides the optimizer state by N_d, stage 2 also the gradients,
-    stage 3 also the weights. With ``offload`` the optimizer state lives in CPU memory.
+    stage 3 also the weights. With ``offload`` the gradients and the optimizer state live in CPU
+    memory (see :func:`host_bytes`).
     """
     weights = weight_bytes * params
-    gradients = GRADIENT_BYTES * trainable_params
+    gradients = 0.0 if offload else GRADIENT_BYTES * trainable_params
     optimizer = 0.0 if offload else optimizer_bytes * trainable_params
     if zero >= 1:
         optimizer /= data_parallel
@@ -121,6 +136,21 @@ def model_state_bytes(
     if zero >= 3:
         weights /= data_parallel
     return weights, gradients, optimizer
+
+
+def _layer_weight_bytes(model: ResolvedModel, layout: Layout) -> float:
+    """16-bit bytes of the largest decoder layer's weights on one tensor-parallel rank (its
+    local experts only, with expert parallelism)."""
+    shape = model.shape
+    attention = sum(i * o for _, i, o in shape.attention_projections())
+    dense = attention + sum(i * o for _, i, o in shape.mlp_projections(shape.intermediate))
+    largest = float(dense if shape.dense_layers else 0)
+    if shape.moe_layers:
+        expert = sum(i * o for _, i, o in shape.mlp_projections(shape.expert_intermediate))
+        shared = sum(i * o for _, i, o in shape.mlp_projections(shape.shared_intermediate))
+        moe = (attention + shape.experts / layout.ep * expert + shape.shared_experts * shared)
+        largest = max(largest, moe)
+    return WEIGHT_BYTES * largest / layout.tp
 
 
 def _states(model: ResolvedModel, layout: Layout, setup: Setup) -> tuple[float, float, float]:
@@ -149,12 +179,25 @@ def _states(model: ResolvedModel, layout: Layout, setup: Setup) -> tuple[float, 
     return d[0] + e[0], d[1] + e[1], d[2] + e[2]
 
 
+def host_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> float:
+    """CPU memory per device that optimizer offload takes: its share of the gradients and the
+    optimizer state (0 without offload)."""
+    if not layout.offload:
+        return 0.0
+    kept = replace(layout, offload=False)
+    _, gradients, optimizer = _states(model, kept, setup)
+    return gradients + optimizer
+
+
 def device_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> DeviceBytes:
     """Memory per device of ``model`` at ``layout``: model states plus activations."""
     weights, gradients, optimizer = _states(model, layout, setup)
+    gathered = (ZERO3_GATHERED_LAYERS * _layer_weight_bytes(model, layout)
+                if layout.zero >= 3 and setup.gpu_count // (layout.tp * layout.pp) > 1 else 0.0)
     activations, logits = activation_bytes(
         model.shape, stack=setup.stack, seq_len=setup.seq_len, micro_batch=layout.micro_batch,
         tp=layout.tp, pp=layout.pp, sp=layout.sp, recompute=layout.recompute,
         flash_attention=setup.flash_attention,
     )
-    return DeviceBytes(weights, gradients, optimizer, activations, logits)
+    return DeviceBytes(weights + gathered, gradients, optimizer, activations, logits, gathered,
+                       host_bytes(model, layout, setup))

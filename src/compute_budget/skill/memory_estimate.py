@@ -57,6 +57,14 @@ class MemoryEstimate(BaseModel):
     accelerator: str | None = Field(description="Full accelerator name, if one was named.")
     gpu_memory_bytes: float | None = Field(description="Device memory in bytes, if known.")
     headroom_bytes: float | None = Field(description="Device memory minus total, in bytes.")
+    spare_bytes: float | None = Field(
+        description="Usable memory (usable_fraction of the device) minus total, in bytes: what "
+                    "is left before the reserve for the runtime.")
+    host_bytes: float = Field(
+        description="CPU memory per device for offloaded gradients and optimizer state, bytes "
+                    "(0 without offload).")
+    zero3_gathered_bytes: float = Field(
+        description="Part of the weights: the full layers ZeRO-3 gathers at once, bytes.")
     params: float = Field(description="Total parameters N of the base model.")
     trainable_params: float = Field(description="Parameters with gradients and optimizer state.")
     lora_params: float = Field(description="LoRA adapter parameters added (0 without LoRA).")
@@ -125,6 +133,9 @@ def estimate_memory(spec: ModelAndLayout) -> MemoryEstimate:
         accelerator=acc.name if acc is not None else None,
         gpu_memory_bytes=capacity,
         headroom_bytes=headroom,
+        spare_bytes=None if capacity is None else USABLE_FRACTION * capacity - total,
+        host_bytes=memory.host,
+        zero3_gathered_bytes=memory.gathered,
         params=model.total,
         trainable_params=model.trainable,
         lora_params=model.adapters,
