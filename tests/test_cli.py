@@ -337,7 +337,9 @@ def test_memory_from_preset(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert data["params"] == 8_030_261_248
     assert data["shape"]["vocab"] == 128256
-    assert data["logits_bytes"] == 4 * 4096 * 128256
+    # the hf stack's peak at the loss: fp32 log-softmax, bf16 logits, fp32 gradient (10·V)
+    assert data["stack"] == "hf"
+    assert data["logits_bytes"] == 10 * 4096 * 128256
     assert data["per_gpu_bytes"]["total"] == pytest.approx(sum(
         data["per_gpu_bytes"][k] for k in ("weights", "gradients", "optimizer", "activations")))
 

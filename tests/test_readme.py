@@ -75,3 +75,12 @@ def test_readme_held_out_spot_checks() -> None:
     llama31 = estimate_run(RunSpec(params="405B", tokens="15.6T", gpu="h100", gpu_count=16384))
     assert round(1 - 30.84e6 / llama31.gpu_hours, 2) == 0.36  # Llama 3.1 model card
     assert llama31.gpu_hours_range[0] > 30.84e6
+
+
+def test_readme_activation_table_is_the_measurement() -> None:
+    from benchmarks.activation_table import render
+
+    table = re.search(r"<!-- activation-table -->\n(.*?)\n<!-- /activation-table -->", README,
+                      flags=re.DOTALL)
+    assert table, "README lacks the measured-versus-formula table"
+    assert table.group(1).strip() == render().strip()

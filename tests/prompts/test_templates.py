@@ -54,7 +54,7 @@ def test_estimate_template() -> None:
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
-- Memory: 63.2 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
+- Memory: 60.0 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is that prediction (±1σ, from small-scale runs or a scaling fit), and what baseline must it beat? With those, the verdict weighs the gain against the cost.
 """)
@@ -118,15 +118,15 @@ def test_memory_template() -> None:
     assert render_memory(estimate_memory(spec)) == snapshot("""\
 ### Memory per device: 7B params on 8 × A100 40GB SXM
 
-**Fits**: 25.3 GiB of 40.0 GiB per device (10.7 GiB under the 90% usable) at ZeRO 2, TP 1 × PP 1 × DP 8, recompute full, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, optimizer offload as a last resort; kept as you set: ZeRO 2); its estimated cost in speed: full recomputation ×1.33 (it executes that many times the model's FLOPs). Fewest devices it fits on: 1 × A100 40GB SXM with optimizer offload, 4 without.
+**Fits**: 35.8 GiB of 40.0 GiB per device (0.17 GiB under the 90% usable) at ZeRO 2, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, optimizer offload as a last resort; kept as you set: ZeRO 2); it costs no speed. Fewest devices it fits on: 1 × A100 40GB SXM with optimizer offload, 4 without.
 
 | component | per device | |
 |---|---|---|
 | Weights | 13.0 GiB | 2 bytes × 7B parameters |
 | Gradients | 1.63 GiB | 2 bytes × 7B trainable / 8 (ZeRO-2) |
 | Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 8 (ZeRO-1): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
-| Activations | 0.90 GiB | sequence 2048, micro-batch 1, recompute full, FlashAttention |
-| **Total** | **25.3 GiB** | of 40.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
+| Activations | 11.4 GiB | sequence 2048, micro-batch 1, recompute none, FlashAttention |
+| **Total** | **35.8 GiB** | of 40.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
 
 **Assumptions**
 - Layout: the knobs you left unset, cheapest first: ZeRO 1–2 are free, then what costs least speed (ZeRO 3's communication, recomputation's extra FLOPs, TP's communication, PP's bubble once TP is at its largest), offload last; micro-batch 1 unless you set one.
@@ -151,7 +151,7 @@ def test_memory_template_does_not_fit() -> None:
 | Weights | 16.3 GiB | 2 bytes × 70B parameters / 8 model-parallel ranks |
 | Gradients | 16.3 GiB | 2 bytes × 70B trainable / 8 model-parallel ranks |
 | Optimizer state | 65.2 GiB | 8 bytes × 70B trainable / 8 model-parallel ranks: fp32 master weights and momentum (4 + 4 bytes) |
-| Activations | 0.84 GiB | sequence 4096, micro-batch 1, recompute full, FlashAttention |
+| Activations | 0.81 GiB | sequence 4096, micro-batch 1, recompute full, FlashAttention |
 | **Total** | **98.6 GiB** | of 80.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
 
 **Assumptions**

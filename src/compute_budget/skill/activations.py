@@ -22,29 +22,33 @@ generalised to grouped-query attention and gated MLPs::
 
 With a = g, Q = h/a, f = 4h and dropout on this is their 34·h + 5·a·s.
 
-``hf`` (Hugging Face transformers, SDPA attention, eager PyTorch elsewhere): the same tensors plus
-what unfused code keeps. Each RMSNorm keeps its input upcast to fp32 (4h) and the normalised
-bf16 value (2h) before the weight multiply; RoPE keeps nothing large, SDPA keeps its rotated Q
-and K, V, the output and an fp32 log-sum-exp per head (4a); the output projection keeps a
-contiguous copy of the attention output; an unfused gated MLP keeps the gate output (for the
-activation), the up output and the activation output (for the product) and the product (for
-the down projection)::
+``hf`` (Hugging Face transformers, SDPA attention, eager PyTorch elsewhere): what
+``benchmarks/activation_memory.py`` measured (torch 2.13, transformers 5.24; the breakdown is in
+``benchmarks/data/activation_memory.json``). Each RMSNorm keeps its input upcast to fp32 (4h)
+and the normalised bf16 value (2h) for the weight's gradient, but not its bf16 input; RoPE keeps
+nothing large; SDPA keeps its rotated Q and K, V, the output (shared with the output
+projection's input) and an fp32 log-sum-exp per head (4a); an unfused gated MLP keeps the gate
+output (for the activation), the up output and the activation output (for the product) and the
+product (for the down projection)::
 
-    norms           2 × (4h + 2h)
-    attention       2h + 2·a·Q + 2·g·Q + 2·g·Q_v + 2·a·Q_v + 2·a·Q_v + 4a
-    MLP, gated      2h + 2f + 2f + 2f + 2f
-    MLP, plain      2h + 2f + 2f
+    norms           2 × (4h + 2h), and each norm's output as the next projection's input (2h)
+    attention       2·a·Q + 2·g·Q + 2·g·Q_v + 2·a·Q_v + 4a
+    MLP, gated      2f + 2f + 2f + 2f
+    MLP, plain      2f + 2f
 
-Mixture of experts (both stacks): the router keeps its fp32 probabilities (4·E); each of the k
-experts a token is routed to keeps its copy of the token (2h), its MLP's tensors as above, and
-its output for the weighted sum (2h); shared experts run on every token like a dense MLP.
-The hf coefficients are pinned to measurements of transformers models by
-``benchmarks/activation_memory.py`` (see ``tests/skill/test_activations.py``).
+Mixture of experts (both stacks): the router keeps its fp32 probabilities (4·E) and a few
+index tensors per routed slot (about 40 bytes each); each of the k experts a token is routed to
+keeps its copy of the token (2h), its MLP's tensors as above, and its output for the weighted
+sum (2h); shared experts run on every token like a dense MLP, and a gated shared expert keeps
+its output for the gate (2h).
 
 Tensor parallelism t splits everything but the norms' tensors, the projections' inputs and the
 hidden dropout masks (Korthikanti: 10 + 24/t for GPT); sequence parallelism splits those too.
 Full recomputation keeps each layer's 16-bit input (2h) and, while one layer is recomputed, that
-layer's full activations. The logits the loss keeps, 4·V bytes per token in fp32, come once.
+layer's full activations. The loss keeps the fp32 log-softmax of the logits (4·V bytes per
+token, measured); on the ``hf`` stack the model's bf16 logits (2·V) and, when the backward pass
+starts, their fp32 gradient (4·V) exist beside it, so the peak counts 10·V there; Megatron's
+vocabulary-parallel loss works in place on 4·V / t.
 """
 
 from __future__ import annotations
@@ -72,6 +76,11 @@ Recompute = Literal["none", "selective", "full"]
 BF16 = 2
 FP32 = 4
 MASK = 1
+ROUTING_BYTES_PER_SLOT = 40
+"""Index and weight tensors the router and the expert dispatch keep per routed slot (int64
+top-k and gather indices, fp32 routing weights): measured 33–38 bytes in transformers 5."""
+LOGITS_BYTES: dict[Stack, float] = {"hf": FP32 + BF16 + FP32, "megatron": FP32}
+"""Bytes per token per vocabulary entry at the loss (module docstring)."""
 
 
 class ActivationCoefficients:
@@ -104,7 +113,7 @@ def _attention_split(shape: ModelShape, stack: Stack) -> float:
     q, qv = shape.head_dim, shape.v_head_dim
     kept = BF16 * (a * q + g * q + g * qv + a * qv)  # Q, K, V and the attention output
     if stack == "hf":
-        kept += BF16 * a * qv + FP32 * a  # the output projection's input copy, log-sum-exp
+        kept += FP32 * a  # the log-sum-exp
         if shape.mla is not None:
             m = shape.mla  # the latents and their norms (upcast and normalised)
             latents = (m.q_lora_rank or 0) + m.kv_lora_rank
@@ -124,18 +133,20 @@ def layer_bytes_per_token(
     """Bytes per token one layer keeps for the backward pass (module docstring), before
     parallelism; ``moe`` for a mixture-of-experts layer."""
     h = shape.hidden
-    norm = FP32 * h + BF16 * h if stack == "hf" else 0.0
-    replicated = 2 * (BF16 * h + norm) + 2 * BF16 * h  # norm tensors; attention and MLP input
+    norm = (FP32 + BF16) * h if stack == "hf" else BF16 * h  # kept by each of the two norms
+    replicated = 2 * norm + 2 * BF16 * h  # the norms; the attention's and the MLP's input
     dropout = shape.dropout > 0
     if dropout:
         replicated += 2 * MASK * h  # after attention and after the MLP
     split = _attention_split(shape, stack)
     if moe:
         k = shape.experts_per_token
-        split += FP32 * shape.experts  # router probabilities
+        split += FP32 * shape.experts + ROUTING_BYTES_PER_SLOT * k  # router probabilities
         split += k * (2 * BF16 * h + _mlp(shape, shape.expert_intermediate, stack))
         if shape.shared_experts:
             split += shape.shared_experts * _mlp(shape, shape.shared_intermediate, stack)
+            if shape.shared_expert_gate:
+                split += BF16 * h  # the shared expert's output, kept for its sigmoid gate
     else:
         split += _mlp(shape, shape.intermediate, stack)
     scores = 0.0
@@ -149,14 +160,15 @@ def _per_token(c: ActivationCoefficients, tp: int, sp: bool) -> float:
     return c.replicated / (tp if sp else 1) + (c.split + c.scores) / tp
 
 
-def logits_bytes(seq_len: int, micro_batch: int, vocab: int, tp: int = 1) -> float:
-    """Bytes of the fp32 logits kept for the cross-entropy loss: 4·s·b·V / t.
+def logits_bytes(seq_len: int, micro_batch: int, vocab: int, tp: int = 1,
+                 stack: Stack = "megatron") -> float:
+    """Bytes at the loss: LOGITS_BYTES[stack]·s·b·V / t (module docstring).
 
     Not in Korthikanti et al.'s per-layer count; with large vocabularies it rivals a layer's
     activations (Wijmans et al. 2024, "Cut Your Losses in Large-Vocabulary Language Models").
-    Vocabulary-parallel over the tensor-parallel ranks, as in Megatron-LM.
+    Vocabulary-parallel over the tensor-parallel ranks.
     """
-    return FP32 * seq_len * micro_batch * vocab / tp
+    return LOGITS_BYTES[stack] * seq_len * micro_batch * vocab / tp
 
 
 def activation_bytes(
@@ -190,5 +202,6 @@ def activation_bytes(
         per_token = kept + working
     else:
         per_token = sum(_per_token(c, tp, sp) * n for c, n in coefficients) * in_flight_share
-    logits = 0.0 if shape.vocab is None else logits_bytes(seq_len, micro_batch, shape.vocab, tp)
+    logits = 0.0 if shape.vocab is None else logits_bytes(seq_len, micro_batch, shape.vocab, tp,
+                                                          stack)
     return per_token * tokens + logits, logits

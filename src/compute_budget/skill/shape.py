@@ -49,6 +49,8 @@ class ModelShape(BaseModel):
     expert_intermediate: int = Field(default=0, description="Width of one routed expert's MLP.")
     shared_experts: int = Field(default=0, description="Experts every token uses per MoE layer.")
     shared_intermediate: int = Field(default=0, description="Width of one shared expert's MLP.")
+    shared_expert_gate: bool = Field(default=False,
+                                     description="A sigmoid gate on the shared expert's output.")
     moe_layers: int = Field(default=0, description="Layers whose MLP is a mixture of experts.")
     mla: LatentAttention | None = Field(default=None, description="Latent attention sizes.")
     vocab: int | None = Field(default=None, description="Vocabulary size V, when known.")
@@ -109,6 +111,7 @@ def shape_from_architecture(arch: Architecture) -> ModelShape:
         shared_experts=arch.shared_experts,
         shared_intermediate=(arch.shared_expert_intermediate_size
                              or arch.expert_intermediate_size or 0),
+        shared_expert_gate=arch.shared_expert_gate,
         moe_layers=arch.moe_layers, mla=arch.mla, vocab=arch.vocab_size, dropout=arch.dropout,
         source=arch.source,
     )
