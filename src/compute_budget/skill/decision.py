@@ -239,8 +239,9 @@ def decision_summary(
     feasibility = getattr(estimate, "feasibility", "ok")
     memory = getattr(estimate, "memory", None)
     no_fit = memory is not None and memory.fits is False
-    min_devices = memory.min_gpu_count if no_fit else None
-    min_plain = memory.layout.min_gpu_count_without_offload if no_fit else None
+    min_devices = memory.min_gpu_count if memory is not None and no_fit else None
+    min_plain = (memory.layout.min_gpu_count_without_offload
+                 if memory is not None and no_fit else None)
     wall_days = getattr(estimate, "wall_days", None)
     if memory is not None:
         layout = (f"ZeRO {memory.zero}, TP {memory.tp}, PP {memory.pp}, recompute "
