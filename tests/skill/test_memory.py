@@ -198,6 +198,7 @@ def test_70b_fits_on_64_h100_with_zero3_and_full_recompute() -> None:
         ({"offload": True, "zero": 0}, "offload"),
         ({"ep": 2}, "ep"),
         ({"stack": "deepspeed"}, "stack"),
+        ({"lora_rank": 8, "weights_bits": 4, "tp": 2}, "tp"),
     ],
 )
 def test_bad_memory_input_names_the_field(fields: dict[str, object], name: str) -> None:

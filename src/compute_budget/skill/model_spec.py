@@ -236,6 +236,9 @@ class ModelAndLayout(ModelSource):
             raise InputError("gpu_count", n,
                              f"a multiple of tp × pp = {tp * pp} (data parallel = devices / "
                              "(tp·pp))")
+        if tp > 1 and self.weights_bits is not None and self.weights_bits < 16:
+            raise InputError("tp", tp, "1 with a 4- or 8-bit frozen base: quantized weights "
+                                       "are not split across tensor-parallel ranks")
         if self.tp is not None and not shape.guessed:
             error = ConfigError if arch is not None else InputError
             if shape.heads % tp:
