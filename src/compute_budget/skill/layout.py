@@ -295,9 +295,8 @@ def _min_gpu_count(pins: _Pins, model: ResolvedModel, setup: Setup) -> tuple[int
     def fits_on(n: int) -> bool:
         return _any_fits(pins, model, replace(setup, gpu_count=n))
 
-    for n in range(1, EXACT_COUNTS + 1):
-        if fits_on(n):
-            return n, False
+    if fits_on(EXACT_COUNTS):
+        return next(n for n in range(1, EXACT_COUNTS + 1) if fits_on(n)), False
     nodes = EXACT_COUNTS // GPUS_PER_NODE * 2
     while not fits_on(nodes * GPUS_PER_NODE):
         nodes *= 2
