@@ -258,3 +258,14 @@ def test_the_search_is_pure_and_repeatable() -> None:
                   capacity_bytes=spec.accelerator.memory_bytes)  # type: ignore[union-attr]
     first = search_layout(spec.model, setup, spec)
     assert search_layout(spec.model, setup, spec) == first
+
+
+def test_the_largest_micro_batch_that_fits_is_reported_and_true() -> None:
+    m = _memory(preset="llama-3-8b", gpu="h100", gpu_count=8, seq_len=2048, zero=3)
+    k = m.layout.max_micro_batch
+    assert k is not None and k > 1
+    fixed = {"preset": "llama-3-8b", "gpu": "h100", "gpu_count": 8, "seq_len": 2048,
+             "zero": m.zero, "tp": m.tp, "pp": m.pp, "recompute": m.recompute,
+             "offload": m.offload}
+    assert _memory(**fixed, micro_batch=k).fits
+    assert _memory(**fixed, micro_batch=k + 1).fits is False

@@ -134,6 +134,9 @@ class LayoutChoice(BaseModel):
     min_gpu_count_without_offload: int | None = Field(
         description="The same without optimizer offload, when offload was open and the fewest "
                     "devices need it; else equal to min_gpu_count.")
+    max_micro_batch: int | None = Field(
+        description="The largest micro-batch that fits at the chosen layout (activations grow "
+                    "linearly with it); None when it does not fit or memory is unknown.")
     min_gpu_count_in_nodes: bool = Field(
         description="True when the fewest devices were counted in whole nodes of 8 (above 64).")
     binding: Binding | None = Field(description="When nothing fits: what binds.")
@@ -412,23 +415,36 @@ def search_layout(
         fits = None if setup.usable_bytes is None else memory.total <= setup.usable_bytes
         chosen: Literal["given", "search", "default"] = "given" if not open_knobs else "default"
         return layout, memory, _choice(chosen, fits, open_knobs, tried, costs.slowdown(layout),
-                                       pins, model, setup, spec.gpu)
+                                       pins, model, setup, spec.gpu, layout)
     if _any_fits(pins, model, setup):
         for layout in layouts:
             memory = device_bytes(model, layout, setup)
             if memory.total <= setup.usable_bytes:
                 return layout, memory, _choice("search", True, open_knobs, tried,
                                                costs.slowdown(layout), pins, model, setup,
-                                               spec.gpu)
+                                               spec.gpu, layout)
     layout = _most_frugal(pins, model, setup)
     return layout, device_bytes(model, layout, setup), _choice(
-        "search", False, open_knobs, tried, costs.slowdown(layout), pins, model, setup, spec.gpu)
+        "search", False, open_knobs, tried, costs.slowdown(layout), pins, model, setup, spec.gpu,
+        layout)
+
+
+def _max_micro_batch(model: ResolvedModel, layout: Layout, setup: Setup) -> int | None:
+    """The largest micro-batch that fits at ``layout``: activations are linear in it."""
+    usable = setup.usable_bytes
+    if usable is None:
+        return None
+    one = device_bytes(model, replace(layout, micro_batch=1), setup).total
+    per = device_bytes(model, replace(layout, micro_batch=2), setup).total - one
+    if one > usable:
+        return None
+    return 1 + int((usable - one) // per) if per > 0 else None
 
 
 def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
             open_knobs: tuple[str, ...], tried: dict[str, list[int | str | bool]],
             slowdown: Slowdown, pins: _Pins, model: ResolvedModel, setup: Setup,
-            gpu: str | None) -> LayoutChoice:
+            gpu: str | None, layout: Layout) -> LayoutChoice:
     min_count, in_nodes = (None, False) if setup.usable_bytes is None else _min_gpu_count(
         pins, model, setup)
     min_plain = min_count
@@ -440,6 +456,8 @@ def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
         binding, remedies = _remedies(pins, model, setup, min_count, min_plain, gpu)
     pinned = tuple(k for k in LAYOUT_KNOBS if getattr(pins, k) is not None)
     return LayoutChoice(chosen_by=chosen_by, fits=fits, open_knobs=open_knobs, pinned=pinned,
+                        max_micro_batch=(_max_micro_batch(model, layout, setup) if fits
+                                         else None),
                         tried=tried,
                         slowdown=slowdown, min_gpu_count=min_count,
                         min_gpu_count_without_offload=min_plain,
