@@ -108,7 +108,7 @@ def test_estimate_template_unknown_price() -> None:
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 107 TFLOP/s and 17,875 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Memory: 19.4 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
+- Memory: 19.4 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 3 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
 
