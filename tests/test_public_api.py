@@ -12,7 +12,7 @@ def test_public_surface() -> None:
         "FlopsBreakdown", "HardwareFlops", "InputError", "LatentAttention", "LayoutChoice",
         "MemoryEstimate", "MemorySpec", "MfuPrior", "ModelAndLayout", "ModelFamily",
         "ModelSource", "PRESETS", "ParamBreakdown", "ParamReport", "PeakTflops", "Precision",
-        "PriceQuote", "Remedy", "RunEstimate", "RunSpec",
+        "PriceQuote", "Remedy", "RunEstimate", "RunKind", "RunSpec",
         "Slowdown", "SplitRow", "SplitSpec", "UnknownAcceleratorError", "Verdict", "budget_split",
         "check_tensor_parallel", "count_params", "decision_summary", "describe_error",
         "estimate_memory", "estimate_run", "estimate_run_cost", "flops_per_token",

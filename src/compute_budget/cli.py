@@ -141,6 +141,7 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, RunSpec, "peak_tflops", metavar="TF")
     _flag(p, RunSpec, "family", choices=["dense", "moe", "cnn", "snn"])
     _flag(p, RunSpec, "failure_budget", metavar="X")
+    _flag(p, RunSpec, "kind", choices=["pretrain", "continued-pretrain", "fine-tune", "ablation"])
     _add_layout_flags(p, RunSpec)
 
 

@@ -66,6 +66,7 @@ from .mfu import MfuPrior, ModelFamily, mfu_prior
 from .model_source import ModelSource, ParamReport, param_report
 from .model_spec import ModelAndLayout
 from .quantities import parse_quantity
+from .run_kind import RunKind
 from .run_spec import RunSpec
 from .split import BudgetSplit, SplitRow, SplitSpec, budget_split
 
@@ -103,6 +104,7 @@ __all__ = [
     "PriceQuote",
     "Remedy",
     "RunEstimate",
+    "RunKind",
     "RunSpec",
     "Slowdown",
     "SplitRow",

@@ -11,6 +11,7 @@ from .errors import InputError
 from .mfu import ModelFamily
 from .model_spec import ModelAndLayout
 from .quantities import Price, TflopsPerDevice, TokenCount
+from .run_kind import DEFAULT_RUN_KIND, RunKind
 
 __all__ = ["RunSpec"]
 
@@ -62,6 +63,11 @@ class RunSpec(ModelAndLayout):
                     "fewer parameters are active than exist, else dense.",
     )
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
+    kind: RunKind | None = Field(
+        default=None,
+        description="Kind of run: pretrain (default), continued-pretrain, fine-tune or "
+                    "ablation; it shapes the advice and the alternatives.",
+    )
 
     @model_validator(mode="after")
     def _run_consistent(self) -> RunSpec:
@@ -89,6 +95,11 @@ class RunSpec(ModelAndLayout):
         if self.family is not None:
             return self.family
         return "moe" if self.compute_params < self.total_params else "dense"
+
+    @property
+    def resolved_kind(self) -> RunKind:
+        """The kind given, or pretrain."""
+        return self.kind or DEFAULT_RUN_KIND
 
     @property
     def resolved_precision(self) -> Precision:
