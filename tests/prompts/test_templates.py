@@ -170,24 +170,26 @@ def test_verdict_template_go_with_benefit() -> None:
     assert render_decision(d) == snapshot("""\
 ### Verdict: **GO**
 
-The predicted gain 2 ± 0.5 clears both its uncertainty and the baseline 1.
+The net gain 1 ± 0.5 clears its uncertainty: the chance that it beats the baseline is 98%, and of no gain at all < 1%.
 
 | | |
 |---|---|
-| Predicted gain | 2 ± 0.5 (1σ, your metric; higher is better) |
-| Baseline to beat | 1 |
+| Gain used | 2 ± 0.5 (1σ), over a baseline of 1: net 1 |
+| Chance it beats the baseline | 98% (> 99% of any gain) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
-| Gain per dollar | 0.143 per $1,000 (0.0951 with failures) |
-| Gain per GPU-hour | 0.214 per 1,000 GPU-h |
+| Net gain per dollar | 0.0713 per $1,000 (0.0475 with failures) |
 
-**Checks**
-- ✔ clears uncertainty: gain 2 vs uncertainty ±0.5
-- ✔ beats baseline: gain − σ = 1.5 vs baseline 1 (gain + σ = 2.5)
-- ✔ fits in memory: fits at ZeRO 1, TP 1, PP 1, recompute none
+Rule: go when gain − σ ≥ baseline and gain > σ (a chance of beating the baseline of at least 84%); no-go when gain + σ < baseline (below 16%), when it does not fit or takes over a year, when the net gain is worth less than the cost with failures, or when the nominal cost exceeds the budget; marginal otherwise.
+
+**Kill criteria** (launch and watch):
+- Throughput at least 1,931 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
+- By day 5: at least 6.68B tokens trained.
+- By day 5: about $1,440 spent; a run behind the token line above is spending without progress.
+
+**Next:**
+- Launch it, with the kill criteria above.
 
 Tied to: the paper's main claim.
-
-**Next:** launch it with a kill criterion: an abort condition checked at fixed points of the run.
 """)
 
 
@@ -197,30 +199,23 @@ def test_verdict_template_no_go_with_value_and_budget() -> None:
     assert render_decision(d) == snapshot("""\
 ### Verdict: **NO-GO**
 
-Even the optimistic gain 0.5 (gain + σ) is below the baseline 1; the gain is worth $300, less than the $21,034 it costs with the failure budget.
+Even the optimistic gain 0.5 (gain + σ) is below the baseline 1 the cheaper option gives: the chance that it beats it is < 1%.
 
 | | |
 |---|---|
-| Predicted gain | 0.3 ± 0.2 (1σ, your metric; higher is better) |
-| Baseline to beat | 1 |
+| Gain used | 0.3 ± 0.2 (1σ), over a baseline of 1: net −0.7 |
+| Chance it beats the baseline | < 1% (93% of any gain) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
-| Gain per dollar | 0.0214 per $1,000 (0.0143 with failures) |
-| Gain per GPU-hour | 0.0321 per 1,000 GPU-h |
-| Value of the gain | $300 ($1,000 per unit) |
+| Net gain per dollar | -0.0499 per $1,000 (-0.0333 with failures) |
+| Value of the net gain | −$700 at $1,000 per unit; expected net value −$21,734 |
 | Budget | $20,000 |
 
-**Checks**
-- ✔ clears uncertainty: gain 0.3 vs uncertainty ±0.2
-- ✘ beats baseline: gain − σ = 0.1 vs baseline 1 (gain + σ = 0.5)
-- ✔ fits in memory: fits at ZeRO 1, TP 1, PP 1, recompute none
-- ✘ value covers cost: value $300 vs cost with failure budget $21,034
-- ✘ within budget: cost $14,022 ($21,034 with failures) vs budget $20,000
+Rule: go when gain − σ ≥ baseline and gain > σ (a chance of beating the baseline of at least 84%); no-go when gain + σ < baseline (below 16%), when it does not fit or takes over a year, when the net gain is worth less than the cost with failures, or when the nominal cost exceeds the budget; marginal otherwise.
 
-No concrete benefit was named (a publication, a deployment, a contract). "I think this will help" does not justify $21,034: say what the gain buys before spending it.
-
-**Next:** the gain is not worth its cost at this size; price the cheaper alternatives or spend the compute on a different idea.
-
-Cheaper alternatives (smaller scale, shorter run, distillation, other hardware) can be priced next.
+**Next:**
+- At this size the gain is not worth its cost.
+- The cheaper option already gives more: spend the money there.
+- Price the cheaper alternatives for this kind of run.
 """)
 
 

@@ -1,4 +1,5 @@
-"""The verdict rule: go, marginal, no-go, and the optional inputs that make it stricter."""
+"""The verdict: findings with caps and cause codes, the net gain, probabilities, the stake,
+kill criteria, and the optional inputs that make it stricter (codes and numbers, no English)."""
 
 import math
 
@@ -19,7 +20,11 @@ class _NoPrice:
 
 
 def _check(decision, name):
-    return next(c for c in decision.checks if c.name == name)
+    return next(c for c in decision.findings if c.check == name)
+
+
+def _steps(decision):
+    return [s.code for s in decision.next_steps]
 
 
 @pytest.mark.parametrize(
@@ -41,35 +46,123 @@ def test_verdict_rule(gain: float, sigma: float, baseline: float, verdict: str) 
 
 def test_no_go_when_gain_plus_sigma_below_baseline() -> None:
     d = decision_summary(EST, 0.4, 0.5, 1.0)
-    assert d.verdict == "no-go"
-    assert "baseline" in d.reason
+    assert d.verdict == "no-go" and d.cause == "below_baseline"
+    assert _check(d, "beats_baseline").caps == "no-go"
+    assert "spend_elsewhere" in _steps(d)
 
 
-def test_marginal_advises_more_small_scale_data() -> None:
+def test_marginal_advice_follows_the_stake() -> None:
+    # net 0.2 ± 0.5: k = ceil((0.5 / 0.2)²) = 7 quarter-scale runs settle it, 7 × ¼ × $21,034
+    # = $36,810 > $21,034: the run is itself the cheapest experiment.
     d = decision_summary(EST, 1.2, 0.5, 1.0)
-    assert d.verdict == "marginal"
-    assert "small-scale data" in d.advice
+    assert d.verdict == "marginal" and d.cause == "noise"
+    (step,) = [s for s in d.next_steps if s.code == "run_is_the_experiment"]
+    assert step.numbers["runs"] == 7
+    assert step.numbers["study_cost"] == pytest.approx(7 * 0.25 * EST.dollar_cost_with_failures)
+    # net 0.5 ± 0.6: k = ceil(1.44) = 2 → 2 × ¼ of the cost: a small study first.
+    small = decision_summary(EST, 1.5, 0.6, 1.0)
+    assert small.verdict == "marginal"
+    (step,) = [s for s in small.next_steps if s.code == "small_study"]
+    assert step.numbers["runs"] == 2
+
+
+def test_an_ablations_remedy_is_seeds_not_small_scale_data() -> None:
+    # "1.3B model, 26B tokens, +0.3% ± 0.5%": k = ceil((0.5 / 0.3)²) = ceil(2.78) = 3 seeds.
+    d = decision_summary(EST, 0.3, 0.5, 0.0, kind="ablation")
+    assert d.verdict == "marginal" and d.kind == "ablation"
+    (step,) = [s for s in d.next_steps if s.code == "more_seeds"]
+    assert step.numbers["seeds"] == 3
+    assert step.numbers["cost"] == pytest.approx(3 * EST.dollar_cost_with_failures)
+    assert "small_study" not in _steps(d) and "run_is_the_experiment" not in _steps(d)
+
+
+def test_probabilities_against_hand_computations() -> None:
+    # net 1 ± 1: P(beats) = Φ(1) = 0.8413; gain 2 ± 1: P(> 0) = Φ(2) = 0.9772.
+    d = decision_summary(EST, 2.0, 1.0, 1.0)
+    assert d.p_beats_baseline == pytest.approx(0.841345, abs=1e-6)
+    assert d.p_positive == pytest.approx(0.977250, abs=1e-6)
+    assert d.go_threshold == pytest.approx(0.841345, abs=1e-6)
+    assert d.no_go_threshold == pytest.approx(0.158655, abs=1e-6)
+    # a 1σ go carries a 16% chance of no gain at all: gain 1 ± 1 over 0 → P(> 0) = Φ(1)
+    one_sigma = decision_summary(EST, 1.0, 1.0, 0.0)
+    assert 1 - one_sigma.p_positive == pytest.approx(0.158655, abs=1e-6)
+    # "a $23,000 run with a 77% chance of beating its baseline": net 0.74σ → Φ(0.74) = 0.7704
+    assert decision_summary(EST, 0.74, 1.0, 0.0).p_beats_baseline == pytest.approx(
+        0.770350, abs=1e-5)
+    # σ = 0: certainty
+    sure = decision_summary(EST, 2.0, 0.0, 1.0)
+    assert (sure.p_beats_baseline, sure.p_positive, sure.signal_to_noise) == (1.0, 1.0, None)
+
+
+def test_kill_criteria_against_hand_computation() -> None:
+    from compute_budget import RunSpec, estimate_run
+
+    est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8, mfu=0.4,
+                               usd_per_gpu_hour=1.5))
+    d = decision_summary(est, 2.0, 0.5, 1.0, budget_usd=40_000)
+    kills = {k.metric: k for k in d.kill_criteria}
+    # slow end of the band: min(prior low 0.26, 0.4) = 0.26 → 1e11 tokens over
+    # 4.2e21 / (8 · 312e12 · 0.26) s; per device:
+    slow_seconds = 4.2e21 / (8 * 312e12 * 0.26)
+    floor = 1e11 / slow_seconds / 8
+    assert kills["tokens_per_second_per_gpu"].threshold == pytest.approx(floor, rel=1e-3)
+    assert kills["tokens_per_second_per_gpu"].unit == "tokens/s per device"
+    # day N = ceil(10% of 48.7 days) = 5; tokens by then at the floor; spend at $1.5 × 8 × 24 h.
+    assert kills["tokens_trained_by_day"].day == 5
+    assert kills["tokens_trained_by_day"].threshold == pytest.approx(floor * 8 * 5 * 86400,
+                                                                      rel=1e-3)
+    assert kills["usd_spent_by_day"].threshold == pytest.approx(5 * 24 * 8 * 1.5)
+    assert kills["usd_spent_by_day"].budget_share == pytest.approx(5 * 24 * 8 * 1.5 / 40_000)
+    assert decision_summary(est, 0.1, 0.5, 1.0).kill_criteria == []  # no-go: none
+
+
+def test_the_gain_as_the_metric_itself() -> None:
+    # "Our dense model scores 55.0; the MoE will hit 57 ± 1.5", worth $50,000 a point.
+    d = decision_summary(EST, None, 1.5, metric_now=55, metric_expected=57,
+                         usd_per_unit_gain=50_000)
+    assert (d.predicted_gain, d.net_gain, d.gain_source) == (2, 2, "metric")
+    assert d.value_usd == pytest.approx(100_000)
+    assert d.expected_net_value_usd == pytest.approx(100_000 - EST.dollar_cost_with_failures)
+    # a loss: 2.10 → 2.05, lower is better: a gain of 0.05
+    loss = decision_summary(EST, None, 0.01, metric_now=2.10, metric_expected=2.05,
+                            higher_is_better=False)
+    assert loss.predicted_gain == pytest.approx(0.05) and loss.verdict == "go"
+
+
+def test_value_and_gain_per_dollar_use_the_net_gain() -> None:
+    # gain 57 over a baseline of 55 is net 2: worth $100,000, not $2,850,000.
+    d = decision_summary(EST, 57, 1.5, 55, usd_per_unit_gain=50_000)
+    assert d.net_gain == 2 and d.value_usd == pytest.approx(100_000)
+    assert d.gain_per_dollar == pytest.approx(2 / EST.dollar_cost)
+    assert "looks_absolute" in d.gain_notes
+
+
+def test_unit_slip_is_noted() -> None:
+    assert "unit_slip" in decision_summary(EST, 0.02, 1.5, 0.0).gain_notes
+    assert decision_summary(EST, 2.0, 0.5, 1.0).gain_notes == []
 
 
 def test_gain_per_dollar_is_always_reported() -> None:
     d = decision_summary(EST, 2.0, 0.5, 1.0)
     assert d.dollar_cost is not None and d.dollar_cost_with_failures is not None
-    assert d.gain_per_dollar == pytest.approx(2.0 / d.dollar_cost)
-    assert d.gain_per_dollar_with_failures == pytest.approx(2.0 / d.dollar_cost_with_failures)
-    assert d.gain_per_gpu_hour == pytest.approx(2.0 / EST.gpu_hours)
+    # net gain 2 − 1 = 1
+    assert d.gain_per_dollar == pytest.approx(1.0 / d.dollar_cost)
+    assert d.gain_per_dollar_with_failures == pytest.approx(1.0 / d.dollar_cost_with_failures)
+    assert d.gain_per_gpu_hour == pytest.approx(1.0 / EST.gpu_hours)
 
 
 def test_value_below_cost_with_failures_is_no_go() -> None:
-    # Worth $10,000 per unit × 2 units = $20,000 < $21,034 with failures.
-    d = decision_summary(EST, 2.0, 0.5, 1.0, usd_per_unit_gain=10_000)
-    assert d.verdict == "no-go"
+    # Net 2 − 1 = 1 unit × $20,000 = $20,000 < $21,034 with failures.
+    d = decision_summary(EST, 2.0, 0.5, 1.0, usd_per_unit_gain=20_000)
+    assert d.verdict == "no-go" and d.cause == "value_below_cost"
     assert d.value_usd == pytest.approx(20_000)
+    assert d.expected_net_value_usd == pytest.approx(20_000 - 21_034.2, abs=1)
     assert not _check(d, "value_covers_cost").passed
 
 
 def test_value_above_cost_keeps_go() -> None:
-    d = decision_summary(EST, 2.0, 0.5, 1.0, usd_per_unit_gain=20_000)
-    assert d.verdict == "go"
+    d = decision_summary(EST, 2.0, 0.5, 1.0, usd_per_unit_gain=25_000)
+    assert d.verdict == "go" and d.cause == "ok"
 
 
 def test_budget_cap() -> None:
@@ -99,6 +192,11 @@ def test_unknown_cost_gives_unknown_gain_per_dollar() -> None:
         ({"baseline_to_beat": math.inf}, "baseline_to_beat"),
         ({"usd_per_unit_gain": -5}, "usd_per_unit_gain"),
         ({"budget_usd": 0}, "budget_usd"),
+        ({"metric_now": 55.0, "metric_expected": 57.0}, "predicted_gain"),  # both forms
+        ({"predicted_gain": None, "metric_now": 55.0}, "metric_expected"),  # half a pair
+        ({"predicted_gain": None, "gain_uncertainty": None, "metric_now": 55.0,
+          "metric_expected": 57.0}, "gain_uncertainty"),  # a pair without uncertainty
+        ({"gain_uncertainty": None}, "gain_uncertainty"),
     ],
 )
 def test_bad_decision_input(kwargs: dict[str, float], field: str) -> None:
@@ -155,4 +253,21 @@ def test_value_against_an_unknown_cost_cannot_be_go() -> None:
     d = decision_summary(_NoPrice(), 2, 0.2, 1, usd_per_unit_gain=100)
     assert d.verdict == "marginal"
     assert _check(d, "value_covers_cost").passed is None
-    assert "unknown cost" in d.reason
+    assert d.cause == "unknown_cost" and "give_price" in _steps(d)
+
+
+def test_findings_cap_and_the_verdict_is_the_strictest() -> None:
+    d = decision_summary(EST, 2, 0.5, 1, budget_usd=18_000, benefit="a paper")
+    caps = {f.check: f.caps for f in d.findings}
+    assert caps == {"clears_uncertainty": "go", "beats_baseline": "go",
+                    "finishes_in_time": "go", "within_budget": "marginal",
+                    "benefit_named": "go"}
+    assert d.verdict == "marginal" and d.cause == "over_budget_with_failures"
+    assert "cut_cost" in _steps(d)
+
+
+def test_a_missing_benefit_is_asked_once_and_caps_nothing() -> None:
+    d = decision_summary(EST, 2, 0.5, 1)
+    assert d.verdict == "go" and _steps(d).count("name_benefit") == 1
+    assert _check(d, "benefit_named").passed is False
+    assert "name_benefit" not in _steps(decision_summary(EST, 2, 0.5, 1, benefit="a paper"))

@@ -70,13 +70,18 @@ def fmt_num(value: float | None, digits: int = 3) -> str:
 
 def fmt_plain(value: float | None) -> str:
     """A user's own number as they would write it: up to 4 significant digits, no padding."""
-    return UNKNOWN if value is None else f"{value:.4g}"
+    if value is None:
+        return UNKNOWN
+    return f"{value:.4g}".replace("-", "−")
 
 
 def fmt_usd(value: float | None) -> str:
-    """US dollars: ``14022.4`` → ``'$14,022'``; cents below $100; ``None`` → ``'unknown'``."""
+    """US dollars: ``14022.4`` → ``'$14,022'``; cents below $100; ``None`` → ``'unknown'``;
+    a negative amount with a leading minus sign (``'−$2,650,000'``)."""
     if value is None:
         return UNKNOWN
+    if value < 0:
+        return "−" + fmt_usd(-value)
     if 0 < abs(value) < 0.005:
         return "< $0.01"
     if abs(value) < 100:
@@ -90,6 +95,17 @@ def fmt_bytes(value: float | None) -> str:
         return UNKNOWN
     gib = value / 2**30
     return f"{gib:,.2f} GiB" if abs(gib) < 10 else f"{gib:,.1f} GiB"
+
+
+def fmt_prob(value: float | None) -> str:
+    """A probability as a percentage that never rounds to a false certainty: ``'> 99%'``."""
+    if value is None:
+        return UNKNOWN
+    if value > 0.995:
+        return "> 99%"
+    if value < 0.005:
+        return "< 1%"
+    return f"{value * 100:.0f}%"
 
 
 def fmt_pct(value: float | None) -> str:
@@ -117,6 +133,7 @@ def environment() -> Environment:
         usd=fmt_usd,
         gib=fmt_bytes,
         pct=fmt_pct,
+        prob=fmt_prob,
     )
     return env
 

@@ -36,7 +36,7 @@ from .catalog import (
     load_catalog,
 )
 from .cost import CostEstimate, estimate_run_cost
-from .decision import Decision, DecisionCheck, DecisionInputs, Verdict, decision_summary
+from .decision import Decision, DecisionInputs, NextStep, Verdict, decision_summary
 from .errors import (
     ComputeBudgetError,
     ConfigError,
@@ -45,6 +45,7 @@ from .errors import (
     describe_error,
 )
 from .estimate import RunEstimate, estimate_run
+from .findings import Finding
 from .flops import (
     FlopsBreakdown,
     HardwareFlops,
@@ -53,6 +54,8 @@ from .flops import (
     mfu_from_achieved,
     seconds_from_achieved,
 )
+from .gain import GainReading, read_gain
+from .kill_criteria import KillCriterion
 from .layout import LayoutChoice, Remedy, Slowdown
 from .lesson import (
     params_for_budget,
@@ -84,11 +87,13 @@ __all__ = [
     "ConfigError",
     "CostEstimate",
     "Decision",
-    "DecisionCheck",
     "DecisionInputs",
+    "Finding",
     "FlopsBreakdown",
+    "GainReading",
     "HardwareFlops",
     "InputError",
+    "KillCriterion",
     "LatentAttention",
     "LayoutChoice",
     "MemoryEstimate",
@@ -97,6 +102,7 @@ __all__ = [
     "ModelAndLayout",
     "ModelFamily",
     "ModelSource",
+    "NextStep",
     "ParamBreakdown",
     "ParamReport",
     "PeakTflops",
@@ -133,6 +139,7 @@ __all__ = [
     "param_report",
     "params_for_budget",
     "parse_quantity",
+    "read_gain",
     "seconds_from_achieved",
     "split_budget",
     "suggest_alternatives",

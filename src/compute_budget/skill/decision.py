@@ -1,18 +1,10 @@
 """The verdict: is the predicted gain worth the cost? (step 4 of the procedure)
 
-Gain, its uncertainty σ and the baseline to beat are in the user's own metric (accuracy points,
-loss reduction, win rate …), higher meaning better. The rule, from the stage-3 compute-budget
-skill, made explicit::
-
-    go        gain − σ ≥ baseline  and  gain > σ      the gain clears its noise and the baseline
-    no-go     gain + σ < baseline                      even an optimistic gain does not beat it
-    marginal  anything else                            collect more small-scale data first
-
-Other facts can only make the verdict stricter: a run that does not fit in device memory at its
-layout is no-go; a dollar value per unit of gain makes it no-go when the value is below the cost
-with the failure budget (marginal when the cost is unknown, so the comparison cannot be made); a
-budget cap makes it no-go when the nominal cost exceeds it, marginal when only the cost with the
-failure budget does.
+:func:`decision_summary` reads the gain one unambiguous way (:mod:`.gain`), runs the checks
+(:mod:`.findings`: the verdict is the strictest cap among them), and says what to do next by the
+cause and the stake (:data:`NextCode`), with kill criteria for a run worth launching
+(:mod:`.kill_criteria`). Value and gain per dollar use the *net* gain over the baseline to beat.
+Every sentence a user reads is in the verdict template, keyed by these codes.
 """
 
 from __future__ import annotations
@@ -23,11 +15,36 @@ from typing import Annotated, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError
+from .findings import (
+    ONE_SIGMA,
+    Cause,
+    Finding,
+    Verdict,
+    gain_findings,
+    money_findings,
+    run_findings,
+    strictest,
+)
+from .gain import GainNote, read_gain
+from .kill_criteria import KillCriterion, kill_criteria
+from .quantities import UsdAmount
+from .run_kind import DEFAULT_RUN_KIND, RunKind
 
-__all__ = ["Decision", "DecisionCheck", "DecisionInputs", "Verdict", "decision_summary"]
+__all__ = [
+    "Decision",
+    "DecisionInputs",
+    "NextCode",
+    "NextStep",
+    "Verdict",
+    "decision_summary",
+]
 
-Verdict = Literal["go", "marginal", "no-go"]
-_RANK: dict[Verdict, int] = {"go": 0, "marginal": 1, "no-go": 2}
+PROXY_COST_SHARE = 0.25
+"""A small-scale study run costs a quarter of the run (half the model on half the tokens)."""
+
+NextCode = Literal["launch", "run_is_the_experiment", "small_study", "more_seeds",
+                   "fit_first", "shorten_sequence", "shorten", "give_price", "cut_cost",
+                   "not_worth_it", "spend_elsewhere", "name_benefit", "alternatives"]
 
 
 class _Costed(Protocol):
@@ -49,278 +66,227 @@ class DecisionInputs(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    predicted_gain: FiniteNumber = Field(
-        description="Predicted improvement from the run, in the user's own metric (accuracy "
-                    "points, loss reduction, win rate …); higher is better.",
+    predicted_gain: FiniteNumber | None = Field(
+        default=None,
+        description="Predicted improvement from the run (a delta), in the user's metric, "
+                    "higher is better (a loss reduction as a positive number). Or give "
+                    "metric_now and metric_expected.",
     )
-    gain_uncertainty: FiniteNumber = Field(
-        ge=0,
-        description="1σ uncertainty of the predicted gain, same units, ≥ 0 (from the spread of "
-                    "small-scale runs or a scaling-fit interval).",
+    gain_uncertainty: FiniteNumber | None = Field(
+        default=None, ge=0,
+        description="1σ uncertainty of the gain, same units, ≥ 0 (spread of seeds or "
+                    "small-scale runs, or a scaling-fit interval).",
     )
     baseline_to_beat: FiniteNumber = Field(
-        description="Gain the run must beat to be worth it, same units (what a cheaper option "
-                    "or the current model gives; 0 when only noise must be beaten).",
+        default=0.0,
+        description="Gain the cheapest alternative already gives (more prompting, a smaller "
+                    "run), same units; 0 when only noise must be beaten.",
     )
-    usd_per_unit_gain: FiniteNumber | None = Field(
-        default=None, ge=0,
-        description="Optional: US dollars one unit of gain is worth; no-go when the gain's "
-                    "value is below the cost with failure budget.",
+    metric_now: FiniteNumber | None = Field(
+        default=None, description="Instead of a delta: the metric today (e.g. 55.0).")
+    metric_expected: FiniteNumber | None = Field(
+        default=None, description="Instead of a delta: the metric expected after the run.")
+    higher_is_better: bool = Field(
+        default=True, description="False for a loss or a perplexity (with the metric pair).")
+    usd_per_unit_gain: UsdAmount | None = Field(
+        default=None,
+        description="Optional: US dollars one unit of net gain is worth (e.g. 50000 or "
+                    "'$50k'); no-go when that value is below the cost with failure budget.",
     )
-    budget_usd: FiniteNumber | None = Field(
-        default=None, gt=0, description="Optional: budget cap in US dollars."
-    )
+    budget_usd: UsdAmount | None = Field(
+        default=None, description="Optional: budget cap in US dollars (e.g. '$400k').")
     benefit: str | None = Field(
         default=None, max_length=500,
-        description="Optional: the concrete benefit the gain is tied to (a publication, a "
-                    "deployment, a contract).",
+        description="Optional: what the gain buys (a publication, a deployment, a contract).",
     )
 
 
-class DecisionCheck(BaseModel):
-    """One test the verdict applied, whether it passed, and what it compared."""
+class NextStep(BaseModel):
+    """One thing to do next, as a code with its numbers."""
 
     model_config = ConfigDict(frozen=True)
 
-    name: Literal["clears_uncertainty", "beats_baseline", "fits_in_memory", "finishes_in_time",
-                  "value_covers_cost", "within_budget"]
-    passed: bool | None = Field(description="None when it could not be checked (unknown cost).")
-    detail: str = Field(description="The comparison, with numbers and units.")
+    code: NextCode
+    numbers: dict[str, float | None] = Field(default_factory=dict)
 
 
 class Decision(BaseModel):
-    """The verdict on a run, its one-line reason and the figures behind it."""
+    """The verdict on a run, the findings behind it, and what to do next."""
 
     model_config = ConfigDict(frozen=True)
 
     verdict: Verdict
-    reason: str = Field(description="One line: why this verdict.")
-    predicted_gain: float = Field(description="Predicted gain, in the user's metric units.")
+    cause: Cause = Field(description="The cause of the strictest finding (ok for go).")
+    kind: RunKind = Field(description="Kind of run the advice is for.")
+    predicted_gain: float = Field(description="Gain used, user's metric, higher is better.")
     gain_uncertainty: float = Field(description="1σ uncertainty of the gain, same units.")
-    baseline_to_beat: float = Field(description="Gain the run must beat, same units.")
+    baseline_to_beat: float = Field(description="Gain the cheapest alternative gives.")
+    net_gain: float = Field(description="predicted_gain − baseline_to_beat.")
+    gain_source: Literal["delta", "metric"] = Field(
+        description="How the gain was given: a delta, or the metric now and expected.")
+    metric_now: float | None
+    metric_expected: float | None
+    higher_is_better: bool
+    gain_notes: list[GainNote] = Field(description="Readings that look like mistakes.")
+    p_beats_baseline: float = Field(description="P(gain > baseline) under the uncertainty.")
+    p_positive: float = Field(description="P(gain > 0) under the uncertainty.")
+    go_threshold: float = Field(description="P(beats the baseline) a go needs: Φ(1) ≈ 0.84.")
+    no_go_threshold: float = Field(description="Below this P(beats the baseline) it is no-go.")
     dollar_cost: float | None = Field(description="Nominal cost in US dollars; None if unknown.")
     dollar_cost_with_failures: float | None = Field(
-        description="Cost with the failure budget in US dollars; None if unknown."
-    )
+        description="Cost with the failure budget in US dollars; None if unknown.")
     gpu_hours: float = Field(description="Nominal device-hours.")
     gain_per_dollar: float | None = Field(
-        description="Gain units per US dollar (nominal cost); None when the cost is unknown."
-    )
+        description="Net gain per US dollar (nominal cost); None when the cost is unknown.")
     gain_per_dollar_with_failures: float | None = Field(
-        description="Gain units per US dollar with the failure budget; None when unknown."
-    )
-    gain_per_gpu_hour: float = Field(description="Gain units per device-hour.")
-    excess_over_baseline: float = Field(description="gain − baseline, in the user's units.")
-    signal_to_noise: float | None = Field(description="gain / σ; None when σ is 0.")
+        description="Net gain per US dollar with the failure budget; None when unknown.")
+    gain_per_gpu_hour: float = Field(description="Net gain per device-hour.")
+    signal_to_noise: float | None = Field(description="net gain / σ; None when σ is 0.")
     usd_per_unit_gain: float | None = Field(description="Dollar value of one unit of gain.")
-    value_usd: float | None = Field(description="gain × value per unit, in US dollars.")
+    value_usd: float | None = Field(description="Net gain × value per unit, US dollars.")
+    expected_net_value_usd: float | None = Field(
+        description="value_usd − cost with failure budget, US dollars; None without a value "
+                    "per unit or a known cost.")
     budget_usd: float | None = Field(description="Budget cap in US dollars, if given.")
-    benefit: str | None = Field(description="The concrete benefit the gain is tied to, if given.")
-    checks: list[DecisionCheck]
-    advice: str = Field(description="What to do next.")
+    benefit: str | None = Field(description="What the gain buys, if given.")
+    findings: list[Finding] = Field(description="The checks; the verdict is the strictest cap.")
+    next_steps: list[NextStep] = Field(description="What to do next, most important first.")
+    kill_criteria: list[KillCriterion] = Field(
+        description="For go and marginal: when to stop the launched run.")
     feasibility: Literal["ok", "does_not_fit", "too_long"] = Field(
-        description="Whether the run can run at all: ok, does_not_fit (no layout fits the "
-                    "devices), too_long (longer than a plan survives).")
+        description="ok, does_not_fit (no layout fits the devices) or too_long (over a year).")
     min_gpu_count: int | None = Field(
         description="When it does not fit: the fewest devices of this type it needs (with "
-                    "optimizer offload if that helps); None when no count does or it fits.")
+                    "optimizer offload if that helps).")
     min_gpu_count_without_offload: int | None = Field(
-        description="The same without optimizer offload; None when no count does or it fits.")
+        description="The same without optimizer offload.")
     wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
 
 
-def _finite(value: object, field: str, *, non_negative: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InputError(field, value, "a finite number")
-    if non_negative and value < 0:
-        raise InputError(field, value, "a finite number ≥ 0")
-    return float(value)
-
-
-def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.0f}"
-
-
-_ADVICE: dict[str, str] = {
-    "noise": "collect more small-scale data to shrink the uncertainty before gambling the budget",
-    "memory": "no layout fits these devices: use more or larger devices, LoRA, or a shorter "
-              "sequence (the estimate's memory check names what would fit)",
-    "activations": "shorten the sequence or the micro-batch: the activations alone exceed a "
-                   "device at every layout tried",
-    "time": "use many more devices, or a smaller model or fewer tokens, so that it finishes "
-            "within months",
-    "price": "give the price per GPU-hour so the cost can be weighed against the gain's value "
-             "and the budget",
-    "budget": "raise the budget or bring the cost under it (a shorter run, a smaller scale, "
-              "cheaper hardware)",
-    "value": "the gain is not worth its cost at this size",
-}
-
-
-def _advice(verdict: Verdict, causes: set[str]) -> str:
+def _next_steps(verdict: Verdict, cause: Cause, findings: list[Finding], kind: RunKind,
+                net: float, sigma: float, cost_f: float | None,
+                benefit: str | None) -> list[NextStep]:
+    causes = {f.cause for f in findings if f.caps == verdict and f.cause != "ok"}
+    steps: list[NextStep] = []
     if verdict == "go":
-        return ("launch it with a kill criterion: an abort condition checked at fixed points of "
-                "the run")
-    steps = [_ADVICE[c] for c in ("activations", "memory", "time", "price", "noise", "budget",
-                                  "value") if c in causes]
-    tail = ("or price the cheaper alternatives" if verdict == "marginal" else
-            "price the cheaper alternatives or spend the compute on a different idea")
-    return "; ".join([*(steps or ["do not launch as specified"]), tail])
+        steps.append(NextStep(code="launch"))
+    for code, step in (("does_not_fit", "fit_first"), ("activations_do_not_fit",
+                                                      "shorten_sequence"),
+                       ("too_long", "shorten"), ("unknown_cost", "give_price"),
+                       ("over_budget", "cut_cost"), ("over_budget_with_failures", "cut_cost"),
+                       ("value_below_cost", "not_worth_it"),
+                       ("below_baseline", "spend_elsewhere")):
+        if code in causes and all(s.code != step for s in steps):
+            steps.append(NextStep(code=step))
+    if "noise" in causes:
+        # σ/√k ≤ |net|: k repeats of the evidence bring the uncertainty under the net gain.
+        k = math.inf if net == 0 else max(2, math.ceil((sigma / abs(net)) ** 2))
+        if kind == "ablation":
+            steps.append(NextStep(code="more_seeds", numbers={
+                "seeds": None if math.isinf(k) else k,
+                "cost": None if cost_f is None or math.isinf(k) else k * cost_f}))
+        else:
+            study = None if cost_f is None or math.isinf(k) else k * PROXY_COST_SHARE * cost_f
+            if study is not None and cost_f is not None and study >= cost_f:
+                steps.append(NextStep(code="run_is_the_experiment",
+                                      numbers={"runs": k, "study_cost": study}))
+            else:
+                steps.append(NextStep(code="small_study", numbers={
+                    "runs": None if math.isinf(k) else k, "study_cost": study}))
+    if benefit is None and verdict != "no-go":
+        steps.append(NextStep(code="name_benefit"))
+    if verdict != "go":
+        steps.append(NextStep(code="alternatives"))
+    return steps
 
 
 def decision_summary(
     estimate: _Costed,
-    predicted_gain: float,
-    gain_uncertainty: float,
-    baseline_to_beat: float,
+    predicted_gain: float | None,
+    gain_uncertainty: float | None,
+    baseline_to_beat: float | None = 0.0,
     *,
+    metric_now: float | None = None,
+    metric_expected: float | None = None,
+    higher_is_better: bool = True,
     usd_per_unit_gain: float | None = None,
     budget_usd: float | None = None,
     benefit: str | None = None,
+    kind: RunKind | None = None,
 ) -> Decision:
-    """Render a go / marginal / no-go verdict with a one-line reason (module docstring).
+    """Render a go / marginal / no-go verdict (module docstring).
 
     ``estimate`` is anything with ``dollar_cost``, ``dollar_cost_with_failures`` and
-    ``gpu_hours`` (a :class:`~compute_budget.skill.estimate.CostEstimate` or ``RunEstimate``).
+    ``gpu_hours`` (a :class:`~compute_budget.skill.cost.CostEstimate` or ``RunEstimate``; the
+    latter also brings its memory check, its feasibility and the kill criteria).
     """
-    gain = _finite(predicted_gain, "predicted_gain")
-    sigma = _finite(gain_uncertainty, "gain_uncertainty", non_negative=True)
-    baseline = _finite(baseline_to_beat, "baseline_to_beat")
-    value_rate = None
-    if usd_per_unit_gain is not None:
-        value_rate = _finite(usd_per_unit_gain, "usd_per_unit_gain", non_negative=True)
-    budget = None
-    if budget_usd is not None:
-        budget = _finite(budget_usd, "budget_usd", non_negative=True)
-        if budget == 0:
-            raise InputError("budget_usd", budget_usd, "a positive number of US dollars")
+    reading = read_gain(predicted_gain, gain_uncertainty, baseline_to_beat,
+                        metric_now=metric_now, metric_expected=metric_expected,
+                        higher_is_better=higher_is_better)
+    for name, amount in (("usd_per_unit_gain", usd_per_unit_gain), ("budget_usd", budget_usd)):
+        if amount is not None and (isinstance(amount, bool) or not isinstance(
+                amount, int | float) or not (math.isfinite(amount) and amount > 0)):
+            raise InputError(name, amount, "a positive number of US dollars")
     benefit_text = benefit.strip() if isinstance(benefit, str) and benefit.strip() else None
+    run_kind = kind or getattr(estimate, "kind", None) or DEFAULT_RUN_KIND
 
-    cost = estimate.dollar_cost
-    cost_f = estimate.dollar_cost_with_failures
-    checks: list[DecisionCheck] = []
-
-    clears_noise = gain > sigma
-    checks.append(DecisionCheck(
-        name="clears_uncertainty", passed=clears_noise,
-        detail=f"gain {gain:g} vs uncertainty ±{sigma:g}",
-    ))
-    beats = gain - sigma >= baseline
-    checks.append(DecisionCheck(
-        name="beats_baseline", passed=beats,
-        detail=f"gain − σ = {gain - sigma:g} vs baseline {baseline:g} "
-               f"(gain + σ = {gain + sigma:g})",
-    ))
-
-    if beats and clears_noise:
-        verdict: Verdict = "go"
-        reason = (f"the predicted gain {gain:g} ± {sigma:g} clears both its uncertainty and the "
-                  f"baseline {baseline:g}")
-    elif gain + sigma < baseline:
-        verdict = "no-go"
-        reason = (f"even the optimistic gain {gain + sigma:g} (gain + σ) is below the baseline "
-                  f"{baseline:g}")
-    else:
-        verdict = "marginal"
-        reason = (f"the gain {gain:g} ± {sigma:g} does not clearly beat the baseline {baseline:g} "
-                  f"and its uncertainty")
-    causes: set[str] = {"noise"} if verdict == "marginal" else set()
-
-    def stricter(new: Verdict, why: str, cause: str) -> None:
-        nonlocal verdict, reason
-        if _RANK[new] > _RANK[verdict]:
-            verdict, reason = new, why
-            causes.clear()
-            causes.add(cause)
-        elif _RANK[new] == _RANK[verdict] and new != "go":
-            reason = f"{reason}; {why}"
-            causes.add(cause)
-
-    feasibility = getattr(estimate, "feasibility", "ok")
     memory = getattr(estimate, "memory", None)
-    no_fit = memory is not None and memory.fits is False
-    min_devices = memory.min_gpu_count if memory is not None and no_fit else None
-    min_plain = (memory.layout.min_gpu_count_without_offload
-                 if memory is not None and no_fit else None)
+    feasibility = getattr(estimate, "feasibility", "ok")
     wall_days = getattr(estimate, "wall_days", None)
-    if memory is not None:
-        layout = (f"ZeRO {memory.zero}, TP {memory.tp}, PP {memory.pp}, recompute "
-                  f"{memory.recompute}{', offload' if memory.offload else ''}")
-        checks.append(DecisionCheck(
-            name="fits_in_memory", passed=memory.fits,
-            detail=(f"fits at {layout}" if memory.fits else
-                    "does not fit at any layout tried" + (
-                        f"; needs at least {min_devices} devices of this type"
-                        if min_devices is not None else ""))))
-        if memory.fits is False:
-            stricter("no-go", "the run does not fit in device memory on these devices",
-                     "activations" if memory.layout.binding == "activations" else "memory")
-    if feasibility == "too_long" and wall_days is not None:
-        limit = getattr(estimate, "max_plan_days", 365)
-        checks.append(DecisionCheck(
-            name="finishes_in_time", passed=False,
-            detail=f"{wall_days / 365:,.1f} years of wall time vs a plan's {limit:g} days"))
-        stricter("no-go", f"the run would take {wall_days / 365:,.1f} years: longer than any "
-                          "plan survives", "time")
-
-    value = None
-    if value_rate is not None:
-        value = gain * value_rate
-        covered = None if cost_f is None else value >= cost_f
-        checks.append(DecisionCheck(
-            name="value_covers_cost", passed=covered,
-            detail=f"value {_money(value)} vs cost with failure budget {_money(cost_f)}",
-        ))
-        if covered is False and cost_f is not None:
-            stricter("no-go", f"the gain is worth {_money(value)}, less than the "
-                              f"{_money(cost_f)} it costs with the failure budget", "value")
-        elif covered is None:
-            stricter("marginal", f"the gain's value {_money(value)} cannot be weighed against "
-                                 "an unknown cost; give a price", "price")
-    if budget is not None and (cost is None or cost_f is None):
-        checks.append(DecisionCheck(
-            name="within_budget", passed=None,
-            detail=f"budget {_money(budget)} vs an unknown cost (no price)",
-        ))
-        stricter("marginal", f"the budget {_money(budget)} cannot be checked against an unknown "
-                             "cost; give a price", "price")
-    if budget is not None and cost is not None and cost_f is not None:
-        checks.append(DecisionCheck(
-            name="within_budget", passed=cost_f <= budget,
-            detail=f"cost {_money(cost)} ({_money(cost_f)} with failures) vs budget "
-                   f"{_money(budget)}",
-        ))
-        if cost > budget:
-            stricter("no-go", f"the nominal cost {_money(cost)} exceeds the budget "
-                              f"{_money(budget)}", "budget")
-        elif cost_f > budget:
-            stricter("marginal", f"the cost with failure budget {_money(cost_f)} exceeds the "
-                                 f"budget {_money(budget)}", "budget")
-
-    advice = _advice(verdict, causes)
-
+    binding = memory.layout.binding if memory is not None else None
+    findings = [*gain_findings(reading),
+                *run_findings(memory, binding, feasibility, wall_days,
+                              getattr(estimate, "max_plan_days", 365.0)),
+                *money_findings(estimate, reading, usd_per_unit_gain, budget_usd),
+                Finding(check="benefit_named", passed=benefit_text is not None, caps="go",
+                        cause="ok" if benefit_text else "no_benefit", numbers={})]
+    verdict = strictest(findings)
+    cause: Cause = "ok" if verdict == "go" else next(
+        f.cause for f in findings if f.caps == verdict)
+    cost, cost_f = estimate.dollar_cost, estimate.dollar_cost_with_failures
+    net, sigma = reading.net_gain, reading.gain_uncertainty
+    value = None if usd_per_unit_gain is None else usd_per_unit_gain * net
+    no_fit = memory is not None and memory.fits is False
+    kills: list[KillCriterion] = []
+    if verdict != "no-go" and hasattr(estimate, "tokens") and hasattr(estimate,
+                                                                     "wall_days_range"):
+        kills = kill_criteria(estimate, budget_usd)  # type: ignore[arg-type]
     return Decision(
         verdict=verdict,
-        reason=reason,
-        predicted_gain=gain,
+        cause=cause,
+        kind=run_kind,
+        predicted_gain=reading.gain,
         gain_uncertainty=sigma,
-        baseline_to_beat=baseline,
+        baseline_to_beat=reading.baseline_to_beat,
+        net_gain=net,
+        gain_source=reading.source,
+        metric_now=reading.metric_now,
+        metric_expected=reading.metric_expected,
+        higher_is_better=reading.higher_is_better,
+        gain_notes=reading.notes,
+        p_beats_baseline=reading.p_beats_baseline,
+        p_positive=reading.p_positive,
+        go_threshold=ONE_SIGMA,
+        no_go_threshold=1 - ONE_SIGMA,
         dollar_cost=cost,
         dollar_cost_with_failures=cost_f,
         gpu_hours=estimate.gpu_hours,
-        gain_per_dollar=None if not cost else gain / cost,
-        gain_per_dollar_with_failures=None if not cost_f else gain / cost_f,
-        gain_per_gpu_hour=gain / estimate.gpu_hours,
-        excess_over_baseline=gain - baseline,
-        signal_to_noise=None if sigma == 0 else gain / sigma,
-        usd_per_unit_gain=value_rate,
+        gain_per_dollar=None if not cost else net / cost,
+        gain_per_dollar_with_failures=None if not cost_f else net / cost_f,
+        gain_per_gpu_hour=net / estimate.gpu_hours,
+        signal_to_noise=None if sigma == 0 else net / sigma,
+        usd_per_unit_gain=usd_per_unit_gain,
         value_usd=value,
-        budget_usd=budget,
+        expected_net_value_usd=None if value is None or cost_f is None else value - cost_f,
+        budget_usd=budget_usd,
         benefit=benefit_text,
-        checks=checks,
-        advice=advice,
+        findings=findings,
+        next_steps=_next_steps(verdict, cause, findings, run_kind, net, sigma, cost_f,
+                               benefit_text),
+        kill_criteria=kills,
         feasibility=feasibility,
-        min_gpu_count=min_devices,
-        min_gpu_count_without_offload=min_plain,
+        min_gpu_count=memory.min_gpu_count if memory is not None and no_fit else None,
+        min_gpu_count_without_offload=(memory.layout.min_gpu_count_without_offload
+                                       if memory is not None and no_fit else None),
         wall_days=wall_days,
     )

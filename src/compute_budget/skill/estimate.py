@@ -29,6 +29,7 @@ from .lesson import FLOPS_PER_PARAM_PER_TOKEN
 from .memory_estimate import MemoryEstimate, estimate_memory
 from .mfu import MfuPrior, ModelFamily, mfu_prior
 from .model_source import differs
+from .run_kind import RunKind
 from .run_spec import RunSpec
 
 __all__ = ["MAX_PLAN_DAYS", "Feasibility", "RunEstimate", "estimate_run"]
@@ -124,6 +125,8 @@ class RunEstimate(CostEstimate):
         description="The memory check: memory per device at the cheapest layout that fits (its "
                     "layout says how it was chosen); None for a FLOPs-only estimate."
     )
+    kind: RunKind = Field(description="Kind of run: pretrain, continued-pretrain, fine-tune, "
+                                      "ablation.")
     feasibility: Feasibility = Field(
         description="ok; does_not_fit (no layout fits these devices: see memory.min_gpu_count); "
                     "too_long (the central estimate exceeds max_plan_days)."
@@ -332,6 +335,7 @@ def estimate_run(
         price_as_of=quote.as_of if price_source == "catalog" and quote else None,
         price_reference=quote.source if price_source == "catalog" and quote else None,
         memory=memory,
+        kind=spec.resolved_kind,
         feasibility=feasibility,
         max_plan_days=MAX_PLAN_DAYS,
         wall_days_at_min_gpu_count=(

@@ -104,15 +104,17 @@ HardwareForm: type[BaseModel] = create_model("HardwareForm", **_hardware_fields)
 _gain_fields: dict[str, Any] = {
     name: (float, Field(ge=0 if name == "gain_uncertainty" else None,
                         description=DecisionInputs.model_fields[name].description))
-    for name in ("predicted_gain", "gain_uncertainty", "baseline_to_beat")
-}
+    for name in ("predicted_gain", "gain_uncertainty")
+} | {"baseline_to_beat": (float, Field(
+    default=0.0, description=DecisionInputs.model_fields["baseline_to_beat"].description))}
 GainForm: type[BaseModel] = create_model("GainForm", **_gain_fields)
 """What the user is asked for in step 3 when the gain, its uncertainty or the baseline is
 missing."""
 
 HARDWARE = Question("hardware", ("gpu", "gpu_count"), HardwareForm, question_text("hardware"))
 GAIN = Question("gain", ("predicted_gain", "gain_uncertainty", "baseline_to_beat"), GainForm,
-                question_text("gain"))
+                question_text("gain"), required=("predicted_gain", "gain_uncertainty"),
+                alternatives=(("metric_now", "metric_expected", "gain_uncertainty"),))
 
 
 # --- arguments: the skill models, with the askable inputs optional -------------------------
@@ -121,7 +123,7 @@ EstimateArguments = merge_arguments(
     "EstimateRunCostArguments", RunSpec, optional=frozenset(HARDWARE.fields))
 VerdictArguments = merge_arguments(
     "RenderVerdictArguments", RunSpec, DecisionInputs,
-    optional=frozenset(HARDWARE.fields + GAIN.fields))
+    optional=frozenset((*HARDWARE.fields, "predicted_gain", "gain_uncertainty")))
 AlternativesArguments = merge_arguments(
     "SuggestAlternativesArguments", RunSpec, AlternativesOptions,
     optional=frozenset(HARDWARE.fields))
@@ -154,7 +156,7 @@ def _estimate(arguments: BaseModel) -> tuple[BaseModel, str]:
 def _verdict(arguments: BaseModel) -> tuple[BaseModel, str]:
     estimate = estimate_run(_pick(RunSpec, arguments))
     inputs: DecisionInputs = _pick(DecisionInputs, arguments)
-    decision = decision_summary(estimate, **inputs.model_dump())
+    decision = decision_summary(estimate, **inputs.model_dump(), kind=estimate.kind)
     return decision, render_decision(decision)
 
 

@@ -63,6 +63,16 @@ class Question:
     """Elicitation form: a flat model with exactly ``fields``, primitive types only."""
     message: str
     """What the user is asked."""
+    required: tuple[str, ...] | None = None
+    """Fields whose absence makes the tool ask (default: all of ``fields``); the others have
+    defaults and are asked only alongside."""
+    alternatives: tuple[tuple[str, ...], ...] = ()
+    """Other sets of arguments that answer the question when all of them are given."""
+
+    def answered(self, given: Mapping[str, Any]) -> bool:
+        """Whether ``given`` already answers the question."""
+        return all(f in given for f in (self.required or self.fields)) or any(
+            all(f in given for f in alt) for alt in self.alternatives)
 
 
 @dataclass(frozen=True)
@@ -144,7 +154,7 @@ def _resolver(spec: ToolSpec, question: Question) -> Callable[..., Any]:
     def ask(**kwargs: Any) -> Any:
         ctx = kwargs.pop(_CONTEXT)
         given = _given(kwargs)
-        if all(f in given for f in question.fields):
+        if question.answered(given):
             return None
         try:
             spec.arguments.model_validate(given)
@@ -195,7 +205,8 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
             raise ToolError(describe_error(exc)) from None
         missing = [
             (f, spec.arguments.model_fields[f].description or f)
-            for q in spec.questions for f in q.fields if f not in given
+            for q in spec.questions if not q.answered(given)
+            for f in (q.required or q.fields) if f not in given
         ]
         if missing:
             raise ToolError(missing_inputs_text(spec.name, missing, declined))
