@@ -84,7 +84,7 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 - Memory: 66.2 GiB of 80.0 GiB per device at ZeRO 2, TP 2 × PP 1 × DP 32, SP, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: TP communication ×1.03); shape guessed from N. The memory tool has the breakdown.
 
 **Check these:**
-- ⚠ peak_tflops 1979 is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
+- ⚠ The peak 1979 TFLOP/s is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
 """)
 
 

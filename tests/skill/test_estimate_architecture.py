@@ -78,7 +78,8 @@ def test_long_context_makes_attention_matter() -> None:
 def test_user_params_that_disagree_with_the_config_are_flagged() -> None:
     est = estimate_run(_spec(preset="llama-3-8b", params="7B"))
     assert est.params == count_params(get_preset("llama-3-8b")).total
-    assert any("differs from the architecture's exact count" in w for w in est.warnings)
+    assert [w.code for w in est.warnings] == ["params_differ"]
+    assert est.warnings[0].numbers["exact"] == 8_030_261_248
     assert not estimate_run(_spec(preset="llama-3-8b", params="8.03B")).warnings
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .activations import Recompute
 from .architecture import ParamBreakdown
@@ -32,7 +32,7 @@ from .model_source import differs
 from .run_kind import RunKind
 from .run_spec import RunSpec
 
-__all__ = ["MAX_PLAN_DAYS", "Feasibility", "RunEstimate", "estimate_run"]
+__all__ = ["MAX_PLAN_DAYS", "EstimateWarning", "Feasibility", "RunEstimate", "estimate_run"]
 
 FROZEN_SAVING_PER_PARAM = 2.0
 """FLOPs per frozen parameter per token not spent: its weight gradient (2 of the 6)."""
@@ -43,6 +43,8 @@ MAX_PLAN_DAYS = 365.0
 Range = tuple[float, float]
 FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "scaled"]
 Feasibility = Literal["ok", "does_not_fit", "too_long"]
+WarningCode = Literal["sparse_peak", "peak_above_catalog", "mfu_near_peak", "params_differ",
+                      "active_params_differ", "moe_without_active_params"]
 
 
 class RunEstimate(CostEstimate):
@@ -135,57 +137,58 @@ class RunEstimate(CostEstimate):
     wall_days_at_min_gpu_count: float | None = Field(
         description="When it does not fit: the wall days on memory.min_gpu_count devices at "
                     "the same MFU; None otherwise.")
-    warnings: list[str] = Field(description="Things in the inputs that look like mistakes.")
+    warnings: list[EstimateWarning] = Field(
+        description="Things in the inputs that look like mistakes (codes with numbers).")
 
 
-def _peak_warnings(spec: RunSpec, acc: Accelerator, precision: Precision) -> list[str]:
+class EstimateWarning(BaseModel):
+    """Something in the inputs that looks like a mistake, as a code with its numbers."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: WarningCode
+    numbers: dict[str, float | str | None] = Field(default_factory=dict)
+
+
+def _peak_warnings(spec: RunSpec, acc: Accelerator,
+                   precision: Precision) -> list[EstimateWarning]:
     if spec.peak_tflops is None:
         return []
     dense = acc.peak_tflops.get(precision)
     if dense is None:
         return []
+    numbers: dict[str, float | str | None] = {"given": spec.peak_tflops, "dense": dense,
+                                              "precision": precision, "device": acc.name}
     if math.isclose(spec.peak_tflops, 2 * dense, rel_tol=0.02):
-        return [
-            f"peak_tflops {spec.peak_tflops:g} is twice the dense {precision} peak of {acc.name} "
-            f"({dense:g} TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which "
-            "dense training never reaches. Time and cost would be 2x too optimistic."
-        ]
+        return [EstimateWarning(code="sparse_peak", numbers=numbers)]
     if spec.peak_tflops > dense * 1.05:
-        return [
-            f"peak_tflops {spec.peak_tflops:g} is above the catalog's dense {precision} peak of "
-            f"{acc.name} ({dense:g} TFLOP/s); check it is a dense figure for this precision."
-        ]
+        return [EstimateWarning(code="peak_above_catalog", numbers=numbers)]
     return []
 
 
-def _mfu_warnings(mfu: float | None) -> list[str]:
+def _mfu_warnings(mfu: float | None) -> list[EstimateWarning]:
     if mfu is None or mfu < MFU_SUSPICIOUSLY_HIGH:
         return []
-    return [
-        f"mfu {mfu:g} treats the device as if it ran at (nearly) its peak all the time; real "
-        "runs reach about 0.3–0.5 end to end, so time and cost would be 2–4x too optimistic "
-        "(the commonest budgeting mistake)."
-    ]
+    return [EstimateWarning(code="mfu_near_peak", numbers={"mfu": mfu})]
 
 
-def _count_warnings(spec: RunSpec, counts: ParamBreakdown | None) -> list[str]:
+def _count_warnings(spec: RunSpec, counts: ParamBreakdown | None) -> list[EstimateWarning]:
     if counts is None:
         return []
     notes = []
     if differs(spec.params, counts.total):
-        notes.append(f"params {spec.params:.4g} differs from the architecture's exact count "
-                     f"{counts.total:,}; the exact count is used.")
+        notes.append(EstimateWarning(code="params_differ",
+                                     numbers={"given": spec.params, "exact": counts.total}))
     if differs(spec.active_params, counts.active):
-        notes.append(f"active_params {spec.active_params:.4g} differs from the architecture's "
-                     f"active count {counts.active:,}; the exact count is used.")
+        notes.append(EstimateWarning(code="active_params_differ",
+                                     numbers={"given": spec.active_params,
+                                              "exact": counts.active}))
     return notes
 
 
-def _family_warnings(spec: RunSpec) -> list[str]:
+def _family_warnings(spec: RunSpec) -> list[EstimateWarning]:
     if spec.family == "moe" and spec.architecture is None and spec.active_params is None:
-        return ["family is moe but no active_params were given: the FLOPs count every "
-                "parameter, as if each token went through every expert. Give the active "
-                "parameters per token (or a config)."]
+        return [EstimateWarning(code="moe_without_active_params")]
     return []
 
 
