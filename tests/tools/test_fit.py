@@ -36,7 +36,7 @@ async def test_70b_full_fine_tune_on_16_a100_is_not_a_no_go(client: Client) -> N
     assert not result.is_error, _text(result)
     assert result.structured_content["verdict"] == "go"
     assert result.structured_content["feasibility"] == "ok"
-    assert "does not fit" not in _text(result)
+    assert "does not fit in device memory" not in _text(result)
 
 
 async def test_70b_lora_r16_on_8_a100_fits_in_one_call_and_says_at_which_layout(

@@ -71,8 +71,13 @@ class Question:
 
     def answered(self, given: Mapping[str, Any]) -> bool:
         """Whether ``given`` already answers the question."""
-        return all(f in given for f in (self.required or self.fields)) or any(
-            all(f in given for f in alt) for alt in self.alternatives)
+        return not self.missing(given)
+
+    def missing(self, given: Mapping[str, Any]) -> tuple[str, ...]:
+        """What is still missing, by the way of answering that ``given`` is closest to."""
+        options = [self.required or self.fields, *self.alternatives]
+        best = max(options, key=lambda fields: sum(f in given for f in fields))
+        return tuple(f for f in best if f not in given)
 
 
 @dataclass(frozen=True)
@@ -205,8 +210,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
             raise ToolError(describe_error(exc)) from None
         missing = [
             (f, spec.arguments.model_fields[f].description or f)
-            for q in spec.questions if not q.answered(given)
-            for f in (q.required or q.fields) if f not in given
+            for q in spec.questions for f in q.missing(given)
         ]
         if missing:
             raise ToolError(missing_inputs_text(spec.name, missing, declined))
