@@ -36,8 +36,8 @@ async def test_five_steps_no_go_then_alternatives(client: Client) -> None:
     assert "### Verdict: **NO-GO**" in text
     assert "Even the optimistic gain 0.5 (gain + σ) is below the baseline 1 " in text
     assert "| Net gain per dollar |" in text
-    assert '"I think this will help" does not justify $21,034' in text
-    assert "price the cheaper alternatives" in text
+    assert 'I think this will help' not in text  # no preaching on a no-go
+    assert "Price the cheaper alternatives" in text
 
     # Step 5: the alternatives, each with its own cost and saving against $14,022.
     alternatives = await client.call_tool("suggest_alternatives", RUN)
