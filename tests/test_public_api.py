@@ -8,7 +8,8 @@ def test_public_surface() -> None:
     assert sorted(compute_budget.__all__) == sorted([
         "Accelerator", "Alternative", "AlternativeKind", "AlternativesOptions",
         "AlternativesReport", "Architecture", "BudgetSplit", "Catalog", "ComputeBudgetError",
-        "ConfigError", "CostEstimate", "Decision", "DecisionCheck", "DecisionInputs",
+        "ConfigError", "CostEstimate", "Decision", "DecisionInputs", "Finding", "GainReading",
+        "KillCriterion", "NextStep", "read_gain",
         "FlopsBreakdown", "HardwareFlops", "InputError", "LatentAttention", "LayoutChoice",
         "MemoryEstimate", "MemorySpec", "MfuPrior", "ModelAndLayout", "ModelFamily",
         "ModelSource", "PRESETS", "ParamBreakdown", "ParamReport", "PeakTflops", "Precision",

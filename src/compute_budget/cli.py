@@ -168,15 +168,22 @@ def _optional_quantity(value: str | None, field: str) -> float | None:
 
 def _cmd_decide(args: argparse.Namespace) -> None:
     estimate = estimate_run(_run_spec(args))
-    decision = decision_summary(
-        estimate,
-        _number(args.predicted_gain, "predicted_gain"),
-        _number(args.gain_uncertainty, "gain_uncertainty"),
-        _number(args.baseline_to_beat, "baseline_to_beat"),
-        usd_per_unit_gain=_optional_quantity(args.usd_per_unit_gain, "usd_per_unit_gain"),
-        budget_usd=_optional_quantity(args.budget_usd, "budget_usd"),
-        benefit=args.benefit,
-    )
+    def number(field: str) -> float | None:
+        value = getattr(args, field)
+        return None if value is None else _number(value, field)
+
+    inputs = DecisionInputs(**{k: v for k, v in {
+        "predicted_gain": number("predicted_gain"),
+        "gain_uncertainty": number("gain_uncertainty"),
+        "baseline_to_beat": number("baseline_to_beat"),
+        "metric_now": number("metric_now"),
+        "metric_expected": number("metric_expected"),
+        "higher_is_better": False if args.lower_is_better else None,
+        "usd_per_unit_gain": args.usd_per_unit_gain,
+        "budget_usd": args.budget_usd,
+        "benefit": args.benefit,
+    }.items() if v is not None})
+    decision = decision_summary(estimate, **inputs.model_dump(), kind=estimate.kind)
     _emit(args, decision, render_decision(decision))
 
 
@@ -207,11 +214,24 @@ def _cmd_params(args: argparse.Namespace) -> None:
 
 
 def _cmd_split(args: argparse.Namespace) -> None:
-    fields = _given(args, "budget_flops", "budget_usd", "ratio", "flops_per_sec", "utilization",
-                    "gpu", "gpu_count", "mfu", "usd_per_gpu_hour", "failure_budget")
+    fields = _given(args, "budget_flops", "budget_usd", "ratio", "flops_per_sec", "gpu",
+                    "gpu_count", "mfu", "usd_per_gpu_hour", "failure_budget")
     if args.params is not None:
         fields["params"] = [s for s in args.params.split(",") if s.strip()]
-    split = budget_split(SplitSpec(**fields))
+    if args.utilization is not None:  # the deprecated name of --mfu
+        if args.mfu is not None:
+            raise InputError("utilization", args.utilization,
+                             "not together with --mfu (--utilization is its old name)")
+        sys.stderr.write("note: --utilization is deprecated; use --mfu\n")
+        fields["mfu"] = args.utilization
+    try:
+        spec = SplitSpec(**fields)
+    except ValidationError as exc:
+        if args.utilization is not None and any(e["loc"] == ("mfu",) for e in exc.errors()):
+            raise InputError("utilization", args.utilization,
+                             "a fraction in (0, 1], e.g. 0.4 (the old name of --mfu)") from None
+        raise
+    split = budget_split(spec)
     _emit(args, split, render_split(split))
 
 
@@ -245,9 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("decide", "go / marginal / no-go: is the predicted gain worth the cost?",
                 _cmd_decide)
     _add_run_flags(p)
-    _flag(p, DecisionInputs, "predicted_gain", "--gain", required=True, metavar="G")
-    _flag(p, DecisionInputs, "gain_uncertainty", "--uncertainty", required=True, metavar="S")
-    _flag(p, DecisionInputs, "baseline_to_beat", "--baseline", required=True, metavar="B")
+    _flag(p, DecisionInputs, "predicted_gain", "--gain", metavar="G")
+    _flag(p, DecisionInputs, "gain_uncertainty", "--uncertainty", metavar="S")
+    _flag(p, DecisionInputs, "baseline_to_beat", "--baseline", metavar="B")
+    _flag(p, DecisionInputs, "metric_now", metavar="M")
+    _flag(p, DecisionInputs, "metric_expected", metavar="M")
+    p.add_argument("--lower-is-better", action="store_true",
+                   help="The metric is a loss or a perplexity (with --metric-now and "
+                        "--metric-expected).")
     _flag(p, DecisionInputs, "usd_per_unit_gain", "--value-per-unit", metavar="USD")
     _flag(p, DecisionInputs, "budget_usd", metavar="USD")
     _flag(p, DecisionInputs, "benefit", metavar="TEXT")
@@ -280,10 +305,10 @@ def build_parser() -> argparse.ArgumentParser:
     _flag(p, SplitSpec, "params", "--sizes", metavar="N,N,...",
           note="Comma-separated, e.g. 1B,7B,70B.")
     _flag(p, SplitSpec, "flops_per_sec", metavar="F")
-    _flag(p, SplitSpec, "utilization", metavar="U")
-    _flag(p, SplitSpec, "gpu", metavar="NAME")
+    _flag(p, SplitSpec, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
     _flag(p, SplitSpec, "gpu_count", "--gpus", metavar="K")
     _flag(p, SplitSpec, "mfu", metavar="F")
+    p.add_argument("--utilization", metavar="U", help="Deprecated: the old name of --mfu.")
     _flag(p, SplitSpec, "usd_per_gpu_hour", "--price", metavar="USD")
     _flag(p, SplitSpec, "failure_budget", metavar="X")
 

@@ -1,10 +1,17 @@
-"""The budget-split table of the lesson."""
+"""The budget-split table of the lesson, priced like a run estimate."""
+
+import math
 
 import pytest
 from pydantic import ValidationError
 
-from compute_budget import SplitSpec, budget_split, get_accelerator
+from compute_budget import RunSpec, SplitSpec, budget_split, estimate_run, get_accelerator
 from compute_budget.skill.errors import describe_error
+from compute_budget.skill.mfu import mfu_prior
+from compute_budget.skill.split import DEFAULT_GPU_COUNT
+
+H100 = get_accelerator("h100")
+H100_PRIOR = mfu_prior("dense", H100, "bf16")  # 0.15 / 0.22 / 0.33 in the 2026-11-30 set
 
 
 def test_lesson_table() -> None:
@@ -17,6 +24,8 @@ def test_lesson_table() -> None:
     for row in split.rows:
         assert row.seconds == pytest.approx(602.56, rel=1e-4)
         assert 6 * row.params * row.tokens == pytest.approx(6.0256e14)
+        # A bare FLOP/s has no devices, price or MFU band: no dollars, no ranges.
+        assert row.dollar_cost_with_failures is None and row.wall_days_range is None
 
 
 def test_ratio_split() -> None:
@@ -24,30 +33,133 @@ def test_ratio_split() -> None:
     row = split.ratio_split
     assert row.tokens_per_param == pytest.approx(20)
     assert 6 * row.params * row.tokens == pytest.approx(1e21)
+    assert split.safe_split is None
 
 
-def test_given_sizes_and_utilization() -> None:
-    split = budget_split(SplitSpec(budget_flops="6e14", params=["1M", "2M"], utilization=0.5,
+def test_given_sizes_and_mfu_with_a_machine_rate() -> None:
+    # mfu is the utilisation of flops_per_sec: 6e14 / (1e12 × 0.5) = 1200 s.
+    split = budget_split(SplitSpec(budget_flops="6e14", params=["1M", "2M"], mfu=0.5,
                                    flops_per_sec=1e12))
     assert [r.params for r in split.rows] == [1e6, 2e6]
     assert split.rows[1].tokens == pytest.approx(5e7)
     assert split.rows[0].seconds == pytest.approx(1200)
+    assert split.utilization == split.mfu == 0.5
 
 
 def test_no_rate_means_no_time() -> None:
     split = budget_split(SplitSpec(budget_flops=1e24))
     assert split.sustained_flops_per_sec is None
-    assert all(r.seconds is None and r.hours is None for r in split.rows)
+    assert all(r.seconds is None and r.wall_days is None for r in split.rows)
+
+
+def test_rows_wall_days_and_dollars_by_hand() -> None:
+    # C = 1e22 FLOPs on 64 × H100 (989.5 TFLOP/s dense BF16) at MFU 0.4, $2.49/GPU-h, ×1.5:
+    #   throughput = 64 × 989.5e12 × 0.4        = 2.53312e16 FLOP/s
+    #   wall       = 1e22 / 2.53312e16          = 394,770 s = 109.66 h = 4.5691 days
+    #   dollars    = 109.66 h × 64 × $2.49      = $17,476;  × 1.5 = $26,213
+    # A given MFU caps the fast end; the slow end is the prior's low (0.15) since 0.15 < 0.4:
+    #   slow days  = 4.5691 × 0.4 / 0.15        = 12.184;   slow dollars = $26,213 × 0.4/0.15
+    split = budget_split(SplitSpec(budget_flops=1e22, gpu="h100", gpu_count=64, mfu=0.4))
+    assert split.mfu_range == (H100_PRIOR.low, 0.4)
+    for row in [*split.rows, split.ratio_split]:
+        assert row.wall_days == pytest.approx(4.5691, rel=1e-4)
+        assert row.dollar_cost_with_failures == pytest.approx(26_213, rel=1e-4)
+        slow = 0.4 / H100_PRIOR.low
+        assert row.wall_days_range == pytest.approx((4.5691, 4.5691 * slow), rel=1e-4)
+        assert row.dollar_cost_with_failures_range == pytest.approx(
+            (26_213, 26_213 * slow), rel=1e-4)
+        assert row.dollar_cost == pytest.approx(row.gpu_hours * 2.49)
+
+
+def test_a_gpu_without_a_count_is_eight_devices() -> None:
+    split = budget_split(SplitSpec(budget_flops=1e22, gpu="h100", mfu=0.4))
+    assert DEFAULT_GPU_COUNT == 8
+    assert (split.gpu_count, split.gpu_count_source) == (8, "default")
+    # The same compute as on 64 devices above, 8× as long: 4.5691 × 8 days.
+    assert split.ratio_split.wall_days == pytest.approx(4.5691 * 8, rel=1e-4)
+    given = budget_split(SplitSpec(budget_flops=1e22, gpu="h100", gpu_count=8, mfu=0.4))
+    assert given.gpu_count_source == "user"
+    assert given.ratio_split.wall_days == split.ratio_split.wall_days
 
 
 def test_dollar_budget_on_a_gpu() -> None:
-    # $10,000 at $2.49/h on one H100 at MFU 0.4, after the ×1.5 failure budget:
-    # 10,000 / 1.5 / 2.49 = 2,677 h × 989.5e12 × 0.4 × 3600 FLOPs.
+    # $10,000 at $2.49/h on H100 at MFU 0.4, after the ×1.5 failure budget:
+    # 10,000 / 1.5 / 2.49 = 2,677 GPU-h × 989.5e12 × 0.4 × 3600 FLOPs, 2,677 / 8 h of wall time.
     split = budget_split(SplitSpec(budget_usd=10_000, gpu="h100", mfu=0.4))
-    hours = 10_000 / 1.5 / 2.49
-    peak = get_accelerator("h100").peak("bf16")
-    assert split.budget_flops == pytest.approx(hours * 3600 * peak * 1e12 * 0.4)
-    assert split.rows[0].hours == pytest.approx(hours)
+    gpu_hours = 10_000 / 1.5 / 2.49
+    assert split.budget_flops == pytest.approx(gpu_hours * 3600 * 989.5e12 * 0.4)
+    assert split.rows[0].hours == pytest.approx(gpu_hours / 8)
+    assert split.rows[0].dollar_cost_with_failures == pytest.approx(10_000)
+
+
+def test_safe_split_fits_the_budget_at_the_slow_end_and_the_median_split_does_not() -> None:
+    # $50,000 on H100 at the prior (median 0.22, band 0.15–0.33): the median split buys
+    # C = 50,000 / 1.5 / 2.49 × 3600 × 989.5e12 × 0.22 = 1.049e22 FLOPs; at MFU 0.15 the same
+    # FLOPs cost $50,000 × 0.22 / 0.15 = $73,333. The safe split buys C × 0.15/0.22 and so has
+    # N × sqrt(0.15 / 0.22) = 9.35B × 0.826 = 7.72B parameters.
+    budget = 50_000
+    split = budget_split(SplitSpec(budget_usd=budget, gpu="h100"))
+    low, central = H100_PRIOR.low, H100_PRIOR.central
+    median, safe = split.ratio_split, split.safe_split
+    assert safe is not None
+    assert median.params == pytest.approx(9.35e9, rel=1e-3)
+    assert safe.params == pytest.approx(median.params * math.sqrt(low / central))
+    assert safe.tokens_per_param == pytest.approx(split.ratio)
+    assert median.dollar_cost_with_failures == pytest.approx(budget)
+    assert median.dollar_cost_with_failures_range[1] == pytest.approx(budget * central / low)
+    assert median.dollar_cost_with_failures_range[1] > budget * 1.4
+    assert safe.dollar_cost_with_failures_range[1] <= budget * (1 + 1e-12)
+    assert safe.dollar_cost_with_failures_range[1] == pytest.approx(budget)
+    assert safe.dollar_cost_with_failures < budget
+
+
+def test_safe_split_is_the_median_split_when_your_mfu_is_the_slow_end() -> None:
+    # A given MFU below the prior's low is the whole band: (0.1, 0.1).
+    split = budget_split(SplitSpec(budget_usd="$50k", gpu="h100", mfu=0.1))
+    assert split.mfu_range == (0.1, 0.1)
+    assert split.safe_split is not None
+    assert split.safe_split.params == pytest.approx(split.ratio_split.params)
+
+
+def test_flop_budget_on_a_priced_gpu_has_dollars() -> None:
+    split = budget_split(SplitSpec(budget_flops="1e22", gpu="h100"))
+    row = split.ratio_split
+    assert split.usd_per_gpu_hour == 2.49 and split.price_source == "catalog"
+    assert split.price_as_of and split.price_kind
+    assert row.dollar_cost_with_failures == pytest.approx(row.gpu_hours * 2.49 * 1.5)
+    assert row.dollar_cost_with_failures_range is not None
+    unpriced = budget_split(SplitSpec(budget_flops="1e22", gpu="tpu-v4"))
+    assert unpriced.usd_per_gpu_hour is None
+    assert unpriced.ratio_split.dollar_cost_with_failures is None
+    assert unpriced.ratio_split.wall_days is not None
+
+
+def test_your_price_replaces_the_catalog() -> None:
+    split = budget_split(SplitSpec(budget_flops=1e22, gpu="h100", usd_per_gpu_hour="$4.98"))
+    catalog = budget_split(SplitSpec(budget_flops=1e22, gpu="h100"))
+    assert split.price_source == "user" and split.price_kind is None
+    assert split.ratio_split.dollar_cost_with_failures == pytest.approx(
+        2 * catalog.ratio_split.dollar_cost_with_failures)
+
+
+@pytest.mark.parametrize("value", [400_000, 4e5, "4e5", "$400k", "400,000", "$400,000", "400K"])
+def test_budget_usd_money_forms(value: object) -> None:
+    assert SplitSpec(budget_usd=value, gpu="h100").budget_usd == 400_000  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [2.5, "2.5", "$2.50", "2.5e0", "$2.50 "])
+def test_price_money_forms(value: object) -> None:
+    spec = SplitSpec(budget_usd=1e4, gpu="h100", usd_per_gpu_hour=value)  # type: ignore[arg-type]
+    assert spec.usd_per_gpu_hour == 2.5
+
+
+@pytest.mark.parametrize("field", ["budget_usd", "usd_per_gpu_hour"])
+@pytest.mark.parametrize("value", ["lots", "€400k", "400 dollars", "$", "nan", "-5"])
+def test_a_string_that_is_not_money_names_the_field(field: str, value: str) -> None:
+    fields = {"budget_usd": 1e4, "gpu": "h100", field: value}
+    with pytest.raises(ValidationError) as info:
+        SplitSpec(**fields)  # type: ignore[arg-type]
+    assert describe_error(info.value).startswith(f"{field}: {value!r} is not allowed")
 
 
 @pytest.mark.parametrize(
@@ -58,9 +170,15 @@ def test_dollar_budget_on_a_gpu() -> None:
         ({"budget_flops": -1}, "budget_flops"),
         ({"budget_usd": 100}, "gpu"),
         ({"budget_usd": 100, "gpu": "tpu-v4"}, "usd_per_gpu_hour"),
-        ({"budget_flops": 1e20, "utilization": 1.5}, "utilization"),
         ({"budget_flops": 1e20, "ratio": 0}, "ratio"),
         ({"budget_flops": 1e20, "mfu": 0.4}, "mfu"),
+        ({"budget_flops": 1e20, "gpu": "h100", "mfu": 1.5}, "mfu"),
+        ({"budget_flops": 1e20, "gpu": "h100", "mfu": 0}, "mfu"),
+        ({"budget_flops": 1e20, "flops_per_sec": 1e12, "mfu": 2}, "mfu"),
+        ({"budget_flops": 1e20, "utilization": 0.5, "flops_per_sec": 1e12}, "utilization"),
+        ({"budget_flops": 1e20, "gpu_count": 8}, "gpu_count"),
+        ({"budget_flops": 1e20, "gpu": "h100", "gpu_count": 0}, "gpu_count"),
+        ({"budget_flops": 1e20, "usd_per_gpu_hour": 2}, "usd_per_gpu_hour"),
         ({"budget_flops": 1e20, "gpu": "h100", "flops_per_sec": 1e15}, "flops_per_sec"),
     ],
 )
@@ -71,10 +189,14 @@ def test_bad_split_input(fields: dict[str, object], name: str) -> None:
 
 
 def test_dollar_split_matches_the_cost_of_the_run_it_suggests() -> None:
-    # The split's ratio row, estimated on the same hardware, costs the budget with failures.
-    from compute_budget import RunSpec, estimate_run
-
+    # The split's ratio row, estimated on the same hardware, costs the budget with failures;
+    # the safe row costs the budget at the slow end of the estimate's range.
     split = budget_split(SplitSpec(budget_usd="1M", gpu="h100", gpu_count=256))
-    row = split.ratio_split
+    row, safe = split.ratio_split, split.safe_split
+    assert safe is not None
     est = estimate_run(RunSpec(params=row.params, tokens=row.tokens, gpu="h100", gpu_count=256))
     assert est.dollar_cost_with_failures == pytest.approx(1e6, rel=1e-6)
+    assert est.wall_days == pytest.approx(row.wall_days, rel=1e-6)
+    est = estimate_run(RunSpec(params=safe.params, tokens=safe.tokens, gpu="h100", gpu_count=256))
+    assert est.dollar_cost_with_failures_range is not None
+    assert est.dollar_cost_with_failures_range[1] == pytest.approx(1e6, rel=1e-6)

@@ -60,7 +60,7 @@ async def test_marginal_advice_follows_the_stake(client: Client) -> None:
     assert big["dollar_cost_with_failures"] > 50 * cheap["dollar_cost_with_failures"]
     # with a wider uncertainty the study costs more than the run: run it as the experiment
     wide, wide_text = await _verdict(client, predicted_gain=0.37, gain_uncertainty=0.8)
-    assert [s["code"] for s in wide["next_steps"]][0] == "run_is_the_experiment"
+    assert wide["next_steps"][0]["code"] == "run_is_the_experiment"
     assert "cheapest experiment" in wide_text
 
 
