@@ -191,6 +191,10 @@ def _cmd_alternatives(args: argparse.Namespace) -> None:
     report = suggest_alternatives(
         _run_spec(args),
         teacher_params=_optional_quantity(args.teacher_params, "teacher_params"),
+        predicted_gain=None if args.predicted_gain is None
+        else _number(args.predicted_gain, "predicted_gain"),
+        gain_uncertainty=None if args.gain_uncertainty is None
+        else _number(args.gain_uncertainty, "gain_uncertainty"),
     )
     _emit(args, report.alternatives, render_alternatives(report))
 
@@ -281,6 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
                 _cmd_alternatives)
     _add_run_flags(p)
     _flag(p, AlternativesOptions, "teacher_params", metavar="N")
+    _flag(p, AlternativesOptions, "predicted_gain", "--gain", metavar="G")
+    _flag(p, AlternativesOptions, "gain_uncertainty", "--uncertainty", metavar="S")
 
     p = command("memory", "memory per device: weights, gradients, optimizer, activations",
                 _cmd_memory)

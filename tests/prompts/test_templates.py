@@ -227,14 +227,15 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 
 | alternative | what changes | days | GPU-h | cost | saving |
 |---|---|---|---|---|---|
-| Smaller scale | 3.5B params × 50B tokens: same tokens per parameter, ¼ of the FLOPs; the gap you are testing usually shows at this scale | 12.2 | 2,337 | $3,506 | $10,517 (75%) |
+| Smaller scale | 3.5B params × 50B tokens from scratch: same tokens per parameter, ¼ of the FLOPs; the gap you are testing usually shows at this scale | 12.2 | 2,337 | $3,506 | $10,517 (75%) |
 | Shorter run first | 30B tokens (30% of the plan), then decide on the rest from its curve | 14.6 | 2,804 | $4,207 | $9,816 (70%) |
-| Distillation | from an existing 28B-param teacher on 10B tokens (10%); needs such a teacher and its licence | 11.4 | 2,181 | $3,272 | $10,751 (77%) |
-| Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand (TensorWave; Vultr 1.85), 2025), MFU 0.40 | 11.6 | 2,231 | $3,815 | $10,208 (73%) |
-| Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand (RunPod; Nebius 5.50; Modal 6.25), 2025/2026), MFU 0.40 | 6.75 | 1,296 | $6,469 | $7,554 (54%) |
+| Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand (TensorWave; Vultr 1.85), 2025), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $3,815 | $10,208 (73%); uncalibrated: from no saving to $10,208 |
+| Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand (RunPod; Nebius 5.50; Modal 6.25), 2025/2026), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.75 | 1,296 | $6,469 | $7,554 (54%); uncalibrated: from no saving ($3,227 more) to $7,554 |
 | A different idea | spend the same compute on the experiment with the best expected gain per dollar: it buys about 4 smaller-scale runs | | | | opportunity cost |
 
 Each row uses the same MFU source as the original (yours) and the same failure budget; saving is against the nominal cost. Savings in dollars are unknown where a price is unknown.
+
+Other hardware is compared at on-demand prices only (devices without an on-demand quote are left out); your run is priced at the rate you gave. An uncalibrated device has no published training runs: its MFU is borrowed from other hardware, so its saving may be none.
 """)
 
 
@@ -260,18 +261,27 @@ def test_split_template_dollars() -> None:
     split = budget_split(SplitSpec(budget_usd=50_000, gpu="h100", gpu_count=8,
                                    params=["1B", "3B", "7B"]))
     assert render_split(split) == snapshot("""\
-### Budget split: 1.05 × 10²² FLOPs ($50,000 at $2.49/GPU-h, ÷ 1.50 failure budget)
+### Budget split: $50,000 on 8 × H100 SXM
 
-Every row spends the same compute: tokens D = C / (6·N). Time at 1.74 × 10¹⁵ FLOP/s sustained: 8 × H100 SXM at 989.5 TFLOP/s dense × MFU 0.22.
+**Best size if the run reaches the median MFU (0.22): 9.35B parameters on 187B tokens** (20 tokens per parameter, 1.05 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.33 – 0.15) the same run takes 46.5 – 102 days and costs $33,333 – $73,333: at the slow end it overshoots the budget.
 
-MFU prior: Median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 5 published dense runs on Hopper, 0.22, with a band of ×/÷ 1.5 (0.15–0.33) that covers 90% of the published dense runs around their generation's median.
+**Size that stays within $50,000 even at the slow end (MFU 0.15): 7.72B parameters on 154B tokens** (20 tokens per parameter, 7.15 × 10²¹ FLOPs): 47.5 days and $34,091 at the median MFU; 31.7 – 69.7 days and $22,727 – $50,000 over the band.
 
-| parameters N | tokens D = C / 6N | tokens per parameter | seconds | hours |
+Every row below spends 1.05 × 10²² FLOPs, what $50,000 buys at the median MFU: tokens D = C / (6·N). Times are on 8 × H100 SXM; ranges are over the MFU band, fast end (0.33) to slow end (0.15).
+
+| parameters N | tokens D = C / 6N | tokens per parameter | wall time (range) | cost with ×1.50 failure budget (range) |
 |---|---|---|---|---|
-| 1B | 1.75T | 1,749 | 6,024,096 | 1,673 |
-| 3B | 583B | 194.3 | 6,024,096 | 1,673 |
-| 7B | 250B | 35.68 | 6,024,096 | 1,673 |
-| **9.35B** | **187B** | **20** (your ratio) | 6,024,096 | 1,673 |
+| 1B | 1.75T | 1,749 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
+| 3B | 583B | 194.3 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
+| 7B | 250B | 35.68 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
+| **9.35B** | **187B** | **20** (your ratio) | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
+
+**Assumptions**
+- Devices: 8 × H100 SXM, given by you. The count changes the wall time, not the dollars: the budget buys the same FLOPs on any number of devices.
+- Peak: 989.5 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'.
+- MFU: 0.22, band 0.15 – 0.33 — a prior, not a measurement. Median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 5 published dense runs on Hopper, 0.22, with a band of ×/÷ 1.5 (0.15–0.33) that covers 90% of the published dense runs around their generation's median. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Give a measured MFU (`mfu`) to replace it.
+- Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours (`usd_per_gpu_hour`, `--price`) to replace it.
+- Failure budget: ×1.50: of $50,000, $33,333 buys compute and the rest is kept for a failed or repeated run.
 
 A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
 """)

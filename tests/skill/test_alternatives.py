@@ -1,11 +1,29 @@
-"""Cheaper alternatives: each fully estimated, each with its saving."""
+"""Cheaper alternatives: chosen by the kind of run, each fully estimated, each with its saving."""
+
+import json
+from pathlib import Path
 
 import pytest
 
 from compute_budget import RunSpec, suggest_alternatives
+from compute_budget.cli import main
+from compute_budget.prompts import render_alternatives
+from compute_budget.skill import alternatives as alternatives_module
+from compute_budget.skill.alternatives import is_on_demand, on_demand_quote, seeds_needed
+from compute_budget.skill.catalog import get_accelerator, list_accelerators
 from compute_budget.skill.errors import InputError
 
-SPEC = RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8, usd_per_gpu_hour=1.5)
+CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
+# 7B × 100B on 8 A100 at MFU 0.4 and $1.50: 4.2e21 FLOPs / (8 × 312e12 × 0.4) = 4,206,731 s,
+# 9,348.3 GPU-h, $14,022.4 (the stage-3 skill's worked example).
+SPEC = RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8, mfu=0.4,
+               usd_per_gpu_hour=1.5)
+WORKED_COST = 4.2e21 / (8 * 312e12 * 0.4) / 3600 * 8 * 1.5
+# An ablation, 1.3B × 26B on 8 A100 at MFU 0.4 and $2: 6 · 1.3e9 · 26e9 = 2.028e20 FLOPs;
+# / (8 × 312e12 × 0.4 FLOP/s) = 203,125 s = 56.42 h → 451.39 GPU-h → $902.78 a run.
+ABLATION = RunSpec(params="1.3B", tokens="26B", gpu="a100", gpu_count=8, mfu=0.4,
+                   usd_per_gpu_hour=2.0, kind="ablation")
+ABLATION_COST = 2.028e20 / (8 * 312e12 * 0.4) / 3600 * 8 * 2.0
 
 
 def _run(spec, **options):
@@ -17,34 +35,87 @@ def _by_kind(alternatives, kind):
     return [a for a in alternatives if a.kind == kind]
 
 
-def test_all_kinds_present_each_with_an_estimate() -> None:
-    _, alts = _run(SPEC)
-    kinds = [a.kind for a in alts]
-    for kind in ("smaller_scale", "shorter_run", "distillation", "other_hardware",
-                 "different_idea"):
-        assert kind in kinds
-    for a in alts:
-        if a.kind == "different_idea":
-            assert a.estimate is None and a.dollar_cost is None
-        else:
-            assert a.estimate is not None
-            assert a.dollar_cost == a.estimate.dollar_cost
+def _kinds(spec, **options):
+    return {a.kind for a in suggest_alternatives(spec, **options).alternatives}
 
+
+# --- which alternatives, by kind of run ------------------------------------------------------
+
+FROM_SCRATCH = {"smaller_scale", "shorter_run", "distillation"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "options", "present", "absent"),
+    [
+        # Pre-training with no larger model to distil from: no distillation row.
+        ({"params": "7B"}, {}, {"smaller_scale", "shorter_run", "other_hardware",
+                                "different_idea"},
+         {"distillation", "more_seeds", "lora", "fewer_tokens", "smaller_base"}),
+        ({"params": "7B"}, {"teacher_params": 70e9}, {"distillation"}, set()),
+        ({"preset": "llama-3-8b"}, {}, {"distillation"}, set()),  # Llama 3 70B exists
+        ({"preset": "llama-3-70b"}, {}, {"smaller_scale"}, {"distillation"}),  # none larger
+        # Continued pre-training of Llama 3 8B: nothing from scratch, and no smaller Llama 3
+        # preset to start from.
+        ({"preset": "llama-3-8b", "kind": "continued-pretrain"}, {"teacher_params": 70e9},
+         {"fewer_tokens", "lora", "other_hardware", "different_idea"},
+         FROM_SCRATCH | {"smaller_base", "more_seeds"}),
+        ({"preset": "llama-2-70b", "kind": "fine-tune"}, {},
+         {"fewer_tokens", "lora", "smaller_base"}, FROM_SCRATCH),
+        # Already LoRA: no LoRA row; known only by size: no smaller base.
+        ({"params": "7B", "kind": "fine-tune", "lora_rank": 8}, {}, {"fewer_tokens"},
+         FROM_SCRATCH | {"lora", "smaller_base"}),
+        # An ablation: a smaller proxy and more seeds; no distillation even with a teacher.
+        ({"params": "1.3B", "kind": "ablation"}, {"teacher_params": 13e9},
+         {"smaller_scale", "more_seeds", "other_hardware", "different_idea"},
+         {"distillation", "shorter_run", "lora", "fewer_tokens", "smaller_base"}),
+    ],
+)
+def test_alternatives_follow_the_kind_of_run(
+    fields: dict[str, object], options: dict[str, object], present: set[str],
+    absent: set[str],
+) -> None:
+    spec = RunSpec.model_validate({"tokens": "50B", "gpu": "h100", "gpu_count": 8, **fields})
+    report = suggest_alternatives(spec, **options)
+    kinds = {a.kind for a in report.alternatives}
+    assert present <= kinds
+    assert not kinds & absent
+    assert report.kind == spec.resolved_kind
+    assert {a.run_kind for a in report.alternatives} == {spec.resolved_kind}
+    assert report.alternatives[-1].kind == "different_idea"
+
+
+def test_every_row_but_the_different_idea_has_an_estimate() -> None:
+    for spec in (SPEC, ABLATION, SPEC.model_copy(update={"kind": "fine-tune"})):
+        for a in suggest_alternatives(spec).alternatives:
+            if a.kind == "different_idea":
+                assert a.estimate is None and a.dollar_cost is None
+            elif a.kind == "more_seeds":
+                assert a.estimate is not None and a.runs is not None
+                assert a.dollar_cost == pytest.approx(a.runs * a.estimate.dollar_cost)
+            else:
+                assert a.estimate is not None
+                assert a.dollar_cost == a.estimate.dollar_cost
+
+
+# --- pre-training ----------------------------------------------------------------------------
 
 def test_smaller_scale_is_four_times_cheaper() -> None:
     original, alts = _run(SPEC)
+    assert original.dollar_cost == pytest.approx(WORKED_COST)
     (small,) = _by_kind(alts, "smaller_scale")
     assert small.cost_ratio == pytest.approx(0.25)
-    assert small.saving_usd == pytest.approx(0.75 * original.dollar_cost)
-    # Same tokens per parameter as the original.
+    assert small.saving_usd == pytest.approx(0.75 * WORKED_COST)
+    # Same tokens per parameter as the original, and its own memory check.
     assert small.tokens / small.params == pytest.approx(original.tokens / original.params)
+    assert small.estimate.memory is not None and small.feasibility == "ok"
 
 
 def test_shorter_run_uses_thirty_percent_of_tokens() -> None:
     original, alts = _run(SPEC)
     (short,) = _by_kind(alts, "shorter_run")
     assert short.tokens == pytest.approx(0.3 * original.tokens)
-    assert short.cost_ratio == pytest.approx(0.3)
+    assert short.token_fraction == 0.3
+    assert short.dollar_cost == pytest.approx(0.3 * WORKED_COST)
 
 
 def test_distillation_counts_teacher_forward_passes() -> None:
@@ -52,41 +123,248 @@ def test_distillation_counts_teacher_forward_passes() -> None:
     (dist,) = _by_kind(alts, "distillation")
     # 10% of the tokens, at 6·7B (student) + 2·70B (teacher forward) FLOPs per token.
     assert dist.flops == pytest.approx((6 * 7e9 + 2 * 70e9) * 1e10)
-    assert dist.teacher_params == 70e9
+    assert dist.teacher_params == 70e9 and dist.teacher_preset is None
 
 
-def test_other_hardware_is_cheaper_at_the_same_flops() -> None:
-    original, alts = _run(SPEC)
+def test_distillation_from_the_next_larger_model_of_the_family() -> None:
+    spec = RunSpec(preset="llama-3-8b", tokens="50B", gpu="h100", gpu_count=8)
+    original, alts = _run(spec)
+    (dist,) = _by_kind(alts, "distillation")
+    # Llama 3 70B: 70,553,706,496 parameters (meta-llama/Meta-Llama-3-70B config.json).
+    assert dist.teacher_preset == "llama-3-70b" and dist.teacher_name == "Llama 3 70B"
+    assert dist.teacher_params == 70_553_706_496
+    assert dist.flops == pytest.approx((original.flops_per_token + 2 * 70_553_706_496) * 5e9)
+
+
+def test_moe_teacher_costs_its_active_parameters() -> None:
+    spec = RunSpec(preset="mistral-7b", tokens="50B", gpu="h100", gpu_count=8)
+    original, alts = _run(spec)
+    (dist,) = _by_kind(alts, "distillation")
+    # Mixtral 8x7B: 46.7B parameters, 12,879,925,248 active per token (2 of 8 experts).
+    assert dist.teacher_preset == "mixtral-8x7b"
+    assert dist.teacher_active_params == 12_879_925_248
+    assert dist.flops == pytest.approx((original.flops_per_token + 2 * 12_879_925_248) * 5e9)
+
+
+def test_a_config_is_known_by_its_checkpoint_name_only() -> None:
+    data = json.loads((CONFIGS / "llama-2-7b-hf.json").read_text())
+    assert data["_name_or_path"] == "meta-llama/Llama-2-7b-hf"
+    named = RunSpec(config=data, tokens="50B", gpu="h100", gpu_count=8)
+    (dist,) = _by_kind(suggest_alternatives(named).alternatives, "distillation")
+    assert dist.teacher_preset == "llama-2-70b"
+    # The same shape without its name: nothing is guessed from the shape.
+    anonymous = {k: v for k, v in data.items() if k != "_name_or_path"}
+    assert "distillation" not in _kinds(
+        RunSpec(config=anonymous, tokens="50B", gpu="h100", gpu_count=8))
+
+
+# --- starting from a model -------------------------------------------------------------------
+
+def test_fewer_tokens_states_its_stop_rule_in_numbers() -> None:
+    spec = SPEC.model_copy(update={"kind": "continued-pretrain"})
+    _, alts = _run(spec, predicted_gain=2.0, gain_uncertainty=0.5)
+    (fewer,) = _by_kind(alts, "fewer_tokens")
+    # 30% of the tokens first: 30% of $14,022.4; stop unless the metric moved by 0.3 × 2.0.
+    assert fewer.tokens == pytest.approx(30e9)
+    assert fewer.dollar_cost == pytest.approx(0.3 * WORKED_COST)
+    assert fewer.stop_if_gain_below == pytest.approx(0.6)
+    row = next(line for line in render_alternatives(suggest_alternatives(
+        spec, predicted_gain=2.0)).splitlines() if line.startswith("| Fewer tokens first"))
+    assert "stop unless the eval metric has moved by at least 0.6 by then" in row
+    assert "(30% of the predicted gain 2)" in row
+    # Without a gain: the rule as a share, and what to give for the number.
+    (bare,) = _by_kind(suggest_alternatives(spec).alternatives, "fewer_tokens")
+    assert bare.stop_if_gain_below is None
+    assert "give predicted_gain for the number" in render_alternatives(suggest_alternatives(spec))
+
+
+def test_lora_is_priced_with_its_own_estimate_and_memory() -> None:
+    spec = RunSpec(preset="llama-3-8b", tokens="50B", gpu="h100", gpu_count=8,
+                   kind="continued-pretrain")
+    original, alts = _run(spec)
+    (lora,) = _by_kind(alts, "lora")
+    assert (lora.lora_rank, lora.weights_bits) == (16, 16)
+    # r·(d_in + d_out) per adapted layer, Llama 3 8B: 16 × (q 8192 + k 5120 + v 5120 + o 8192
+    # + gate, up, down 3 × 18432) = 1,310,720 per layer × 32 layers.
+    assert lora.estimate.trainable_params == 16 * 81_920 * 32 == 41_943_040
+    assert lora.estimate.memory is not None and lora.estimate.memory.lora_rank == 16
+    assert lora.feasibility == "ok" and lora.estimate.memory.fits
+    assert lora.flops < original.flops  # the frozen base computes no weight gradients
+    assert 0 < lora.saving_usd < original.dollar_cost
+
+
+def test_qlora_when_16_bit_lora_does_not_fit() -> None:
+    # Llama 2 70B on one H100 (80 GiB): its 16-bit weights alone are 128 GiB.
+    spec = RunSpec(preset="llama-2-70b", tokens="100M", gpu="h100", gpu_count=1,
+                   kind="fine-tune")
+    original, alts = _run(spec)
+    assert original.feasibility == "does_not_fit"
+    (lora,) = _by_kind(alts, "lora")
+    assert lora.weights_bits == 4 and lora.feasibility == "ok"
+    (fewer,) = _by_kind(alts, "fewer_tokens")
+    assert fewer.feasibility == "does_not_fit"  # the same model on the same device
+
+
+@pytest.mark.parametrize(
+    ("preset", "smaller", "params"),
+    [
+        ("llama-2-70b", "llama-2-7b", 6_738_415_616),
+        ("llama-3-70b", "llama-3-8b", 8_030_261_248),
+        ("mixtral-8x7b", "mistral-7b", 7_241_732_096),
+    ],
+)
+def test_smaller_base_is_an_existing_model_of_the_family(
+    preset: str, smaller: str, params: int
+) -> None:
+    # The user's tensor parallelism is for the larger model: the smaller one's is searched.
+    spec = RunSpec(preset=preset, tokens="1B", gpu="h100", gpu_count=8, kind="fine-tune", tp=8)
+    (base,) = _by_kind(suggest_alternatives(spec).alternatives, "smaller_base")
+    assert base.base_preset == smaller
+    assert base.params == params and base.tokens == 1e9
+    assert base.estimate.memory is not None
+
+
+# --- ablations -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("gain", "sigma", "runs", "rule"),
+    [
+        # (0.5/0.3)² = 2.78 → k = 3: σ/√3 = 0.289 < 0.3, while σ/√2 = 0.354 is not.
+        (0.3, 0.5, 3, "clears_gain"),
+        # (1/0.5)² = 4 exactly: σ/√4 = 0.5 equals the gain, not under it → k = 5.
+        (0.5, 1.0, 5, "clears_gain"),
+        (0.3, 0.2, 1, "clears_gain"),  # 0.2 < 0.3 already
+        (0.3, 0.0, 1, "clears_gain"),
+        (None, 0.5, 4, "halves_uncertainty"),
+        (0.3, None, 4, "halves_uncertainty"),
+        (0.0, 0.5, None, "gain_not_positive"),
+        (-0.1, 0.5, None, "gain_not_positive"),
+        (1e-4, 1.0, None, "out_of_reach"),  # (1/1e-4)² = 10⁸ runs
+        (1e-300, 1.0, None, "out_of_reach"),  # (σ/g)² would overflow a float
+    ],
+)
+def test_seeds_needed(gain: float | None, sigma: float | None, runs: int | None,
+                      rule: str) -> None:
+    assert seeds_needed(gain, sigma) == (runs, rule)
+
+
+def test_more_seeds_prices_k_runs_of_the_ablation() -> None:
+    original, alts = _run(ABLATION, predicted_gain=0.3, gain_uncertainty=0.5)
+    assert original.dollar_cost == pytest.approx(ABLATION_COST)  # $902.78
+    (seeds,) = _by_kind(alts, "more_seeds")
+    assert seeds.runs == 3 and seeds.seeds_rule == "clears_gain"
+    assert seeds.uncertainty_after == pytest.approx(0.5 / 3**0.5)  # 0.2887
+    assert seeds.dollar_cost == pytest.approx(3 * ABLATION_COST)  # $2,708.33
+    assert seeds.saving_usd == pytest.approx(-2 * ABLATION_COST)  # it costs two runs more
+    assert seeds.wall_days == pytest.approx(3 * original.wall_days)
+    text = render_alternatives(suggest_alternatives(ABLATION, predicted_gain=0.3,
+                                                    gain_uncertainty=0.5))
+    assert "3 runs of the ablation (seeds)" in text
+    assert "σ/√3 = 0.5/√3 = 0.2887 is under the gain 0.3" in text
+
+
+def test_more_seeds_without_the_gain_halves_sigma_and_asks_for_it() -> None:
+    _, alts = _run(ABLATION)
+    (seeds,) = _by_kind(alts, "more_seeds")
+    assert seeds.runs == 4 and seeds.dollar_cost == pytest.approx(4 * ABLATION_COST)
+    text = render_alternatives(suggest_alternatives(ABLATION))
+    assert "σ/√4 halves the noise" in text
+    assert "give predicted_gain and gain_uncertainty for the number" in text
+
+
+@pytest.mark.parametrize(("gain", "phrase"), [
+    (-0.1, "none: a predicted gain of −0.1 (≤ 0) never clears its uncertainty"),
+    (1e-300, "none: σ is 1.00e300 times the gain"),
+])
+def test_more_seeds_that_no_number_of_runs_can_give(gain: float, phrase: str) -> None:
+    report = suggest_alternatives(ABLATION, predicted_gain=gain, gain_uncertainty=1.0)
+    (seeds,) = _by_kind(report.alternatives, "more_seeds")
+    assert seeds.runs is None and seeds.dollar_cost is None and seeds.estimate is None
+    row = next(line for line in render_alternatives(report).splitlines()
+               if line.startswith("| More seeds"))
+    assert phrase in row and row.endswith("| | | | |")
+
+
+def test_ablation_smaller_proxy_keeps_tokens_per_parameter() -> None:
+    _, alts = _run(ABLATION)
+    (small,) = _by_kind(alts, "smaller_scale")
+    assert (small.params, small.tokens) == pytest.approx((0.65e9, 13e9))
+    assert small.dollar_cost == pytest.approx(ABLATION_COST / 4)
+    (idea,) = _by_kind(alts, "different_idea")
+    assert idea.runs_of == "smaller_scale" and idea.runs_affordable == pytest.approx(4.0)
+
+
+# --- other hardware --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("gpu", "price", "kind"),
+    [
+        # The default is on-demand; the AWS Capacity Block beside it is a reservation.
+        ("h100-sxm", 2.49, "on-demand tier-2 clouds (low end of 2.49-2.85)"),
+        ("h200", 2.5, "on-demand (low end of 2.50-4.33)"),
+        ("a100-40gb", None, None),  # only a Capacity Block and an implied cost
+        ("h800", None, None),  # only the price DeepSeek-V3's report assumed
+        ("mi325x", None, None),  # "cloud rental": not said to be on-demand
+    ],
+)
+def test_on_demand_quote(gpu: str, price: float | None, kind: str | None) -> None:
+    quote = on_demand_quote(get_accelerator(gpu))
+    assert (None if quote is None else (quote.usd_per_gpu_hour, quote.kind)) == (
+        None if price is None else (price, kind))
+
+
+def test_other_hardware_is_priced_on_demand_only_and_says_so() -> None:
+    spec = RunSpec(params="7B", tokens="100B", gpu="h100", gpu_count=8)
+    original, alts = _run(spec)
     hardware = _by_kind(alts, "other_hardware")
     assert hardware
+    without = {a.name for a in list_accelerators() if on_demand_quote(a) is None}
     for a in hardware:
+        assert a.accelerator not in without
+        assert is_on_demand(a.price_quote.kind)
+        assert a.estimate.usd_per_gpu_hour == a.price_quote.usd_per_gpu_hour
         assert a.flops == pytest.approx(original.flops)
-        assert a.accelerator != original.accelerator
-    cheapest = hardware[0]
-    assert cheapest.dollar_cost is not None and original.dollar_cost is not None
+        assert a.original_price_on_demand is True  # H100's default quote is on-demand
+    assert "compared at on-demand prices only" in render_alternatives(
+        suggest_alternatives(spec))
 
 
-def test_unknown_price_gives_unknown_savings_but_ratios_on_same_device() -> None:
-    original, alts = _run(RunSpec(params="7B", tokens="100B", gpu="tpu-v4",
-                                                  gpu_count=8))
-    assert original.dollar_cost is None
-    (small,) = _by_kind(alts, "smaller_scale")
-    assert small.saving_usd is None
-    assert small.cost_ratio == pytest.approx(0.25)
-    (idea,) = _by_kind(alts, "different_idea")
-    assert idea.runs_affordable == pytest.approx(4.0)
+def test_a_reserved_original_price_is_said_to_be_of_another_kind() -> None:
+    spec = RunSpec(params="7B", tokens="100B", gpu="a100-40gb", gpu_count=8)
+    report = suggest_alternatives(spec)
+    assert report.original.price_kind == "AWS EC2 Capacity Blocks (p4d.24xlarge / 8)"
+    hardware = _by_kind(report.alternatives, "other_hardware")
+    assert hardware and all(a.original_price_on_demand is False for a in hardware)
+    assert ("your run is priced at the catalog's AWS EC2 Capacity Blocks (p4d.24xlarge / 8) "
+            "rate (2024-12), not an on-demand one") in render_alternatives(report)
 
 
-@pytest.mark.parametrize("field", ["distill_token_fraction", "shorter_run_fraction"])
-@pytest.mark.parametrize("bad", [0, 1.5, -0.1])
-def test_bad_fractions(field: str, bad: float) -> None:
-    with pytest.raises(InputError, match=rf"^{field}: "):
-        suggest_alternatives(SPEC, **{field: bad})
+def test_uncalibrated_device_saving_range_includes_no_saving() -> None:
+    _, alts = _run(SPEC)
+    (mi300x,) = [a for a in _by_kind(alts, "other_hardware") if a.accelerator == "MI300X"]
+    assert mi300x.uncalibrated and mi300x.estimate.mfu_prior.scope == "nearest"
+    # Your MFU 0.4 carried over: 4.2e21 / (8 × 1307.4e12 × 0.4) s = 278.86 h → 2,230.9 GPU-h
+    # × $1.71 (on-demand) = $3,814.8, a nominal saving of $14,022.4 − $3,814.8 = $10,207.6.
+    nominal = 4.2e21 / (8 * 1307.4e12 * 0.4) / 3600 * 8 * 1.71
+    assert mi300x.dollar_cost == pytest.approx(nominal)
+    assert mi300x.saving_usd == pytest.approx(WORKED_COST - nominal)
+    low, high = mi300x.saving_usd_range
+    assert low == 0.0  # the band alone would promise a saving; uncalibrated, it may be none
+    assert high == pytest.approx(WORKED_COST - mi300x.estimate.dollar_cost_range[0])
+    row = next(line for line in render_alternatives(suggest_alternatives(SPEC)).splitlines()
+               if "MI300X" in line)
+    assert "uncalibrated, no published runs on this hardware" in row
+    assert "uncalibrated: from no saving to $10,208" in row
 
 
-def test_bad_teacher() -> None:
-    with pytest.raises(InputError, match=r"^teacher_params: "):
-        suggest_alternatives(SPEC, teacher_params=-1)
+def test_calibrated_devices_keep_the_plain_band(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(alternatives_module, "UNCALIBRATED_SCOPES", ())
+    _, alts = _run(SPEC)
+    (mi300x,) = [a for a in _by_kind(alts, "other_hardware") if a.accelerator == "MI300X"]
+    slow_cost = mi300x.estimate.dollar_cost_range[1]
+    assert not mi300x.uncalibrated
+    assert mi300x.saving_usd_range[0] == pytest.approx(WORKED_COST - slow_cost)
+    assert mi300x.saving_usd_range[0] > 0
 
 
 def test_measured_throughput_carries_over_as_mfu_not_as_tflops() -> None:
@@ -95,5 +373,68 @@ def test_measured_throughput_carries_over_as_mfu_not_as_tflops() -> None:
     original, alts = _run(spec)
     assert original.mfu_source == "achieved"
     for a in _by_kind(alts, "other_hardware"):
-        assert a.estimate is not None
         assert a.estimate.mfu == pytest.approx(original.mfu)
+
+
+# --- feasibility -----------------------------------------------------------------------------
+
+def test_rows_that_cannot_run_say_so_instead_of_a_saving() -> None:
+    spec = RunSpec(params="7T", tokens="1T", gpu="rtx-4090", gpu_count=1)
+    original, alts = _run(spec)
+    assert original.feasibility == "does_not_fit"
+    (small,) = _by_kind(alts, "smaller_scale")  # 3.5T from scratch fits no 4090 either
+    assert small.feasibility == "does_not_fit"
+    (short,) = _by_kind(alts, "shorter_run")
+    assert short.feasibility == "does_not_fit"
+    assert not _by_kind(alts, "other_hardware")  # none fits 7T on one device
+    text = render_alternatives(suggest_alternatives(spec))
+    assert text.startswith("**The run as planned cannot run")
+    rows = [line for line in text.splitlines()
+            if line.startswith(("| Smaller scale", "| Shorter run first"))]
+    assert len(rows) == 2
+    for row in rows:
+        saving = row.split(" | ")[-1]
+        assert saving.startswith("none: does not fit on 1 × RTX 4090"), row
+
+
+def test_unknown_price_gives_unknown_savings_but_ratios_on_same_device() -> None:
+    original, alts = _run(RunSpec(params="7B", tokens="100B", gpu="tpu-v4", gpu_count=8))
+    assert original.dollar_cost is None
+    (small,) = _by_kind(alts, "smaller_scale")
+    assert small.saving_usd is None
+    assert small.cost_ratio == pytest.approx(0.25)
+    (idea,) = _by_kind(alts, "different_idea")
+    assert idea.runs_affordable == pytest.approx(4.0)
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field", ["distill_token_fraction", "shorter_run_fraction"])
+@pytest.mark.parametrize("bad", [0, 1.5, -0.1])
+def test_bad_fractions(field: str, bad: float) -> None:
+    with pytest.raises(InputError, match=rf"^{field}: "):
+        suggest_alternatives(SPEC, **{field: bad})
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [("teacher_params", -1), ("predicted_gain", float("nan")),
+     ("gain_uncertainty", -0.5), ("gain_uncertainty", float("inf"))],
+)
+def test_bad_options(field: str, bad: float) -> None:
+    with pytest.raises(InputError, match=rf"^{field}: "):
+        suggest_alternatives(SPEC, **{field: bad})
+
+
+# --- the CLI's contract (belongs with tests/test_cli.py) ---------------------------------------
+
+def test_cli_alternatives_json_for_a_fine_tune(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["alternatives", "--params", "7B", "--tokens", "1B", "--gpu", "a100", "--gpus",
+                 "8", "--kind", "fine-tune", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and isinstance(data, list)
+    for item in data:
+        assert "kind" in item and "dollar_cost" in item
+    kinds = {item["kind"] for item in data}
+    assert {"fewer_tokens", "lora", "different_idea"} <= kinds
+    assert not kinds & FROM_SCRATCH

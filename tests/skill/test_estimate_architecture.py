@@ -209,5 +209,7 @@ def test_alternatives_with_an_architecture_keep_their_ratios() -> None:
     assert by_kind["smaller_scale"].cost_ratio == pytest.approx(0.25)
     assert by_kind["shorter_run"].cost_ratio == pytest.approx(0.3)
     distilled = by_kind["distillation"]
+    # the teacher is the next larger Llama 3, the 70B (70,553,706,496 parameters): its forward
+    # pass, 2 FLOPs per parameter per token, on a tenth of the tokens
     assert distilled.flops == pytest.approx(
-        (report.original.flops_per_token + 2 * 4 * report.original.params) * 1e11)
+        (report.original.flops_per_token + 2 * 70_553_706_496) * 1e11)

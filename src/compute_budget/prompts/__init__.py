@@ -47,7 +47,8 @@ def render_decision(decision: Decision) -> str:
 
 def render_alternatives(report: AlternativesReport) -> str:
     """The table of cheaper alternatives with their savings."""
-    return render("alternatives", original=report.original, alternatives=report.alternatives)
+    return render("alternatives", original=report.original, alternatives=report.alternatives,
+                  kind=report.kind)
 
 
 def render_split(split: BudgetSplit) -> str:

@@ -1,0 +1,60 @@
+"""Issue 8 through the in-memory MCP client: alternatives chosen by the kind of run, the seeds an
+ablation needs from the gain and its uncertainty, and other hardware at on-demand prices."""
+
+from typing import Any
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+
+def _text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+async def test_gain_arguments_are_optional_and_described(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    schema = tools["suggest_alternatives"].input_schema
+    for name in ("predicted_gain", "gain_uncertainty", "kind"):
+        assert schema["properties"][name].get("description"), name
+        assert name not in schema.get("required", [])
+    assert "seeds" in tools["suggest_alternatives"].description
+
+
+async def test_ablation_seeds_from_the_gain_and_its_uncertainty(client: Client) -> None:
+    result = await client.call_tool("suggest_alternatives", {
+        "params": "1.3B", "tokens": "26B", "gpu": "a100", "gpu_count": 8, "kind": "ablation",
+        "mfu": 0.4, "usd_per_gpu_hour": 2, "predicted_gain": 0.3, "gain_uncertainty": 0.5})
+    assert not result.is_error, _text(result)
+    report = result.structured_content
+    assert report["kind"] == "ablation"
+    kinds = [a["kind"] for a in report["alternatives"]]
+    assert kinds[:2] == ["smaller_scale", "more_seeds"] and "distillation" not in kinds
+    (seeds,) = [a for a in report["alternatives"] if a["kind"] == "more_seeds"]
+    # k = ⌊(0.5/0.3)²⌋ + 1 = 3 runs at $902.78 each (6·1.3e9·26e9 FLOPs at MFU 0.4 on 8 A100).
+    assert seeds["runs"] == 3
+    assert seeds["dollar_cost"] == pytest.approx(3 * 902.78, abs=0.01)
+    assert "σ/√3 = 0.5/√3 = 0.2887 is under the gain 0.3" in _text(result)
+
+
+async def test_continued_pretraining_has_no_from_scratch_rows(client: Client) -> None:
+    result = await client.call_tool("suggest_alternatives", {
+        "preset": "llama-3-8b", "tokens": "50B", "gpu": "h100", "gpu_count": 8,
+        "kind": "continued-pretrain"})
+    assert not result.is_error, _text(result)
+    kinds = {a["kind"] for a in result.structured_content["alternatives"]}
+    assert {"fewer_tokens", "lora", "other_hardware"} <= kinds
+    assert not kinds & {"smaller_scale", "shorter_run", "distillation", "smaller_base"}
+    text = _text(result)
+    assert text.startswith("### Cheaper alternatives to continued pre-training: 8.03B params")
+    assert "4.02B params" not in text  # no half-size Llama 3 to continue from
+    assert "compared at on-demand prices only" in text
+
+
+async def test_bad_gain_uncertainty_names_the_argument(client: Client) -> None:
+    result = await client.call_tool("suggest_alternatives", {
+        "params": "1.3B", "tokens": "26B", "gpu": "a100", "gpu_count": 8, "kind": "ablation",
+        "gain_uncertainty": -1})
+    assert result.is_error
+    assert "gain_uncertainty" in _text(result)
