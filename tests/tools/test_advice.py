@@ -104,3 +104,19 @@ async def test_a_metric_pair_without_uncertainty_is_reported_missing(client: Cli
     result = await client.call_tool("render_verdict", {**RUN, "metric_now": 55,
                                                        "metric_expected": 57})
     assert result.is_error and "gain_uncertainty" in _text(result)
+
+
+async def test_how_big_a_model_for_50k_answers_in_days_and_dollars(client: Client) -> None:
+    result = await client.call_tool("split_budget", {"budget_usd": "$50,000", "gpu": "h100"})
+    assert not result.is_error, _text(result)
+    d, text = result.structured_content, _text(result)
+    assert d["gpu_count"] == 8 and d["gpu_count_source"] == "default"
+    assert "8 × H100 SXM" in text and "default" in text
+    for row in d["rows"]:
+        assert row["wall_days"] > 0 and row["dollar_cost_with_failures"] is not None
+        low, high = row["dollar_cost_with_failures_range"]
+        assert low < row["dollar_cost_with_failures"] < high
+    # the median size spends the budget; the safe size fits it even at the slow end
+    assert d["ratio_split"]["dollar_cost_with_failures"] == pytest.approx(50_000)
+    assert d["safe_split"]["dollar_cost_with_failures_range"][1] <= 50_000 * (1 + 1e-9)
+    assert d["safe_split"]["params"] < d["ratio_split"]["params"]
