@@ -39,7 +39,11 @@ def test_every_prior_is_a_band_with_basis_and_source(gpu: str, family: str) -> N
     acc = get_accelerator(gpu)
     prior = mfu_prior(family, acc, acc.default_precision)  # type: ignore[arg-type]
     assert 0 < prior.low < prior.central < prior.high < 1
-    assert prior.basis.endswith(".") and not prior.basis.rstrip(".").count(". ")
+    if prior.scope == "flat":
+        assert prior.basis is None and prior.family_label
+    else:  # the calibration table's one sentence
+        assert prior.basis is not None and prior.basis.endswith(".")
+        assert not prior.basis.rstrip(".").count(". ")
     assert prior.source and not prior.source.endswith(".")
     if family in ("dense", "moe"):
         assert load_mfu_priors().as_of in prior.source
@@ -105,7 +109,8 @@ def test_fp8_rescales_the_bf16_prior_to_the_fp8_peak() -> None:
     assert fp8.central == pytest.approx(bf16.central * FP8_SPEEDUP.central / ratio)
     assert fp8.low == pytest.approx(bf16.low * FP8_SPEEDUP.low / ratio)
     assert fp8.high == pytest.approx(bf16.high * FP8_SPEEDUP.high / ratio)
-    assert "FP8" in fp8.basis and FP8_SPEEDUP.source in fp8.source
+    assert fp8.fp8_speedup == (FP8_SPEEDUP.low, FP8_SPEEDUP.central, FP8_SPEEDUP.high)
+    assert bf16.fp8_speedup is None and FP8_SPEEDUP.source in fp8.source
     # Against the BF16 peak the FP8 run is 1.0–1.5x faster, not 2x.
     assert 1.0 <= fp8.central * ratio / bf16.central <= 1.5
 
@@ -115,21 +120,28 @@ def test_fp8_on_a_device_whose_fp8_peak_equals_bf16_is_unchanged() -> None:
     assert mfu_prior("dense", gaudi3, "fp8").central == mfu_prior("dense", gaudi3, "bf16").central
 
 
-@pytest.mark.parametrize(("gpu", "phrase", "nearest"), [
-    ("b200", "No published runs on Blackwell", "hopper"),  # 2250 TF: nearer 989.5 than 312
-    ("mi300x", "No published runs on CDNA 3", "hopper"),  # 1307 TF
-    ("tpu-v4", "No published runs on TPU v4", "ampere"),  # 275 TF
-    ("tpu-v3", "Only 1 published dense run on TPU v3", "ampere"),  # 123 TF
+@pytest.mark.parametrize(("gpu", "label", "runs", "nearest", "borrowed"), [
+    ("b200", "Blackwell", 0, "hopper", "Hopper"),  # 2250 TF: nearer 989.5 than 312
+    ("mi300x", "CDNA 3 (MI300)", 0, "hopper", "Hopper"),  # 1307 TF
+    ("tpu-v4", "TPU v4", 0, "ampere", "Ampere"),  # 275 TF
+    ("tpu-v3", "TPU v3", 1, "ampere", "Ampere"),  # 123 TF
 ])
 def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_says_so(
-    gpu: str, phrase: str, nearest: str
+    gpu: str, label: str, runs: int, nearest: str, borrowed: str
 ) -> None:
+    from compute_budget.prompts.render import environment
+
     table = load_mfu_priors()
     chosen = table.entry("dense", nearest)
     prior = mfu_prior("dense", get_accelerator(gpu), "bf16")
     assert prior.scope == "nearest"
     assert (prior.central, prior.low, prior.high) == (chosen.central, chosen.low, chosen.high)
-    assert prior.basis.startswith(phrase) and "nearest in dense peak" in prior.basis
+    assert (prior.generation_label, prior.runs_on_generation, prior.borrowed_from) == (
+        label, runs, borrowed)
+    sentence = environment().get_template("_macros.md.j2").module.mfu_basis(prior)
+    phrase = (f"No published runs on {label}" if runs == 0
+              else f"Only {runs} published dense run on {label}")
+    assert sentence.startswith(phrase) and "nearest in dense peak" in sentence
 
 
 def test_uncalibrated_hardware_never_gets_more_than_calibrated_newer_hardware() -> None:
@@ -148,7 +160,7 @@ def test_uncalibrated_device_with_unknown_peak_falls_back_to_pooled() -> None:
     prior = mfu_prior("dense", mystery, "bf16")
     assert prior.scope == "pooled"
     assert (prior.central, prior.low, prior.high) == (pooled.central, pooled.low, pooled.high)
-    assert "pooled" in prior.basis
+    assert prior.borrowed_from is None and prior.basis == pooled.basis
 
 
 def test_cnn_and_snn_keep_the_flat_skill_prior_and_say_why() -> None:
@@ -157,7 +169,7 @@ def test_cnn_and_snn_keep_the_flat_skill_prior_and_say_why() -> None:
         band = FAMILY_PRIORS[family]
         assert (prior.central, prior.low, prior.high) == (band.central, band.low, band.high)
         assert prior.scope == "flat" and prior.n_runs == 0
-        assert "no published runs calibrate this family" in prior.basis
+        assert prior.family_label == band.label
         assert "skill" in prior.source
 
 

@@ -88,11 +88,30 @@ class MfuPrior(BaseModel):
     central: float = Field(description="Default MFU used for the point estimate (fraction).")
     low: float = Field(description="Low end of the MFU band (fraction); gives the high cost.")
     high: float = Field(description="High end of the MFU band (fraction); gives the low cost.")
-    basis: str = Field(description="One sentence: what the prior is and why it applies.")
+    basis: str | None = Field(
+        description="The calibration table's sentence for the prior it rests on (data: how it "
+                    "was derived); None for the flat prior. The reply composes the rest from "
+                    "the fields below.")
     source: str = Field(description="Where the figures come from, with date.")
     generation: str | None = Field(
         default=None, description="Hardware generation of the accelerator the prior is for."
     )
+    generation_label: str | None = Field(default=None, description="Its readable name.")
+    family_label: str | None = Field(
+        default=None, description="For the flat prior: the family's name (CNN-heavy model …).")
+    runs_on_generation: int = Field(
+        default=0, description="Published dense runs on this generation (nearest/pooled scope).")
+    min_runs: int = Field(default=0, description="Runs a generation needs for its own prior.")
+    borrowed_from: str | None = Field(
+        default=None, description="nearest scope: the generation whose prior is used (label).")
+    device_peak_tflops: float | None = Field(
+        default=None, description="nearest scope: this device's dense peak, TFLOP/s.")
+    reference_peak_tflops: float | None = Field(
+        default=None, description="nearest scope: the borrowed generation's dense peak, TFLOP/s.")
+    trend: tuple[tuple[str, float], ...] = Field(
+        default=(), description="nearest scope: (generation, dense prior) by rising peak.")
+    fp8_speedup: tuple[float, float, float] | None = Field(
+        default=None, description="FP8: the whole-step speed-up assumed (low, central, high).")
     scope: Literal["generation", "nearest", "pooled", "flat"] = Field(
         default="flat",
         description="What the prior rests on: published runs on this generation; those of the "
@@ -235,10 +254,6 @@ def _fp8_factor(accelerator: Accelerator, speedup: float) -> float:
     return min(speedup, ratio) / ratio
 
 
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
-
-
 def _reference_peak(generation: str) -> float | None:
     """Median dense BF16 (or FP16) peak of the catalog's devices of ``generation``, TFLOP/s."""
     peaks = sorted(p for a in list_accelerators() if a.generation == generation
@@ -268,52 +283,41 @@ def _nearest_calibrated(
 
 def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator) -> MfuPrior:
     generation = accelerator.generation
+    label = generation_label(generation)
     if family in ("cnn", "snn"):
         band = FAMILY_PRIORS[family]
         return MfuPrior(
-            family=family, central=band.central, low=band.low, high=band.high,
-            basis=(f"{band.label} prior {band.low:.2f}–{band.high:.2f} against the BF16 dense "
-                   "peak, the skill's flat prior: no published runs calibrate this family."),
-            source=_SKILL_SOURCE, generation=generation, scope="flat",
+            family=family, central=band.central, low=band.low, high=band.high, basis=None,
+            source=_SKILL_SOURCE, generation=generation, generation_label=label,
+            family_label=band.label, scope="flat",
         )
     calibrated: CalibratedFamily = "moe" if family == "moe" else "dense"
     entry = table.entry(calibrated, generation)
-    scope: Literal["generation", "pooled", "nearest"]
     if entry.generation == generation:
-        basis, scope = entry.basis, "generation"
-    else:
-        label = generation_label(generation)
-        n = sum(1 for run in table.runs
-                if run.used and run.family == "dense" and run.generation == generation)
-        reason = (f"No published runs on {label} calibrate a prior" if n == 0 else
-                  f"Only {n} published dense run{'s' if n > 1 else ''} on {label}, fewer than "
-                  f"the {table.min_runs} a generation needs for its own prior")
-        nearest = _nearest_calibrated(table, calibrated, accelerator)
-        if nearest is not None:
-            peak = accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16
-            reference = _reference_peak(nearest.generation)
-            entry = nearest
-            trend = ", ".join(
-                f"{e.central:.2f} on {generation_label(e.generation)}"
-                for e in sorted(
-                    (e for e in table.priors if e.family == "dense" and e.generation != POOLED),
-                    key=lambda e: _reference_peak(e.generation) or 0.0,
-                )
-            )
-            basis = (
-                f"{reason}, so this is the prior of {generation_label(nearest.generation)}, the "
-                f"calibrated generation nearest in dense peak ({peak:g} vs {reference:g} "
-                "TFLOP/s): end-to-end MFU falls as peak FLOP/s outgrows memory and network "
-                f"bandwidth ({trend} in the published runs); {_lower_first(entry.basis)}"
-            )
-            scope = "nearest"
-        else:
-            basis = f"{reason}, so this is the pooled one: {_lower_first(entry.basis)}"
-            scope = "pooled"
+        return MfuPrior(
+            family=family, central=entry.central, low=entry.low, high=entry.high,
+            basis=entry.basis, source=entry.source, generation=generation,
+            generation_label=label, scope="generation", n_runs=entry.n_runs, runs=entry.runs)
+    n = sum(1 for run in table.runs
+            if run.used and run.family == "dense" and run.generation == generation)
+    common = {"family": family, "generation": generation, "generation_label": label,
+              "runs_on_generation": n, "min_runs": table.min_runs}
+    nearest = _nearest_calibrated(table, calibrated, accelerator)
+    if nearest is None:
+        return MfuPrior(**common, central=entry.central, low=entry.low, high=entry.high,
+                        basis=entry.basis, source=entry.source, scope="pooled",
+                        n_runs=entry.n_runs, runs=entry.runs)
+    trend = tuple(
+        (generation_label(e.generation), e.central)
+        for e in sorted((e for e in table.priors
+                         if e.family == "dense" and e.generation != POOLED),
+                        key=lambda e: _reference_peak(e.generation) or 0.0))
     return MfuPrior(
-        family=family, central=entry.central, low=entry.low, high=entry.high, basis=basis,
-        source=entry.source, generation=generation, scope=scope, n_runs=entry.n_runs,
-        runs=entry.runs,
+        **common, central=nearest.central, low=nearest.low, high=nearest.high,
+        basis=nearest.basis, source=nearest.source, scope="nearest", n_runs=nearest.n_runs,
+        runs=nearest.runs, borrowed_from=generation_label(nearest.generation),
+        device_peak_tflops=accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16,
+        reference_peak_tflops=_reference_peak(nearest.generation), trend=trend,
     )
 
 
@@ -329,11 +333,7 @@ def prior_from_table(
         "central": prior.central * _fp8_factor(accelerator, FP8_SPEEDUP.central),
         "low": prior.low * _fp8_factor(accelerator, FP8_SPEEDUP.low),
         "high": prior.high * _fp8_factor(accelerator, FP8_SPEEDUP.high),
-        "basis": (
-            prior.basis.removesuffix(".") + f", rescaled to the FP8 peak assuming FP8 speeds a "
-            f"whole step up {FP8_SPEEDUP.low:g}–{FP8_SPEEDUP.high:g}x (central "
-            f"{FP8_SPEEDUP.central:g}x), not the 2x of the peak."
-        ),
+        "fp8_speedup": (FP8_SPEEDUP.low, FP8_SPEEDUP.central, FP8_SPEEDUP.high),
         "source": prior.source + "; " + FP8_SPEEDUP.source,
     })
 

@@ -220,7 +220,6 @@ class BudgetSplit(BaseModel):
         description="MFU band [low, high] used for the ranges: the prior's, or (min(prior low, "
                     "your MFU), your MFU); None without an accelerator."
     )
-    mfu_basis: str | None = Field(description="The MFU prior's basis, when the prior is used.")
     mfu_prior: MfuPrior | None = Field(
         description="The dense MFU prior for the accelerator (with its source), for comparison "
                     "when the MFU is yours; None without an accelerator."
@@ -279,7 +278,7 @@ def _range(fast: float | None, slow: float | None) -> Range | None:
 
 _NO_DEVICE: dict[str, Any] = dict.fromkeys((
     "accelerator", "gpu_count", "gpu_count_source", "precision", "peak_tflops_per_gpu",
-    "peak_source", "catalog_compiled", "mfu_range", "mfu_basis", "mfu_prior", "usd_per_gpu_hour",
+    "peak_source", "catalog_compiled", "mfu_range", "mfu_prior", "usd_per_gpu_hour",
     "price_source", "price_kind", "price_as_of", "price_reference", "failure_budget"))
 """The accelerator fields of a split without an accelerator."""
 
@@ -354,7 +353,7 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
             gpu_count_source="user" if spec.gpu_count is not None else "default",
             precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
             catalog_compiled=load_catalog().compiled, mfu_range=band,
-            mfu_basis=prior.basis if spec.mfu is None else None, mfu_prior=prior,
+            mfu_prior=prior,
             usd_per_gpu_hour=price, price_source=price_source,
             price_kind=quote.kind if from_catalog and quote else None,
             price_as_of=quote.as_of if from_catalog and quote else None,
