@@ -50,17 +50,17 @@ def test_reply_for_a_dollar_budget(capsys: pytest.CaptureFixture[str]) -> None:
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size if the run reaches the median MFU (0.22): 9.35B parameters on 187B tokens** (20 tokens per parameter, 1.05 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.33 – 0.15) the same run takes 46.5 – 102 days and costs $33,333 – $73,333: at the slow end it overshoots the budget.
+**Best size if the run reaches the median MFU (0.22): 9.35B parameters on 187B tokens** (20 tokens per parameter, 1.05 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.33 – 0.15) the same run takes 46.5 – 102 days and costs $33,333 – $73,333: at the slow end, with the failure budget, it overshoots the budget.
 
 **Size that stays within $50,000 even at the slow end (MFU 0.15): 7.72B parameters on 154B tokens** (20 tokens per parameter, 7.15 × 10²¹ FLOPs): 47.5 days and $34,091 at the median MFU; 31.7 – 69.7 days and $22,727 – $50,000 over the band.
 
 Every row below spends 1.05 × 10²² FLOPs, what $50,000 buys at the median MFU: tokens D = C / (6·N). Times are on 8 × H100 SXM; ranges are over the MFU band, fast end (0.33) to slow end (0.15).
 
-| parameters N | tokens D = C / 6N | tokens per parameter | wall time (range) | cost with ×1.50 failure budget (range) |
-|---|---|---|---|---|
-| 1B | 1.75T | 1,749 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
-| 7B | 250B | 35.68 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
-| **9.35B** | **187B** | **20** (your ratio) | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
+| parameters N | tokens D = C / 6N | tokens per parameter | wall time (range) | cost with ×1.50 failure budget (range) | fits on 8 × H100 SXM |
+|---|---|---|---|---|---|
+| 1B | 1.75T | 1,749 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
+| 7B | 250B | 35.68 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
+| **9.35B** | **187B** | **20** (your ratio) | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
 
 **Assumptions**
 - Devices: 8 × H100 SXM: not given, so the default of one 8-device server (an HGX/DGX node, the usual cloud instance); give your device count (`gpu_count`, `--gpus` on the command line). The count changes the wall time, not the dollars: the budget buys the same FLOPs on any number of devices.

@@ -177,14 +177,14 @@ The net gain 1 ± 0.5 clears its uncertainty: the chance that it beats the basel
 | Gain used | 2 ± 0.5 (1σ), over a baseline of 1: net 1 |
 | Chance it beats the baseline | 98% (> 99% of any gain) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
-| Net gain per dollar | 0.0713 per $1,000 (0.0475 with failures) |
+| Net gain per dollar | 0.0713 units of your metric per $1,000 (0.0475 with failures) |
 
-Rule: go when gain − σ ≥ baseline and gain > σ (a chance of beating the baseline of at least 84%); no-go when gain + σ < baseline (below 16%), when it does not fit or takes over a year, when the net gain is worth less than the cost with failures, or when the nominal cost exceeds the budget; marginal otherwise.
+Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.
 
 **Kill criteria** (launch and watch):
 - Throughput at least 1,931 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
-- By day 5: at least 6.68B tokens trained.
-- By day 5: about $1,440 spent; a run behind the token line above is spending without progress.
+- By day 4.9: at least 6.54B tokens trained.
+- By day 4.9: about $1,411 spent; a run behind the token line above is spending without progress.
 
 **Next:**
 - Launch it, with the kill criteria above.
@@ -199,18 +199,17 @@ def test_verdict_template_no_go_with_value_and_budget() -> None:
     assert render_decision(d) == snapshot("""\
 ### Verdict: **NO-GO**
 
-Even the optimistic gain 0.5 (gain + σ) is below the baseline 1 the cheaper option gives: the chance that it beats it is < 1%.
-
+Even the optimistic gain 0.5 (gain + σ) is below the 1 the cheaper option already gives: the chance that it beats it is < 1%.
 | | |
 |---|---|
 | Gain used | 0.3 ± 0.2 (1σ), over a baseline of 1: net −0.7 |
 | Chance it beats the baseline | < 1% (93% of any gain) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
-| Net gain per dollar | -0.0499 per $1,000 (-0.0333 with failures) |
+| Net gain per dollar | −0.0499 units of your metric per $1,000 (−0.0333 with failures) |
 | Value of the net gain | −$700 at $1,000 per unit; expected net value −$21,734 |
 | Budget | $20,000 |
 
-Rule: go when gain − σ ≥ baseline and gain > σ (a chance of beating the baseline of at least 84%); no-go when gain + σ < baseline (below 16%), when it does not fit or takes over a year, when the net gain is worth less than the cost with failures, or when the nominal cost exceeds the budget; marginal otherwise.
+Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.
 
 **Next:**
 - At this size the gain is not worth its cost.
@@ -263,18 +262,18 @@ def test_split_template_dollars() -> None:
     assert render_split(split) == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size if the run reaches the median MFU (0.22): 9.35B parameters on 187B tokens** (20 tokens per parameter, 1.05 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.33 – 0.15) the same run takes 46.5 – 102 days and costs $33,333 – $73,333: at the slow end it overshoots the budget.
+**Best size if the run reaches the median MFU (0.22): 9.35B parameters on 187B tokens** (20 tokens per parameter, 1.05 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.33 – 0.15) the same run takes 46.5 – 102 days and costs $33,333 – $73,333: at the slow end, with the failure budget, it overshoots the budget.
 
 **Size that stays within $50,000 even at the slow end (MFU 0.15): 7.72B parameters on 154B tokens** (20 tokens per parameter, 7.15 × 10²¹ FLOPs): 47.5 days and $34,091 at the median MFU; 31.7 – 69.7 days and $22,727 – $50,000 over the band.
 
 Every row below spends 1.05 × 10²² FLOPs, what $50,000 buys at the median MFU: tokens D = C / (6·N). Times are on 8 × H100 SXM; ranges are over the MFU band, fast end (0.33) to slow end (0.15).
 
-| parameters N | tokens D = C / 6N | tokens per parameter | wall time (range) | cost with ×1.50 failure budget (range) |
-|---|---|---|---|---|
-| 1B | 1.75T | 1,749 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
-| 3B | 583B | 194.3 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
-| 7B | 250B | 35.68 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
-| **9.35B** | **187B** | **20** (your ratio) | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) |
+| parameters N | tokens D = C / 6N | tokens per parameter | wall time (range) | cost with ×1.50 failure budget (range) | fits on 8 × H100 SXM |
+|---|---|---|---|---|---|
+| 1B | 1.75T | 1,749 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
+| 3B | 583B | 194.3 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
+| 7B | 250B | 35.68 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
+| **9.35B** | **187B** | **20** (your ratio) | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
 
 **Assumptions**
 - Devices: 8 × H100 SXM, given by you. The count changes the wall time, not the dollars: the budget buys the same FLOPs on any number of devices.

@@ -200,3 +200,12 @@ def test_dollar_split_matches_the_cost_of_the_run_it_suggests() -> None:
     est = estimate_run(RunSpec(params=safe.params, tokens=safe.tokens, gpu="h100", gpu_count=256))
     assert est.dollar_cost_with_failures_range is not None
     assert est.dollar_cost_with_failures_range[1] == pytest.approx(1e6, rel=1e-6)
+
+
+def test_rows_say_whether_the_model_fits_the_devices() -> None:
+    # A 1T-parameter row on 8 H100: its 16-bit weights alone are 2 TB against 640 GB.
+    split = budget_split(SplitSpec(budget_usd="$400k", gpu="h100", params=["1B", "1T"]))
+    small, big = split.rows
+    assert small.fits is True
+    assert big.fits is False and big.min_gpu_count is not None and big.min_gpu_count > 8
+    assert budget_split(SplitSpec(budget_flops="1e22", params=["1B"])).rows[0].fits is None

@@ -40,7 +40,7 @@ async def test_a_go_states_its_chance_of_no_gain_and_its_kill_criteria(client: C
     d, text = await _verdict(client, predicted_gain=1, gain_uncertainty=0.99)
     assert d["verdict"] == "go"
     assert d["p_positive"] == pytest.approx(0.8438, abs=1e-4)
-    assert "of no gain at all 16%" in text
+    assert "of none, 16%" in text
     metrics = {k["metric"] for k in d["kill_criteria"]}
     assert {"tokens_per_second_per_gpu", "tokens_trained_by_day", "usd_spent_by_day"} <= metrics
     assert all({"metric", "threshold", "unit"} <= set(k) for k in d["kill_criteria"])
@@ -58,10 +58,11 @@ async def test_marginal_advice_follows_the_stake(client: Client) -> None:
     # the stake is named in dollars in each reply.
     assert "at stake" in cheap_text and "at stake" in big_text
     assert big["dollar_cost_with_failures"] > 50 * cheap["dollar_cost_with_failures"]
-    # with a wider uncertainty the study costs more than the run: run it as the experiment
+    # with a wider uncertainty the study costs more than the run: running it is the cheapest
+    # way to find out, stated as a bet with its stake
     wide, wide_text = await _verdict(client, predicted_gain=0.37, gain_uncertainty=0.8)
     assert wide["next_steps"][0]["code"] == "run_is_the_experiment"
-    assert "cheapest experiment" in wide_text
+    assert "cheapest way to find out" in wide_text and "It is a bet" in wide_text
 
 
 async def test_an_ablations_remedy_is_seeds(client: Client) -> None:

@@ -34,7 +34,7 @@ async def test_five_steps_no_go_then_alternatives(client: Client) -> None:
     text = _text(verdict)
     assert verdict.structured_content["verdict"] == "no-go"
     assert "### Verdict: **NO-GO**" in text
-    assert "Even the optimistic gain 0.5 (gain + σ) is below the baseline 1 " in text
+    assert "Even the optimistic gain 0.5 (gain + σ) is below the 1 the cheaper option" in text
     assert "| Net gain per dollar |" in text
     assert 'I think this will help' not in text  # no preaching on a no-go
     assert "Price the cheaper alternatives" in text
@@ -71,4 +71,4 @@ async def test_marginal_verdict_advises_small_scale_data(client: Client) -> None
         **RUN, "predicted_gain": 1.2, "gain_uncertainty": 0.5, "baseline_to_beat": 1.0})
     assert verdict.structured_content["verdict"] == "marginal"
     # net 0.2 ± 0.5: 7 quarter-scale runs would cost more than the run itself
-    assert "it is itself the cheapest experiment" in _text(verdict)
+    assert "the cheapest way to find out" in _text(verdict)

@@ -63,9 +63,9 @@ def fmt_num(value: float | None, digits: int = 3) -> str:
     if magnitude >= 15 or magnitude < -3:
         return f"{value:.{digits - 1}e}".replace("e+", "e")
     if float(value).is_integer():
-        return f"{value:,.0f}"
+        return f"{value:,.0f}".replace("-", "−")
     decimals = max(0, digits - 1 - magnitude)
-    return f"{value:,.{decimals}f}"
+    return f"{value:,.{decimals}f}".replace("-", "−")
 
 
 def fmt_plain(value: float | None) -> str:
@@ -110,7 +110,11 @@ def fmt_prob(value: float | None) -> str:
 
 def fmt_pct(value: float | None) -> str:
     """A fraction as a percentage: ``0.25`` → ``'25%'``."""
-    return UNKNOWN if value is None else f"{value * 100:.0f}%"
+    if value is None:
+        return UNKNOWN
+    if 0 < abs(value) < 0.01:
+        return f"{value * 100:.2f}%"
+    return f"{value * 100:.0f}%"
 
 
 @cache

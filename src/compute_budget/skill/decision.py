@@ -28,7 +28,7 @@ from .findings import (
 from .gain import GainNote, read_gain
 from .kill_criteria import KillCriterion, kill_criteria
 from .quantities import UsdAmount
-from .run_kind import DEFAULT_RUN_KIND, RunKind
+from .run_kind import DEFAULT_RUN_KIND, RunKind, starts_from_a_model
 
 __all__ = [
     "Decision",
@@ -41,8 +41,11 @@ __all__ = [
 
 PROXY_COST_SHARE = 0.25
 """A small-scale study run costs a quarter of the run (half the model on half the tokens)."""
+FIRST_TOKENS_SHARE = 0.3
+"""A run that starts from a model tries this share of its tokens first (as the alternatives)."""
 
-NextCode = Literal["launch", "run_is_the_experiment", "small_study", "more_seeds",
+NextCode = Literal["launch", "run_is_the_experiment", "small_study", "fewer_tokens_first",
+                   "more_seeds",
                    "fit_first", "shorten_sequence", "shorten", "give_price", "cut_cost",
                    "not_worth_it", "spend_elsewhere", "name_benefit", "alternatives"]
 
@@ -163,9 +166,9 @@ class Decision(BaseModel):
     wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
 
 
-def _next_steps(verdict: Verdict, cause: Cause, findings: list[Finding], kind: RunKind,
-                net: float, sigma: float, cost_f: float | None,
-                benefit: str | None) -> list[NextStep]:
+def _next_steps(verdict: Verdict, findings: list[Finding], kind: RunKind, net: float,
+                sigma: float, cost: float | None, cost_f: float | None,
+                benefit: str | None, valued: bool) -> list[NextStep]:
     causes = {f.cause for f in findings if f.caps == verdict and f.cause != "ok"}
     steps: list[NextStep] = []
     if verdict == "go":
@@ -179,25 +182,34 @@ def _next_steps(verdict: Verdict, cause: Cause, findings: list[Finding], kind: R
         if code in causes and all(s.code != step for s in steps):
             steps.append(NextStep(code=step))
     if "noise" in causes:
-        # σ/√k ≤ |net|: k repeats of the evidence bring the uncertainty under the net gain.
-        k = math.inf if net == 0 else max(2, math.ceil((sigma / abs(net)) ** 2))
-        if kind == "ablation":
-            steps.append(NextStep(code="more_seeds", numbers={
-                "seeds": None if math.isinf(k) else k,
-                "cost": None if cost_f is None or math.isinf(k) else k * cost_f}))
-        else:
-            study = None if cost_f is None or math.isinf(k) else k * PROXY_COST_SHARE * cost_f
-            if study is not None and cost_f is not None and study >= cost_f:
-                steps.append(NextStep(code="run_is_the_experiment",
-                                      numbers={"runs": k, "study_cost": study}))
-            else:
-                steps.append(NextStep(code="small_study", numbers={
-                    "runs": None if math.isinf(k) else k, "study_cost": study}))
-    if benefit is None and verdict != "no-go":
+        steps.append(_settle(kind, net, sigma, cost, cost_f))
+    if benefit is None and not valued and verdict != "no-go":
         steps.append(NextStep(code="name_benefit"))
     if verdict != "go":
         steps.append(NextStep(code="alternatives"))
     return steps
+
+
+def _settle(kind: RunKind, net: float, sigma: float, cost: float | None,
+            cost_f: float | None) -> NextStep:
+    """What settles a gain lost in its noise: k repeats bring σ/√k under |net|."""
+    k = math.inf if net == 0 else max(2, math.ceil((sigma / abs(net)) ** 2))
+    runs = None if math.isinf(k) else float(k)
+    if kind == "ablation":
+        # k seeds in all: this run and k − 1 more, priced like the alternatives (nominal)
+        return NextStep(code="more_seeds", numbers={
+            "seeds": runs, "extra_cost": None if runs is None or cost is None
+            else (runs - 1) * cost})
+    if starts_from_a_model(kind):
+        return NextStep(code="fewer_tokens_first", numbers={
+            "token_share": FIRST_TOKENS_SHARE,
+            "cost_with_failures": None if cost_f is None else FIRST_TOKENS_SHARE * cost_f})
+    study = None if cost_f is None or runs is None else runs * PROXY_COST_SHARE * cost_f
+    if study is None or cost_f is None or study >= cost_f:
+        return NextStep(code="run_is_the_experiment",
+                        numbers={"runs": runs, "study_cost": study, "at_stake": cost_f})
+    return NextStep(code="small_study",
+                    numbers={"runs": runs, "study_cost": study, "at_stake": cost_f})
 
 
 def decision_summary(
@@ -281,8 +293,8 @@ def decision_summary(
         budget_usd=budget_usd,
         benefit=benefit_text,
         findings=findings,
-        next_steps=_next_steps(verdict, cause, findings, run_kind, net, sigma, cost_f,
-                               benefit_text),
+        next_steps=_next_steps(verdict, findings, run_kind, net, sigma, cost, cost_f,
+                               benefit_text, usd_per_unit_gain is not None),
         kill_criteria=kills,
         feasibility=feasibility,
         min_gpu_count=memory.min_gpu_count if memory is not None and no_fit else None,

@@ -24,9 +24,11 @@ from .errors import InputError
 
 __all__ = ["GainNote", "GainReading", "normal_cdf", "read_gain"]
 
-GainNote = Literal["looks_absolute", "unit_slip"]
+GainNote = Literal["looks_absolute", "baseline_looks_absolute", "unit_slip"]
 """looks_absolute: a delta next to a baseline of the same size reads like two absolute scores;
-unit_slip: an uncertainty far larger than the gain reads like a fraction beside points."""
+baseline_looks_absolute: with the metric pair, a baseline the size of the metric reads like the
+alternative's score rather than its gain; unit_slip: an uncertainty far larger than the gain
+reads like a fraction beside points."""
 ABSOLUTE_BAND = (0.5, 2.0)
 """A delta between half and twice the baseline, both above ABSOLUTE_FLOOR, looks absolute."""
 ABSOLUTE_FLOOR = 5.0
@@ -98,6 +100,11 @@ def read_gain(
     if predicted_gain is None and not metric_given:
         raise InputError("predicted_gain", None,
                          "a predicted gain, or metric_now and metric_expected")
+    if predicted_gain is not None and not higher_is_better:
+        raise InputError("higher_is_better", False,
+                         "only with metric_now and metric_expected: a predicted_gain is a delta "
+                         "oriented so that higher is better (a loss reduction as a positive "
+                         "number)")
     if gain_uncertainty is None:
         raise InputError("gain_uncertainty", None,
                          "the 1σ uncertainty of the gain (0 if you are certain)")
@@ -119,6 +126,9 @@ def read_gain(
     if (source == "delta" and baseline > ABSOLUTE_FLOOR and gain > ABSOLUTE_FLOOR
             and low <= gain / baseline <= high):
         notes.append("looks_absolute")
+    if (source == "metric" and now is not None and baseline > ABSOLUTE_FLOOR
+            and abs(now) > ABSOLUTE_FLOOR and low <= baseline / abs(now) <= high):
+        notes.append("baseline_looks_absolute")
     if 0 < abs(gain) < 1 and sigma > UNIT_SLIP_RATIO * abs(gain):
         notes.append("unit_slip")
     net = gain - baseline

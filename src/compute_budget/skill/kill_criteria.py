@@ -1,7 +1,8 @@
 """Kill criteria: the numbers to watch once a run is launched, and when to stop it.
 
 A GO or marginal run comes with concrete checks, each a threshold with its unit, taken at
-day N, a tenth of the planned wall time (at least one day)::
+day N, a tenth of the planned wall time (in days, to a tenth of a day; a short run's check
+falls within it)::
 
     throughput floor   tokens/s per device at the slow end of the MFU band: below it, the run
                        is slower than the estimate allows; stop and fix before going on
@@ -14,7 +15,6 @@ A loss expected at 10% of the tokens needs a fitted loss curve and comes with it
 
 from __future__ import annotations
 
-import math
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -62,7 +62,7 @@ def kill_criteria(estimate: _Estimate, budget_usd: float | None = None) -> list[
     """The checks for ``estimate`` (module docstring); spend only with a known price."""
     slow_seconds = estimate.wall_days_range[1] * HOURS_PER_DAY * 3600
     floor = estimate.tokens / slow_seconds / estimate.gpu_count
-    day = max(1.0, math.ceil(CHECKPOINT_SHARE * estimate.wall_days))
+    day = max(0.1, round(CHECKPOINT_SHARE * estimate.wall_days, 1))
     out = [
         KillCriterion(metric="tokens_per_second_per_gpu", threshold=floor,
                       unit="tokens/s per device", direction="at_least", day=None),

@@ -84,15 +84,22 @@ def check_positive(value: float, field: str) -> float:
     return float(value)
 
 
-def _parse_for_model(value: object) -> object:
-    # Inside a pydantic model the field name is added by pydantic itself (the error's location),
-    # so only the string forms are translated here; numbers pass through to the range check.
-    if isinstance(value, str):
-        try:
-            return parse_quantity(value)
-        except InputError as exc:
-            raise ValueError(exc.allowed) from None
-    return value
+MONEY_FORMS = "an amount in US dollars such as 400000, 4e5, '$400k' or '400,000'"
+
+
+def _parser(allowed: str | None) -> Callable[[object], object]:
+    def parse(value: object) -> object:
+        # Inside a pydantic model the field name is added by pydantic itself (the error's
+        # location), so only the string forms are translated here; numbers pass through to the
+        # range check.
+        if isinstance(value, str):
+            try:
+                return parse_quantity(value)
+            except InputError as exc:
+                raise ValueError(allowed or exc.allowed) from None
+        return value
+
+    return parse
 
 
 _STRING_FORM = r"^\s*\$?\s*[+-]?(\d[\d,_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*[KkMmBbGgTtPp]?\s*$"
@@ -114,17 +121,19 @@ def _in_range(maximum: float) -> Callable[[float], float]:
     return check
 
 
-def _quantity(maximum: float) -> tuple[BeforeValidator, AfterValidator]:
-    return (BeforeValidator(_parse_for_model, json_schema_input_type=_accepts(maximum)),
+def _quantity(maximum: float,
+              allowed: str | None = None) -> tuple[BeforeValidator, AfterValidator]:
+    return (BeforeValidator(_parser(allowed), json_schema_input_type=_accepts(maximum)),
             AfterValidator(_in_range(maximum)))
 
 
 _ANY = _quantity(math.inf)
 _COUNT = _quantity(1e15)
 _TOKENS = _quantity(1e17)
-_PRICE = _quantity(1000)
+_PRICE = _quantity(1000, MONEY_FORMS.replace("400000, 4e5, '$400k' or '400,000'",
+                                              "2.1 or '$2.10'"))
 _FLOPS = _quantity(1e35)
-_USD = _quantity(1e12)
+_USD = _quantity(1e12, MONEY_FORMS)
 _TFLOPS = _quantity(1e6)
 
 PositiveQuantity = Annotated[float, _ANY[0], _ANY[1]]

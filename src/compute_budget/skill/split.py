@@ -33,6 +33,7 @@ from .cost import DEFAULT_FAILURE_BUDGET, CostEstimate, FailureBudget, Mfu, cost
 from .errors import InputError
 from .estimate import MAX_PLAN_DAYS
 from .lesson import split_budget, tokens_for_budget
+from .memory_estimate import MemorySpec, estimate_memory
 from .mfu import MfuPrior, mfu_prior
 from .quantities import FlopCount, ParamCount, PositiveQuantity, Price, UsdAmount
 
@@ -179,6 +180,12 @@ class SplitRow(BaseModel):
         description="US dollars × failure budget [low, high] over the MFU band; None when "
                     "dollar_cost is."
     )
+    fits: bool | None = Field(
+        default=None,
+        description="Whether a model of this size fits the devices for training at some layout "
+                    "(the memory search, shape guessed from N); None without an accelerator.")
+    min_gpu_count: int | None = Field(
+        default=None, description="The fewest such devices it fits on; None when unknown.")
 
 
 class BudgetSplit(BaseModel):
@@ -259,6 +266,7 @@ class _Machine:
     band: Range | None
     usd_per_gpu_hour: float | None
     failure_budget: float
+    gpu: str | None = None
 
     def cost(self, flops: float, mfu: float) -> CostEstimate:
         return cost_from_flops(flops, self.gpus, self.peak_tflops, mfu, self.usd_per_gpu_hour,
@@ -298,7 +306,12 @@ def _row(flops: float, n: float, machine: _Machine | None) -> SplitRow:
             return None
         return _range(getattr(fast, field), getattr(slow, field))
 
+    fits = min_count = None
+    if machine is not None and machine.gpu is not None:
+        memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
+        fits, min_count = memory.fits, memory.min_gpu_count
     return SplitRow(
+        fits=fits, min_gpu_count=min_count,
         params=n, tokens=d, tokens_per_param=d / n, flops=flops,
         seconds=None if point is None else point.wall_seconds,
         hours=None if point is None else point.wall_hours,
@@ -346,7 +359,7 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
         else:
             price, price_source = None, None
         gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
-        machine = _Machine(gpus, peak, mfu, band, price, spec.failure_budget)
+        machine = _Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key)
         from_catalog = price_source == "catalog" and quote is not None
         hardware = dict(
             accelerator=acc.name, gpu_count=gpus,
