@@ -289,7 +289,7 @@ def test_kill_criteria_fall_within_a_short_run() -> None:
 
 
 def test_lower_is_better_only_with_the_metric_pair() -> None:
-    with pytest.raises(ValueError, match="^higher_is_better: "):
+    with pytest.raises(ValueError, match=r"^higher_is_better: "):
         decision_summary(EST, -0.05, 0.02, higher_is_better=False)
 
 
