@@ -326,7 +326,7 @@ def test_estimate_with_achieved_tflops(capsys: pytest.CaptureFixture[str]) -> No
                        "--gpu", "a100", "--gpus", "1024", "--achieved-tflops", "140",
                        "--recompute", "full", "--seq-len", "2048")
     assert code == 0
-    assert "from your measured 140 TFLOP/s per device" in out
+    assert "from your 140 TFLOP/s" in out
     assert "(34.3 days)" in out
 
 

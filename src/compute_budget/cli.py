@@ -60,8 +60,39 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse, reporting every bad input the same way, and refusing a flag given twice
+    (argparse would silently keep the last value)."""
+
     def error(self, message: str) -> Any:
         raise UsageError(f"{self.prog}: {message}")
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.option_strings and not isinstance(
+                action, argparse._HelpAction | argparse._VersionAction):
+            action.__class__ = _Parser._once(type(action))
+        return action
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._given: dict[str, Any] = {}
+        return super().parse_known_args(args, namespace)
+
+    @staticmethod
+    def _once(kind: type[argparse.Action]) -> type[argparse.Action]:
+        """``kind``, refusing a second occurrence of its flag in one command line."""
+
+        def call(self: argparse.Action, parser: argparse.ArgumentParser,
+                 namespace: argparse.Namespace, values: Any, option_string: str | None = None,
+                 ) -> None:
+            given: dict[str, Any] = getattr(parser, "_given", {})
+            if self.dest in given:
+                both = ("" if values in (None, []) else
+                        f" ({given[self.dest]!r} and {values!r})")
+                raise argparse.ArgumentError(self, f"given more than once{both}; give it once")
+            given[self.dest] = values
+            kind.__call__(self, parser, namespace, values, option_string)
+
+        return type(kind.__name__, (kind,), {"__call__": call})
 
 
 def _given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
@@ -151,7 +182,7 @@ def _run_spec(args: argparse.Namespace) -> RunSpec:
 
 def _cmd_estimate(args: argparse.Namespace) -> None:
     estimate = estimate_run(_run_spec(args))
-    _emit(args, estimate, render_estimate(estimate, closing=False))
+    _emit(args, estimate, render_estimate(estimate, closing=False, detail=args.detail))
 
 
 def _number(value: str, field: str) -> float:
@@ -160,10 +191,6 @@ def _number(value: str, field: str) -> float:
         return float(value)
     except ValueError:
         raise InputError(field, value, "a number, e.g. 1.5 or -0.2") from None
-
-
-def _optional_quantity(value: str | None, field: str) -> float | None:
-    return None if value is None else parse_quantity(value, field)
 
 
 def _cmd_decide(args: argparse.Namespace) -> None:
@@ -188,14 +215,9 @@ def _cmd_decide(args: argparse.Namespace) -> None:
 
 
 def _cmd_alternatives(args: argparse.Namespace) -> None:
-    report = suggest_alternatives(
-        _run_spec(args),
-        teacher_params=_optional_quantity(args.teacher_params, "teacher_params"),
-        predicted_gain=None if args.predicted_gain is None
-        else _number(args.predicted_gain, "predicted_gain"),
-        gain_uncertainty=None if args.gain_uncertainty is None
-        else _number(args.gain_uncertainty, "gain_uncertainty"),
-    )
+    options = AlternativesOptions(**_given(args, "teacher_params", "predicted_gain",
+                                           "gain_uncertainty"))
+    report = suggest_alternatives(_run_spec(args), **options.model_dump())
     _emit(args, report.alternatives, render_alternatives(report))
 
 
@@ -259,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
                 ) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--json", action="store_true", help="print the result as JSON")
+        p.add_argument("--detail", choices=["short", "full"], default="short",
+                       help="full: every source quoted and the breakdowns (default short)")
         p.set_defaults(func=func)
         return p
 
@@ -329,7 +353,7 @@ def _flag_names(parser: argparse.ArgumentParser, command: str) -> dict[str, str]
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     sub: argparse.ArgumentParser = subparsers.choices[command]
     return {a.dest: a.option_strings[0] for a in sub._actions
-            if a.option_strings and a.dest not in ("help", "json")}
+            if a.option_strings and a.dest not in ("help", "json", "detail")}
 
 
 def _attach_negative_values(argv: Sequence[str]) -> list[str]:
@@ -346,17 +370,63 @@ def _attach_negative_values(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0, or 2 for bad input)."""
+    """Run the CLI; returns the exit status (0, or 2 for bad input).
+
+    The reply is written only once it is known to hold finite numbers: a result with an
+    infinity or a NaN in it is reported as bad input, naming the numbers given, never printed.
+    """
+    import contextlib
+    import io
+    import re
+
     parser = build_parser()
+    reply = io.StringIO()
     try:
         args = parser.parse_args(_attach_negative_values(sys.argv[1:] if argv is None else argv))
-        args.func(args)
+        with contextlib.redirect_stdout(reply):
+            args.func(args)
     except UsageError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
     except (ComputeBudgetError, ValidationError) as exc:
-        sys.stderr.write(f"error: {describe_error(exc, _flag_names(parser, args.command))}\n")
+        flag_of = _flag_names(parser, args.command)
+        message = re.sub(  # fields named together ("layers/hidden/heads:") by their flags too
+            r"^(\w+(?:/\w+)+):",
+            lambda m: "/".join(flag_of.get(f, f) for f in m[1].split("/")) + ":",
+            describe_error(exc, flag_of, catalog_hint="`compute-budget gpus` lists the catalog"),
+            flags=re.MULTILINE)
+        sys.stderr.write(f"error: {message}\n")
         return EXIT_USAGE
+
+    text = reply.getvalue()
+    flag_of = _flag_names(parser, args.command)
+    given = {dest: value for dest, value in vars(args).items()
+             if dest in flag_of and value is not None and not isinstance(value, bool)}
+    if getattr(args, "json", False):
+        odd: list[str] = []
+        json.loads(text or "null", parse_constant=odd.append)  # Infinity, -Infinity, NaN
+        not_finite = bool(odd)
+    else:
+        words = text
+        for value in given.values():  # the user's own words may say "nan"
+            if isinstance(value, str):
+                words = words.replace(value, "")
+        not_finite = re.search(r"(?<![\w.])[−-]?(inf|nan)(?!\w)", words, re.I) is not None
+    if not_finite:
+        def is_number(value: object) -> bool:
+            try:
+                parse_quantity(value)
+            except InputError:
+                return False
+            return True
+
+        numbers = ", ".join(f"{flag_of[dest]} {value}" for dest, value in given.items()
+                            if is_number(value))
+        sys.stderr.write(f"error: {args.command}: these numbers give a result that is not a "
+                         f"finite number: {numbers or 'the defaults'}; give values nearer "
+                         "to a real run\n")
+        return EXIT_USAGE
+    sys.stdout.write(text)
     return 0
 
 

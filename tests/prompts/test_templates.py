@@ -36,7 +36,7 @@ WORKED = RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8, mfu=0.4,
 
 
 def test_estimate_template() -> None:
-    assert render_estimate(estimate_run(WORKED)) == snapshot("""\
+    assert render_estimate(estimate_run(WORKED), detail="full") == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
 | | estimate | range (MFU 0.40 – 0.26) |
@@ -54,16 +54,17 @@ def test_estimate_template() -> None:
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
+- Defaults used: precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=hf (default for this run); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 60.0 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 
-**Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is that prediction (±1σ, from small-scale runs or a scaling fit), and what baseline must it beat? With those, the verdict weighs the gain against the cost.
+**Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is it (±1σ), and what does the cheapest alternative already give? With those, the verdict weighs the gain against the cost.
 """)
 
 
 def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
     spec = RunSpec(params="47B", active_params="13B", tokens="1T", gpu="h100", gpu_count=64,
                    peak_tflops=1979)
-    assert render_estimate(estimate_run(spec), closing=False) == snapshot("""\
+    assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 47B params (13B active) × 1T tokens on 64 × H100 SXM (bf16)
 
 | | estimate | range (MFU 0.29 – 0.13) |
@@ -81,6 +82,7 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 - Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Defaults used: mfu=0.19 (calibrated prior); usd_per_gpu_hour=2.49 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 66.2 GiB of 80.0 GiB per device at ZeRO 2, TP 2 × PP 1 × DP 32, SP, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: TP communication ×1.03); shape guessed from N. The memory tool has the breakdown.
 
 **Check these:**
@@ -90,7 +92,7 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 
 def test_estimate_template_unknown_price() -> None:
     spec = RunSpec(params="1B", tokens="20B", gpu="tpu-v4", gpu_count=16)
-    assert render_estimate(estimate_run(spec), closing=False) == snapshot("""\
+    assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 1B params × 20B tokens on 16 × TPU v4 (per chip) (bf16)
 
 | | estimate | range (MFU 0.58 – 0.26) |
@@ -108,6 +110,7 @@ def test_estimate_template_unknown_price() -> None:
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 107 TFLOP/s and 17,875 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Defaults used: mfu=0.39 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 19.4 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 3 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
@@ -294,7 +297,7 @@ def test_accelerators_template() -> None:
 
 Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no source gives a figure. Prices are the newest dated observation; give your own with a price override.
 
-| --gpu | device | BF16 TFLOP/s | FP16 | FP8 | memory | bandwidth | default price |
+| name | device | BF16 TFLOP/s | FP16 | FP8 | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
 | `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $2.49/h (on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1) |
 | `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (AWS g5.xlarge on-demand us-east-1 (1 GPU + 4 vCPU), 2024) |
@@ -330,3 +333,27 @@ def test_templates_are_strict() -> None:
 )
 def test_number_formats(func, value, text) -> None:
     assert func(value) == text
+
+
+def test_estimate_template_short_by_default() -> None:
+    text = render_estimate(estimate_run(WORKED))
+    assert len(text) <= 1500  # issue 9: an estimate reply at most 1,500 characters
+    assert text == snapshot("""\
+### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
+
+| | estimate | range (MFU 0.40 – 0.26) |
+|---|---|---|
+| Compute | 4.20 × 10²¹ FLOPs | |
+| Wall time | 1,169 h (48.7 days) | 1,169 – 1,798 h (48.7 – 74.9 days) |
+| GPU-hours | 9,348 GPU-h | 9,348 – 14,382 GPU-h |
+| Cost | $14,022 | $14,022 – $21,573 |
+| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $32,359 |
+
+**Assumptions** (the full detail has every source and the breakdowns)
+- Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).
+- MFU: 0.40, given by you.
+- Price: $1.50/GPU-h, given by you.
+- Memory: fits, 60.0 GiB of 80.0 GiB at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (shape guessed from N).
+
+**Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is it (±1σ), and what does the cheapest alternative already give? With those, the verdict weighs the gain against the cost.
+""")

@@ -175,7 +175,8 @@ def test_fewer_tokens_states_its_stop_rule_in_numbers() -> None:
     # Without a gain: the rule as a share, and what to give for the number.
     (bare,) = _by_kind(suggest_alternatives(spec).alternatives, "fewer_tokens")
     assert bare.stop_if_gain_below is None
-    assert "give the predicted gain for the number" in render_alternatives(suggest_alternatives(spec))
+    reply = render_alternatives(suggest_alternatives(spec))
+    assert "give the predicted gain for the number" in reply
 
 
 def test_lora_is_priced_with_its_own_estimate_and_memory() -> None:

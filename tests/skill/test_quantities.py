@@ -1,12 +1,27 @@
 """Quantities as users type them: suffixes, separators, dollars."""
 
 import math
+import re
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from compute_budget.skill.errors import InputError, describe_error
-from compute_budget.skill.quantities import PositiveQuantity, Price, parse_quantity
+from compute_budget.skill.quantities import (
+    Count,
+    FlopCount,
+    FlopRate,
+    Gain,
+    Number,
+    ParamCount,
+    Price,
+    TflopsPerDevice,
+    TokenCount,
+    TokensPerParam,
+    Uncertainty,
+    UsdAmount,
+    parse_quantity,
+)
 
 
 @pytest.mark.parametrize(
@@ -43,7 +58,7 @@ def test_parse_quantity_rejects_and_names_the_field(text: object) -> None:
 
 
 class _Model(BaseModel):
-    params: PositiveQuantity
+    params: ParamCount
     price: Price = 1.0
 
 
@@ -64,3 +79,81 @@ def test_schema_accepts_strings_and_numbers() -> None:
     schema = _Model.model_json_schema()["properties"]["params"]
     types = {option.get("type") for option in schema["anyOf"]}
     assert types == {"number", "string"}
+
+
+# --- bounds that keep every derived number finite (issue 9, item 5) ---------------------------
+
+BOUNDED = [
+    pytest.param(ParamCount, 1, 1e18, id="ParamCount"),
+    pytest.param(TokenCount, 1, 1e17, id="TokenCount"),
+    pytest.param(Price, 1e-4, 1000, id="Price"),
+    pytest.param(FlopCount, 1e7, 1e35, id="FlopCount"),
+    pytest.param(FlopRate, 1e6, 1e25, id="FlopRate"),
+    pytest.param(UsdAmount, 0.01, 1e12, id="UsdAmount"),
+    pytest.param(TflopsPerDevice, 1e-3, 1e6, id="TflopsPerDevice"),
+    pytest.param(TokensPerParam, 0.1, 1e6, id="TokensPerParam"),
+]
+
+
+@pytest.mark.parametrize(("kind", "low", "high"), BOUNDED)
+def test_quantities_accept_their_bounds_and_refuse_beyond(
+    kind: object, low: float, high: float
+) -> None:
+    adapter: TypeAdapter[float] = TypeAdapter(kind)
+    assert adapter.validate_python(low) == low
+    assert adapter.validate_python(high) == high
+    assert adapter.validate_python(str(high)) == high
+    for beyond in (low * 0.999, high * 1.001, 5e-324, 1e308, -low):
+        with pytest.raises(ValidationError,
+                           match=re.escape(f"must be a number from {low:g} to {high:g}")):
+            adapter.validate_python(beyond)
+
+
+@pytest.mark.parametrize(("kind", "low", "high"), BOUNDED)
+def test_quantity_schemas_state_their_bounds(kind: object, low: float, high: float) -> None:
+    schema = TypeAdapter(kind).json_schema()
+    (number,) = [option for option in schema["anyOf"] if option["type"] == "number"]
+    assert (number["minimum"], number["maximum"]) == (low, high)
+
+
+@pytest.mark.parametrize("kind", [*(p.values[0] for p in BOUNDED), Count, Number, Gain,
+                                  Uncertainty])
+@pytest.mark.parametrize("value", [True, False])
+def test_booleans_are_not_numbers(kind: object, value: bool) -> None:
+    with pytest.raises(ValidationError, match="must be a number, not true or false"):
+        TypeAdapter(kind).validate_python(value)
+
+
+def test_counts_take_whole_numbers_and_their_text() -> None:
+    adapter: TypeAdapter[int] = TypeAdapter(Count)
+    assert adapter.validate_python("8") == 8
+    assert adapter.validate_python(8.0) == 8
+    with pytest.raises(ValidationError):
+        adapter.validate_python(8.5)
+
+
+@pytest.mark.parametrize("value", [0.0, 1e-12, -1e-12, 0.5, -3, 1e12, -1e12, "2.5"])
+def test_gains_between_a_resolution_and_a_limit(value: object) -> None:
+    assert TypeAdapter(Gain).validate_python(value) == float(value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kind", "value", "message"), [
+    (Gain, 5e-13, "must be 0 or at least 1e-12 in magnitude"),
+    (Gain, -1e-300, "must be 0 or at least 1e-12 in magnitude"),
+    (Gain, 1.001e12, "must be a number from -1e+12 to 1e+12"),
+    (Gain, -1e308, "must be a number from -1e+12 to 1e+12"),
+    (Gain, math.nan, "must be a number from -1e+12 to 1e+12"),
+    (Uncertainty, -1.0, "must be a number from 0 to 1e+12"),
+    (Uncertainty, 5e-324, "must be 0 or at least 1e-12 in magnitude"),
+    (Uncertainty, math.inf, "must be a number from 0 to 1e+12"),
+])
+def test_gains_refused_say_what_is_allowed(kind: object, value: float, message: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        TypeAdapter(kind).validate_python(value)
+
+
+def test_gain_schemas_state_their_bounds() -> None:
+    assert TypeAdapter(Gain).json_schema() == {
+        "type": "number", "minimum": -1e12, "maximum": 1e12}
+    assert TypeAdapter(Uncertainty).json_schema() == {
+        "type": "number", "minimum": 0.0, "maximum": 1e12}

@@ -17,8 +17,7 @@ def _text(result: Any) -> str:
 
 async def test_layout_knobs_are_optional_with_no_default_in_every_schema(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    for name in ("estimate_run_cost", "estimate_memory", "render_verdict",
-                 "suggest_alternatives"):
+    for name in ("estimate_run_cost", "estimate_memory"):
         schema = tools[name].input_schema
         for knob in LAYOUT_KNOBS:
             prop = schema["properties"][knob]
@@ -26,6 +25,9 @@ async def test_layout_knobs_are_optional_with_no_default_in_every_schema(client:
             assert knob not in schema.get("required", [])
         for new in ("lora_rank", "lora_targets", "weights_bits", "stack"):
             assert new in schema["properties"], (name, new)
+    # the verdict and the alternatives take the same run arguments (described once)
+    for name in ("render_verdict", "suggest_alternatives"):
+        assert tools[name].input_schema["additionalProperties"] is True
     assert "tokens" not in tools["estimate_memory"].input_schema["properties"]
 
 

@@ -145,7 +145,7 @@ def test_inspector_lists_tools() -> None:
 def test_inspector_calls_each_tool(name: str) -> None:
     arguments, model = VALID_CALLS[name]
     code, data = _inspector("--method", "tools/call", "--tool-name", name,
-                            *_tool_args(arguments))
+                            *_tool_args({**arguments, "detail": "full"}))
     assert code == 0, data
     assert not data.get("isError")
     model.model_validate(data["structuredContent"])

@@ -30,9 +30,11 @@ __all__ = [
 ]
 
 
-def render_estimate(estimate: RunEstimate, *, closing: bool = True) -> str:
-    """The estimate table with its assumptions; ``closing`` adds the step-3 question."""
-    return render("estimate", estimate=estimate, closing=closing)
+def render_estimate(estimate: RunEstimate, *, closing: bool = True,
+                    detail: str | None = None) -> str:
+    """The estimate table with its assumptions, one line each (``detail="full"``: every
+    source quoted and the breakdowns); ``closing`` adds the step-3 question."""
+    return render("estimate", estimate=estimate, closing=closing, detail=detail or "short")
 
 
 def render_memory(memory: MemoryEstimate) -> str:

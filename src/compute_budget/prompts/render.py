@@ -8,6 +8,7 @@ the same everywhere.
 from __future__ import annotations
 
 import math
+import re
 from functools import cache
 from typing import Any
 
@@ -27,80 +28,128 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 UNKNOWN = "unknown"
 
 
+LARGE = 1e15
+"""From this magnitude on, numbers are written in powers of ten (no 16-digit integers)."""
+
+
+def _minus(text: str) -> str:
+    """A leading minus sign as the typographic one (U+2212); none on a number that rounded
+    to zero (``-0.00`` → ``0.00``)."""
+    if not text.startswith("-"):
+        return text
+    digits = re.match(r"[\d.,]*", text[1:])
+    if digits is not None and not re.search(r"[1-9]", digits.group()):
+        return text[1:]
+    return "−" + text[1:]
+
+
+def _odd(value: float) -> str | None:
+    """Infinity and NaN as Python writes them (``inf``, ``−inf``, ``nan``): a reply checker
+    can find them, and formatting never raises on them."""
+    return None if math.isfinite(value) else _minus(str(value))
+
+
+def _scientific(value: float, digits: int = 3) -> str:
+    """``1.23e15``, ``−4.50e-07``: ``digits`` significant digits, no ``+`` in the exponent."""
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    return f"{_minus(mantissa)}e{exponent.lstrip('+')}"
+
+
 def fmt_flops(value: float | None) -> str:
     """``4.2e21`` → ``'4.20 × 10²¹'``."""
     if value is None:
         return UNKNOWN
+    if (odd := _odd(value)) is not None:
+        return odd
     if value == 0:
         return "0"
-    exponent = math.floor(math.log10(abs(value)))
-    mantissa = value / 10**exponent
-    if round(mantissa, 2) >= 10:
-        mantissa /= 10
-        exponent += 1
-    return f"{mantissa:.2f} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+    # The decimal exponent from Python's own formatting: exact, with no 10**k to under- or
+    # overflow, and 9.999e20 rounds to 1.00e21.
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{_minus(mantissa)} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def fmt_count(value: float | None) -> str:
-    """A count with a decimal suffix: ``7e9`` → ``'7B'``, ``1.5e12`` → ``'1.5T'``."""
+    """A count with a decimal suffix: ``7e9`` → ``'7B'``, ``1.5e12`` → ``'1.5T'``; from 10¹⁸
+    and below 10⁻³ in powers of ten."""
     if value is None:
         return UNKNOWN
+    if (odd := _odd(value)) is not None:
+        return odd
+    rounded = float(f"{value:.3g}") + 0.0  # 999.99 → 1000 → '1K'; −0 → 0
+    if abs(rounded) >= 1e18 or 0 < abs(rounded) < 1e-3:
+        return _scientific(value)
     for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(value) >= scale:
-            scaled = value / scale
-            text = f"{scaled:.3g}" if scaled < 1000 else f"{scaled:,.0f}"
-            return f"{text}{suffix}"
-    return f"{value:.3g}"
+        if abs(rounded) >= scale:
+            scaled = rounded / scale
+            text = f"{scaled:.3g}" if abs(scaled) < 1000 else f"{scaled:,.0f}"
+            return f"{_minus(text)}{suffix}"
+    return _minus(f"{rounded:.3g}")
 
 
 def fmt_num(value: float | None, digits: int = 3) -> str:
     """A plain number with thousands separators and about ``digits`` significant digits."""
     if value is None:
         return UNKNOWN
+    if (odd := _odd(value)) is not None:
+        return odd
     if value == 0:
         return "0"
-    magnitude = math.floor(math.log10(abs(value)))
+    magnitude = int(f"{value:e}".split("e")[1])
     if magnitude >= 15 or magnitude < -3:
-        return f"{value:.{digits - 1}e}".replace("e+", "e")
+        return _scientific(value, digits)
     if float(value).is_integer():
-        return f"{value:,.0f}".replace("-", "−")
+        return _minus(f"{value:,.0f}")
     decimals = max(0, digits - 1 - magnitude)
-    return f"{value:,.{decimals}f}".replace("-", "−")
+    return _minus(f"{value:,.{decimals}f}")
 
 
 def fmt_plain(value: float | None) -> str:
     """A user's own number as they would write it: up to 4 significant digits, no padding."""
     if value is None:
         return UNKNOWN
-    return f"{value:.4g}".replace("-", "−")
+    return _minus(f"{value + 0.0:.4g}")
 
 
 def fmt_usd(value: float | None) -> str:
     """US dollars: ``14022.4`` → ``'$14,022'``; cents below $100; ``None`` → ``'unknown'``;
-    a negative amount with a leading minus sign (``'−$2,650,000'``)."""
+    a negative amount with a leading minus sign (``'−$2,650,000'``); from $10¹⁵ in powers of
+    ten (``'$1.23e15'``)."""
     if value is None:
         return UNKNOWN
+    if (odd := _odd(value)) is not None:
+        return odd
+    value += 0.0  # −0 → 0
+    if 0 < abs(value) < 0.005:
+        return "< $0.01" if value > 0 else "> −$0.01"
     if value < 0:
         return "−" + fmt_usd(-value)
-    if 0 < abs(value) < 0.005:
-        return "< $0.01"
-    if abs(value) < 100:
+    if value < 100:
         return f"${value:,.2f}"
+    if value >= LARGE:
+        return "$" + _scientific(value)
     return f"${value:,.0f}"
 
 
 def fmt_bytes(value: float | None) -> str:
-    """Bytes in GiB (2³⁰ bytes) with two decimals below 10 GiB."""
+    """Bytes in GiB (2³⁰ bytes) with two decimals below 10 GiB; from 10¹⁵ GiB in powers of
+    ten."""
     if value is None:
         return UNKNOWN
-    gib = value / 2**30
-    return f"{gib:,.2f} GiB" if abs(gib) < 10 else f"{gib:,.1f} GiB"
+    if (odd := _odd(value)) is not None:
+        return odd
+    gib = value / 2**30 + 0.0  # −0 → 0
+    if abs(gib) >= LARGE:
+        return f"{_scientific(gib)} GiB"
+    return _minus(f"{gib:,.2f} GiB" if abs(gib) < 10 else f"{gib:,.1f} GiB")
 
 
 def fmt_prob(value: float | None) -> str:
     """A probability as a percentage that never rounds to a false certainty: ``'> 99%'``."""
     if value is None:
         return UNKNOWN
+    if (odd := _odd(value)) is not None:
+        return odd
     if value > 0.995:
         return "> 99%"
     if value < 0.005:
@@ -109,12 +158,21 @@ def fmt_prob(value: float | None) -> str:
 
 
 def fmt_pct(value: float | None) -> str:
-    """A fraction as a percentage: ``0.25`` → ``'25%'``."""
+    """A fraction as a percentage: ``0.25`` → ``'25%'``; ``'< 0.01%'`` for a tiny share;
+    from 10¹³ (10¹⁵%) in powers of ten."""
     if value is None:
         return UNKNOWN
+    if (odd := _odd(value)) is not None:
+        return odd
+    value += 0.0  # −0 → 0
+    if 0 < abs(value) < 0.5e-4:
+        return "< 0.01%" if value > 0 else "> −0.01%"
+    if abs(value) >= LARGE / 100:
+        mantissa, exponent = _scientific(value).split("e")
+        return f"{mantissa}e{int(exponent) + 2}%"  # × 100 on the exponent: never overflows
     if 0 < abs(value) < 0.01:
-        return f"{value * 100:.2f}%"
-    return f"{value * 100:.0f}%"
+        return _minus(f"{value * 100:.2f}%")
+    return _minus(f"{value * 100:.0f}%")
 
 
 @cache

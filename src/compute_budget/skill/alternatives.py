@@ -60,7 +60,7 @@ from .estimate import Feasibility, RunEstimate, estimate_run
 from .families import known_preset, larger_in_family, smaller_in_family
 from .layout import LORA_RANK_SUGGESTED
 from .model_spec import counts_of
-from .quantities import ParamCount, check_positive
+from .quantities import Gain, Number, ParamCount, Uncertainty, check_positive
 from .run_kind import RunKind, starts_from_a_model
 from .run_spec import RunSpec
 
@@ -233,24 +233,24 @@ class AlternativesOptions(BaseModel):
         description="Parameters of an existing larger model to distil from (pre-training "
                     "only). Default: the next larger model of the same family, if any.",
     )
-    distill_token_fraction: float = Field(
-        default=DISTILL_TOKEN_FRACTION, gt=0, le=1,
+    distill_token_fraction: Number = Field(
+        default=DISTILL_TOKEN_FRACTION, ge=1e-4, le=1,
         description="Share of the original tokens a distillation run trains on, in (0, 1].",
     )
-    shorter_run_fraction: float = Field(
-        default=SHORTER_RUN_FRACTION, gt=0, le=1,
+    shorter_run_fraction: Number = Field(
+        default=SHORTER_RUN_FRACTION, ge=1e-4, le=1,
         description="Share of the original tokens the shorter (or fewer-tokens) run trains on "
                     "first, in (0, 1].",
     )
-    predicted_gain: float | None = Field(
-        default=None, allow_inf_nan=False,
+    predicted_gain: Gain | None = Field(
+        default=None,
         description="Optional: predicted improvement from the run, in the user's own metric "
                     "(accuracy points, loss reduction, win rate …); higher is better. Sets the "
                     "stop rule of a fewer-tokens run and, with gain_uncertainty, the seeds an "
                     "ablation needs.",
     )
-    gain_uncertainty: float | None = Field(
-        default=None, ge=0, allow_inf_nan=False,
+    gain_uncertainty: Uncertainty | None = Field(
+        default=None,
         description="Optional: 1σ uncertainty of the predicted gain, same units, ≥ 0 (from "
                     "the spread of seeds or small-scale runs, or a scaling-fit interval).",
     )

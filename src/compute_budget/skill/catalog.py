@@ -70,7 +70,7 @@ class Accelerator(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    key: str = Field(description="Short name accepted by --gpu, e.g. 'h100-sxm'.")
+    key: str = Field(description="Short name accepted as the GPU name, e.g. 'h100-sxm'.")
     name: str = Field(description="Full name, e.g. 'H100 SXM'.")
     vendor: str
     generation: str = Field(description="Architecture generation, e.g. 'ampere', 'hopper'.")

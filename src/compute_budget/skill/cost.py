@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError
 from .lesson import FLOPS_PER_PARAM_PER_TOKEN
-from .quantities import check_positive
+from .quantities import NotBool, check_positive
 
 __all__ = [
     "DEFAULT_FAILURE_BUDGET",
@@ -38,14 +38,16 @@ HOURS_PER_DAY = 24.0
 
 Mfu = Annotated[
     float,
-    Field(gt=0, le=1, allow_inf_nan=False,
-          description="Model FLOPs utilisation as a fraction of the dense peak, in (0, 1]."),
+    Field(ge=1e-4, le=1, allow_inf_nan=False,
+          description="Model FLOPs utilisation as a fraction of the dense peak, in [0.0001, 1]."),
+    NotBool,
 ]
 FailureBudget = Annotated[
     float,
     Field(ge=1, le=10, allow_inf_nan=False,
           description="Multiplier on nominal cost for failures and re-runs, in [1, 10]; 1.5 "
                       "(one partial re-run) by default."),
+    NotBool,
 ]
 
 

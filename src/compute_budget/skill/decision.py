@@ -10,7 +10,7 @@ Every sentence a user reads is in the verdict template, keyed by these codes.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,7 +27,7 @@ from .findings import (
 )
 from .gain import GainNote, read_gain
 from .kill_criteria import KillCriterion, kill_criteria
-from .quantities import UsdAmount
+from .quantities import Gain, Uncertainty, UsdAmount
 from .run_kind import DEFAULT_RUN_KIND, RunKind, starts_from_a_model
 
 __all__ = [
@@ -61,33 +61,30 @@ class _Costed(Protocol):
     def gpu_hours(self) -> float: ...
 
 
-FiniteNumber = Annotated[float, Field(allow_inf_nan=False)]
-
-
 class DecisionInputs(BaseModel):
     """What the verdict weighs the cost against (step 3): the gain, its noise, the baseline."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    predicted_gain: FiniteNumber | None = Field(
+    predicted_gain: Gain | None = Field(
         default=None,
         description="Predicted improvement from the run (a delta), in the user's metric, "
                     "higher is better (a loss reduction as a positive number). Or give "
                     "metric_now and metric_expected.",
     )
-    gain_uncertainty: FiniteNumber | None = Field(
-        default=None, ge=0,
+    gain_uncertainty: Uncertainty | None = Field(
+        default=None,
         description="1σ uncertainty of the gain, same units, ≥ 0 (spread of seeds or "
                     "small-scale runs, or a scaling-fit interval).",
     )
-    baseline_to_beat: FiniteNumber = Field(
+    baseline_to_beat: Gain = Field(
         default=0.0,
         description="Gain the cheapest alternative already gives (more prompting, a smaller "
                     "run), same units; 0 when only noise must be beaten.",
     )
-    metric_now: FiniteNumber | None = Field(
+    metric_now: Gain | None = Field(
         default=None, description="Instead of a delta: the metric today (e.g. 55.0).")
-    metric_expected: FiniteNumber | None = Field(
+    metric_expected: Gain | None = Field(
         default=None, description="Instead of a delta: the metric expected after the run.")
     higher_is_better: bool = Field(
         default=True, description="False for a loss or a perplexity (with the metric pair).")

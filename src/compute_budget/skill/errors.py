@@ -64,7 +64,7 @@ class UnknownAcceleratorError(InputError):
         super().__init__(
             field,
             value,
-            f"unknown accelerator ({hint}); `compute-budget gpus` lists the catalog",
+            f"unknown accelerator ({hint})",
         )
 
 
@@ -96,7 +96,14 @@ def _clean_message(msg: str) -> str:
     return msg
 
 
-def describe_validation_error(exc: ValidationError) -> str:
+def _hinted(error: BaseException, catalog_hint: str | None) -> str:
+    text = str(error)
+    if catalog_hint and isinstance(error, UnknownAcceleratorError):
+        text += f"; {catalog_hint}"
+    return text
+
+
+def describe_validation_error(exc: ValidationError, catalog_hint: str | None = None) -> str:
     """Turn a pydantic ``ValidationError`` into lines that name field, value and what is allowed."""
     lines: list[str] = []
     for err in exc.errors(include_url=False):
@@ -105,7 +112,7 @@ def describe_validation_error(exc: ValidationError) -> str:
         kind = err.get("type", "")
         original = (err.get("ctx") or {}).get("error")
         if isinstance(original, InputError):
-            lines.append(str(original))
+            lines.append(_hinted(original, catalog_hint))
         elif kind == "missing":
             lines.append(f"{loc}: required but missing")
         elif kind == "extra_forbidden":
@@ -129,9 +136,14 @@ def _rename(text: str, aliases: dict[str, str]) -> str:
     return text
 
 
-def describe_error(exc: BaseException, aliases: dict[str, str] | None = None) -> str:
-    """A user-facing message for any error compute-budget expects to see from bad input."""
-    text = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+def describe_error(exc: BaseException, aliases: dict[str, str] | None = None,
+                   catalog_hint: str | None = None) -> str:
+    """A user-facing message for any error compute-budget expects to see from bad input.
+
+    ``aliases`` renames fields as the caller knows them (CLI flags); ``catalog_hint`` is added
+    to an unknown accelerator: where the caller lists the catalog (a tool or a subcommand)."""
+    text = (describe_validation_error(exc, catalog_hint) if isinstance(exc, ValidationError)
+            else _hinted(exc, catalog_hint))
     if aliases:
         text = "\n".join(_rename(line, aliases) for line in text.splitlines())
     return text

@@ -76,7 +76,9 @@ class RunEstimate(CostEstimate):
     architecture_name: str | None = Field(description="Model name from the config or preset.")
     architecture_source: str | None = Field(description="Where the architecture comes from.")
     defaults_used: tuple[str, ...] = Field(
-        description="Config fields that were absent and took a documented default."
+        description="Every default the estimate relied on: the inputs it filled in itself "
+                    "(name=value (source)) and the config fields that took a documented "
+                    "default."
     )
     seq_len: int = Field(description="Training sequence length in tokens.")
     seq_len_inferred: bool = Field(description="True when the sequence length is the default.")
@@ -190,6 +192,32 @@ def _family_warnings(spec: RunSpec) -> list[EstimateWarning]:
     if spec.family == "moe" and spec.architecture is None and spec.active_params is None:
         return [EstimateWarning(code="moe_without_active_params")]
     return []
+
+
+def _run_defaults(spec: RunSpec, mfu: float, price_source: str | None, price: float | None,
+                  seq_len: int) -> tuple[str, ...]:
+    """``name=value (where from)`` for every input the estimate filled in itself."""
+    out = []
+    if spec.mfu is None and spec.achieved_tflops is None:
+        out.append(f"mfu={mfu:.3g} (calibrated prior)")
+    if spec.usd_per_gpu_hour is None:
+        out.append(f"usd_per_gpu_hour={price:g} (catalog)" if price_source == "catalog"
+                   else "usd_per_gpu_hour=unknown (no catalog price)")
+    if spec.precision is None:
+        out.append(f"precision={spec.resolved_precision} (device default)")
+    if spec.seq_len is None:
+        out.append(f"seq_len={seq_len} (default)")
+    if "failure_budget" not in spec.model_fields_set:
+        out.append(f"failure_budget={spec.failure_budget:g} (default)")
+    if spec.kind is None:
+        out.append(f"kind={spec.resolved_kind} (default)")
+    if spec.stack is None:
+        out.append(f"stack={spec.resolved_stack} (default for this run)")
+    open_knobs = [k for k in ("zero", "tp", "pp", "recompute", "offload")
+                  if getattr(spec, k) is None]
+    if open_knobs:
+        out.append(f"{'/'.join(open_knobs)}=searched (memory check)")
+    return tuple(out)
 
 
 def _range(low_mfu_value: float, high_mfu_value: float) -> Range:
@@ -307,7 +335,8 @@ def estimate_run(
         param_breakdown=counts,
         architecture_name=arch.name if arch is not None else None,
         architecture_source=arch.source if arch is not None else None,
-        defaults_used=arch.defaults_used if arch is not None else (),
+        defaults_used=(*_run_defaults(spec, mfu, price_source, price, seq_len),
+                       *(arch.defaults_used if arch is not None else ())),
         seq_len=seq_len,
         seq_len_inferred=spec.seq_len is None,
         recompute=recompute,

@@ -22,7 +22,7 @@ from .errors import ConfigError, InputError
 from .lora import LoraTargets, WeightsBits, decoder_linear_weights, lora_params
 from .model_source import ModelSource, check_seq_len, default_seq_len
 from .optimizers import resolve_optimizer
-from .quantities import ParamCount
+from .quantities import Count, OptionalCount, ParamCount
 from .shape import ModelShape, guess_shape, shape_from_architecture, shape_given
 
 __all__ = ["LAYOUT_KNOBS", "ModelAndLayout", "ResolvedModel", "counts_of"]
@@ -81,7 +81,7 @@ class ModelAndLayout(ModelSource):
                     "Frozen weights skip their weight gradients and hold no optimizer state. "
                     "For LoRA give lora_rank instead.",
     )
-    lora_rank: int | None = Field(
+    lora_rank: OptionalCount = Field(
         default=None, ge=1, le=65536,
         description="LoRA rank r: the frozen base gets r·(d_in + d_out) trainable parameters "
                     "per adapted linear layer (counted from the architecture or guessed shape).",
@@ -96,39 +96,39 @@ class ModelAndLayout(ModelSource):
         description="Storage of the frozen base weights: 16 (default), 8 (LLM.int8) or 4 "
                     "(QLoRA's NF4); needs a frozen base (lora_rank or trainable_params).",
     )
-    layers: int | None = Field(default=None, ge=1, le=100_000,
+    layers: OptionalCount = Field(default=None, ge=1, le=100_000,
                                description="Decoder layers, with hidden and heads (optional).")
-    hidden: int | None = Field(default=None, ge=1, le=10_000_000,
+    hidden: OptionalCount = Field(default=None, ge=1, le=10_000_000,
                                description="Hidden size, with layers and heads (optional).")
-    heads: int | None = Field(default=None, ge=1, le=100_000,
+    heads: OptionalCount = Field(default=None, ge=1, le=100_000,
                               description="Attention heads, with layers and hidden (optional).")
     gpu: AcceleratorKey | None = Field(
         default=None, description="Accelerator name from the catalog, e.g. 'h100', 'a100-80gb'."
     )
-    gpu_count: int = Field(ge=1, le=10_000_000, description="Number of devices, at least 1.")
-    seq_len: int | None = Field(
+    gpu_count: Count = Field(ge=1, le=10_000_000, description="Number of devices, at least 1.")
+    seq_len: OptionalCount = Field(
         default=None, ge=1, le=10_000_000,
         description="Training sequence length in tokens (default 4096, or a smaller learned "
                     "position table).",
     )
-    micro_batch: int | None = Field(
+    micro_batch: OptionalCount = Field(
         default=None, ge=1, le=1_000_000,
         description="Micro-batch size in sequences per device (default 1).",
     )
-    zero: int | None = Field(
+    zero: OptionalCount = Field(
         default=None, ge=0, le=3,
         description="ZeRO stage 0–3 over the data-parallel degree (1: optimizer state; 2: + "
                     "gradients; 3: + weights). Default: searched.",
     )
-    tp: int | None = Field(default=None, ge=1, le=1024,
+    tp: OptionalCount = Field(default=None, ge=1, le=1024,
                            description="Tensor-parallel degree. Default: searched (1–8).")
-    pp: int | None = Field(default=None, ge=1, le=1024,
+    pp: OptionalCount = Field(default=None, ge=1, le=1024,
                            description="Pipeline-parallel degree. Default: searched.")
     sp: bool | None = Field(
         default=None,
         description="Sequence parallelism (needs tp > 1). Default: on whenever tp > 1.",
     )
-    ep: int | None = Field(
+    ep: OptionalCount = Field(
         default=None, ge=1, le=65536,
         description="Expert-parallel degree for MoE: shards the routed experts' weights, "
                     "gradients and optimizer state (default 1).",

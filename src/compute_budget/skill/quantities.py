@@ -3,6 +3,10 @@
 Suffixes are decimal, as parameter and token counts are always quoted: K = 10³, M = 10⁶,
 B (or G) = 10⁹, T = 10¹², P = 10¹⁵. Thousands separators (``7,000,000`` or ``7_000_000``) and a
 leading ``$`` (for prices) are accepted.
+
+Every number has bounds, wide enough for any real run and narrow enough that no number derived
+from them (FLOPs, wall time, dollars, ratios of gains) overflows, underflows to zero or becomes
+NaN; ``true`` and ``false`` are refused where a number is meant (pydantic would read 1 and 0).
 """
 
 from __future__ import annotations
@@ -17,17 +21,27 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from .errors import InputError
 
 __all__ = [
+    "GAIN_LIMIT",
+    "GAIN_RESOLUTION",
     "SUFFIXES",
+    "Count",
     "FlopCount",
+    "FlopRate",
+    "Gain",
+    "NotBool",
+    "Number",
+    "OptionalCount",
     "ParamCount",
-    "PositiveQuantity",
     "Price",
     "TflopsPerDevice",
     "TokenCount",
+    "TokensPerParam",
+    "Uncertainty",
     "UsdAmount",
     "bounded_quantity",
     "check_positive",
     "parse_quantity",
+    "reject_bool",
 ]
 
 SUFFIXES: dict[str, float] = {
@@ -85,6 +99,19 @@ def check_positive(value: float, field: str) -> float:
 
 
 MONEY_FORMS = "an amount in US dollars such as 400000, 4e5, '$400k' or '400,000'"
+NOT_A_SWITCH = "must be a number, not true or false"
+
+
+def reject_bool(value: object) -> object:
+    """Refuse ``true``/``false`` where a number is meant (pydantic's lax mode reads them as 1
+    and 0); pass every other value on."""
+    if isinstance(value, bool):
+        raise ValueError(NOT_A_SWITCH)
+    return value
+
+
+NotBool = BeforeValidator(reject_bool)
+"""Put it last in an ``Annotated[...]`` after the bounds, so that the JSON schema keeps them."""
 
 
 def _parser(allowed: str | None) -> Callable[[object], object]:
@@ -92,6 +119,7 @@ def _parser(allowed: str | None) -> Callable[[object], object]:
         # Inside a pydantic model the field name is added by pydantic itself (the error's
         # location), so only the string forms are translated here; numbers pass through to the
         # range check.
+        reject_bool(value)
         if isinstance(value, str):
             try:
                 return parse_quantity(value)
@@ -105,60 +133,111 @@ def _parser(allowed: str | None) -> Callable[[object], object]:
 _STRING_FORM = r"^\s*\$?\s*[+-]?(\d[\d,_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*[KkMmBbGgTtPp]?\s*$"
 
 
-def _accepts(maximum: float) -> Any:
-    """What the JSON schema advertises: a number in (0, maximum], or a string like '7B'."""
-    return Annotated[float, Field(gt=0, le=maximum)] | Annotated[str, Field(pattern=_STRING_FORM)]
+def _accepts(minimum: float, maximum: float) -> Any:
+    """What the JSON schema advertises: a number in [minimum, maximum], or a string like '7B'."""
+    return (Annotated[float, Field(ge=minimum, le=maximum)]
+            | Annotated[str, Field(pattern=_STRING_FORM)])
 
 
-def _in_range(maximum: float) -> Callable[[float], float]:
+def _in_range(minimum: float, maximum: float) -> Callable[[float], float]:
     def check(value: float) -> float:
-        if not math.isfinite(value) or value <= 0 or value > maximum:
-            if math.isinf(maximum):
-                raise ValueError("must be a positive finite number")
-            raise ValueError(f"must be a number > 0 and ≤ {maximum:g}")
+        if not (math.isfinite(value) and minimum <= value <= maximum):
+            raise ValueError(f"must be a number from {minimum:g} to {maximum:g}")
         return value
 
     return check
 
 
-def _quantity(maximum: float,
+def _quantity(minimum: float, maximum: float,
               allowed: str | None = None) -> tuple[BeforeValidator, AfterValidator]:
-    return (BeforeValidator(_parser(allowed), json_schema_input_type=_accepts(maximum)),
-            AfterValidator(_in_range(maximum)))
+    return (BeforeValidator(_parser(allowed), json_schema_input_type=_accepts(minimum, maximum)),
+            AfterValidator(_in_range(minimum, maximum)))
 
 
-_ANY = _quantity(math.inf)
-_COUNT = _quantity(1e15)
-_TOKENS = _quantity(1e17)
-_PRICE = _quantity(1000, MONEY_FORMS.replace("400000, 4e5, '$400k' or '400,000'",
-                                              "2.1 or '$2.10'"))
-_FLOPS = _quantity(1e35)
-_USD = _quantity(1e12, MONEY_FORMS)
-_TFLOPS = _quantity(1e6)
+# The bounds keep every derived number finite: 6·N·T ≤ 6·10³⁵ FLOPs, wall time at the slowest
+# device (10⁻³ TFLOP/s at MFU 10⁻⁴) and dollars at $1000/h stay far below 10³⁰⁸. The budget split
+# checks its own sizes as parameter counts: C ≤ 10³⁵ FLOPs (or $10¹² at $10⁻⁴/h on the fastest
+# device) gives sizes √(C/6r) up to 10¹⁸ with r ≥ 0.1, and C ≥ 10⁷ FLOPs (or $0.01 at $1000/h)
+# keeps them ≥ 1 with r ≤ 10⁶.
+_RATIO = _quantity(0.1, 1e6)
+_COUNT = _quantity(1, 1e18)
+_TOKENS = _quantity(1, 1e17)
+_PRICE = _quantity(1e-4, 1000, MONEY_FORMS.replace("400000, 4e5, '$400k' or '400,000'",
+                                                    "2.1 or '$2.10'"))
+_FLOPS = _quantity(1e7, 1e35)
+_FLOP_RATE = _quantity(1e6, 1e25)
+_USD = _quantity(0.01, 1e12, MONEY_FORMS)
+_TFLOPS = _quantity(1e-3, 1e6)
 
-PositiveQuantity = Annotated[float, _ANY[0], _ANY[1]]
-"""A finite number above zero; accepts ``7e9`` and ``"7B"``, ``"1.5T"``, ``"350M"``."""
+TokensPerParam = Annotated[float, _RATIO[0], _RATIO[1]]
+"""Tokens per parameter in [0.1, 10⁶]; accepts ``20`` and ``"20"``."""
 
 ParamCount = Annotated[float, _COUNT[0], _COUNT[1]]
-"""A parameter count in (0, 10¹⁵]; accepts ``7e9`` and ``"7B"``."""
+"""A parameter count in [1, 10¹⁸]; accepts ``7e9`` and ``"7B"``."""
 
 TokenCount = Annotated[float, _TOKENS[0], _TOKENS[1]]
-"""A token count in (0, 10¹⁷]; accepts ``1e11`` and ``"100B"``, ``"1.5T"``."""
+"""A token count in [1, 10¹⁷]; accepts ``1e11`` and ``"100B"``, ``"1.5T"``."""
 
 Price = Annotated[float, _PRICE[0], _PRICE[1]]
-"""US dollars per device-hour in (0, 1000]; accepts ``2.1`` and ``"$2.10"``."""
-
+"""US dollars per device-hour in [10⁻⁴, 1000]; accepts ``2.1`` and ``"$2.10"``."""
 
 FlopCount = Annotated[float, _FLOPS[0], _FLOPS[1]]
-"""A number of FLOPs in (0, 10³⁵]; accepts ``6e14`` and ``"1e24"``."""
+"""A number of FLOPs in [10⁷, 10³⁵]; accepts ``6e14`` and ``"1e24"``."""
+
+FlopRate = Annotated[float, _FLOP_RATE[0], _FLOP_RATE[1]]
+"""FLOP/s of a whole machine in [10⁶, 10²⁵]; accepts ``1e12`` and ``"1T"``."""
 
 UsdAmount = Annotated[float, _USD[0], _USD[1]]
-"""US dollars in (0, 10¹²]; accepts ``50000``, ``"50K"`` and ``"$50,000"``."""
+"""US dollars in [0.01, 10¹²]; accepts ``50000``, ``"50K"`` and ``"$50,000"``."""
 
 TflopsPerDevice = Annotated[float, _TFLOPS[0], _TFLOPS[1]]
-"""TFLOP/s per device in (0, 10⁶]."""
+"""TFLOP/s per device in [10⁻³, 10⁶]."""
 
 
-def bounded_quantity(maximum: float) -> tuple[BeforeValidator, AfterValidator]:
-    """Validators for a positive quantity up to ``maximum``: use as ``Annotated[float, *v]``."""
-    return _quantity(maximum)
+def bounded_quantity(minimum: float,
+                     maximum: float) -> tuple[BeforeValidator, AfterValidator]:
+    """Validators for a quantity in [minimum, maximum]: use as ``Annotated[float, *v]``."""
+    return _quantity(minimum, maximum)
+
+
+# --- plain numbers: no suffixes, no booleans ---------------------------------------------
+
+GAIN_LIMIT = 1e12
+"""Largest magnitude of a gain, a baseline, a metric or an uncertainty, in the user's units."""
+GAIN_RESOLUTION = 1e-12
+"""Smallest non-zero magnitude of those: below it a ratio such as gain ÷ σ leaves the floats."""
+
+
+def _gain_range(minimum: float) -> Callable[[float], float]:
+    def check(value: float) -> float:
+        if not (math.isfinite(value) and minimum <= value <= GAIN_LIMIT):
+            raise ValueError(f"must be a number from {minimum:g} to {GAIN_LIMIT:g}")
+        if value != 0 and abs(value) < GAIN_RESOLUTION:
+            raise ValueError(f"must be 0 or at least {GAIN_RESOLUTION:g} in magnitude")
+        return value
+
+    return check
+
+
+def _plain(minimum: float) -> tuple[BeforeValidator, Any, AfterValidator]:
+    return (NotBool, Field(json_schema_extra={"minimum": minimum, "maximum": GAIN_LIMIT}),
+            AfterValidator(_gain_range(minimum)))
+
+
+Count = Annotated[int, NotBool]
+"""A whole number (``8`` or ``"8"``, not ``true``); give its bounds with ``Field(ge=, le=)``."""
+
+OptionalCount = Annotated[int | None, NotBool]
+""":data:`Count` or None (the check outside the union, so that the schema keeps the bounds)."""
+
+Number = Annotated[float, Field(allow_inf_nan=False), NotBool]
+"""A finite number (not ``true``); give its bounds with ``Field(ge=, le=)``."""
+
+_GAIN = _plain(-GAIN_LIMIT)
+_SIGMA = _plain(0.0)
+
+Gain = Annotated[float, _GAIN[0], _GAIN[1], _GAIN[2]]
+"""A gain, a baseline or a metric, in the user's units: 0 or 10⁻¹² ≤ |x| ≤ 10¹²."""
+
+Uncertainty = Annotated[float, _SIGMA[0], _SIGMA[1], _SIGMA[2]]
+"""A 1σ uncertainty in the user's units: 0 or 10⁻¹² ≤ σ ≤ 10¹²."""

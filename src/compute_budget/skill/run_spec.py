@@ -38,7 +38,7 @@ class RunSpec(ModelAndLayout):
     )
     mfu: Mfu | None = Field(
         default=None,
-        description="Model FLOPs utilisation in (0, 1]. Default: the calibrated prior for the "
+        description="Model FLOPs utilisation, 0.0001 to 1. Default: the calibrated prior for the "
                     "model family and hardware generation.",
     )
     achieved_tflops: TflopsPerDevice | None = Field(

@@ -35,7 +35,15 @@ from .estimate import MAX_PLAN_DAYS
 from .lesson import split_budget, tokens_for_budget
 from .memory_estimate import MemorySpec, estimate_memory
 from .mfu import MfuPrior, mfu_prior
-from .quantities import FlopCount, ParamCount, PositiveQuantity, Price, UsdAmount
+from .quantities import (
+    FlopCount,
+    FlopRate,
+    OptionalCount,
+    ParamCount,
+    Price,
+    TokensPerParam,
+    UsdAmount,
+)
 
 __all__ = [
     "COMPUTE_OPTIMAL_RATIO",
@@ -71,7 +79,7 @@ class SplitSpec(BaseModel):
                     "FLOPs with gpu, MFU and price, after setting the failure budget aside.",
     )
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
-    ratio: PositiveQuantity = Field(
+    ratio: TokensPerParam = Field(
         default=COMPUTE_OPTIMAL_RATIO,
         description="Tokens per parameter for the highlighted split (default 20, Chinchilla).",
     )
@@ -79,7 +87,7 @@ class SplitSpec(BaseModel):
         default=None, max_length=50,
         description="Model sizes for the rows (default: four decades around the optimum).",
     )
-    flops_per_sec: PositiveQuantity | None = Field(
+    flops_per_sec: FlopRate | None = Field(
         default=None,
         description="Peak FLOP/s of the whole machine, for the time columns (the lesson uses "
                     "1e12); or give gpu. Without either, no time is shown.",
@@ -88,7 +96,7 @@ class SplitSpec(BaseModel):
         default=None,
         description="Accelerator to derive the FLOP/s and the price from (e.g. 'h100').",
     )
-    gpu_count: int | None = Field(
+    gpu_count: OptionalCount = Field(
         default=None, ge=1, le=10_000_000,
         description=f"Number of devices, with gpu (default {DEFAULT_GPU_COUNT}, one server). "
                     "It changes the wall time, not the dollars.",

@@ -1,7 +1,8 @@
 """The compute-budget MCP server: six tools, the ``prevalidate_run`` prompt, resources, completions.
 
 ``compute-budget-mcp`` serves it over stdio; ``compute-budget-mcp --http [--port P]`` serves
-streamable HTTP on 127.0.0.1 with the SDK's DNS-rebinding protection on. Logs go to stderr.
+streamable HTTP on 127.0.0.1 with the SDK's DNS-rebinding protection on and the limits of
+``tools/http.py`` (body size, session cap, idle timeout, optional bearer token). Logs go to stderr.
 Every tool is a thin layer: arguments model → one ``skill`` call → one template.
 """
 
@@ -119,20 +120,34 @@ GAIN = Question("gain", ("predicted_gain", "gain_uncertainty", "baseline_to_beat
 
 # --- arguments: the skill models, with the askable inputs optional -------------------------
 
+class ReplyOptions(BaseModel):
+    """How much every tool returns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    detail: Literal["short", "full"] | None = Field(
+        default=None,
+        description="full: the long reply with every source quoted and the nested detail in "
+                    "the structured content. Default short.",
+    )
+
+
 EstimateArguments = merge_arguments(
-    "EstimateRunCostArguments", RunSpec, optional=frozenset(HARDWARE.fields))
+    "EstimateRunCostArguments", RunSpec, ReplyOptions, optional=frozenset(HARDWARE.fields))
 VerdictArguments = merge_arguments(
-    "RenderVerdictArguments", RunSpec, DecisionInputs,
+    "RenderVerdictArguments", RunSpec, DecisionInputs, ReplyOptions,
     optional=frozenset((*HARDWARE.fields, "predicted_gain", "gain_uncertainty")))
 AlternativesArguments = merge_arguments(
-    "SuggestAlternativesArguments", RunSpec, AlternativesOptions,
+    "SuggestAlternativesArguments", RunSpec, AlternativesOptions, ReplyOptions,
     optional=frozenset(HARDWARE.fields))
 
 
-class ListAcceleratorsArguments(BaseModel):
-    """Optional filter for the catalog."""
+MemoryArguments = merge_arguments("EstimateMemoryArguments", MemorySpec, ReplyOptions)
+SplitArguments = merge_arguments("SplitBudgetArguments", SplitSpec, ReplyOptions)
 
-    model_config = ConfigDict(extra="forbid")
+
+class ListAcceleratorsArguments(ReplyOptions):
+    """Optional filter for the catalog."""
 
     query: str | None = Field(
         default=None, max_length=100,
@@ -150,7 +165,8 @@ def _pick(model: type[BaseModel], arguments: BaseModel) -> Any:
 
 def _estimate(arguments: BaseModel) -> tuple[BaseModel, str]:
     estimate = estimate_run(_pick(RunSpec, arguments))
-    return estimate, render_estimate(estimate, closing=True)
+    return estimate, render_estimate(estimate, closing=True,
+                                     detail=getattr(arguments, "detail", None))
 
 
 def _verdict(arguments: BaseModel) -> tuple[BaseModel, str]:
@@ -195,25 +211,58 @@ def _accelerators(arguments: BaseModel) -> tuple[BaseModel, str]:
     return result, render_accelerators(chosen)
 
 
+def _drop_empty_items(key: str) -> Any:
+    """Drop the null keys of each item of the list under ``key`` (rows say only what applies
+    to them; a top-level unknown stays null)."""
+    def trim(data: dict[str, Any]) -> dict[str, Any]:
+        data[key] = [{k: v for k, v in item.items() if v is not None and v != []}
+                     for item in data.get(key, [])]
+        return data
+    return trim
+
+
+CORE_RUN = ("params", "config", "preset", "tokens", "gpu", "gpu_count", "kind")
+"""The run arguments render_verdict and suggest_alternatives list; they take the rest of
+estimate_run_cost's too (described once, there)."""
+MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
+                                "layout": {"tried", "slowdown"}}
+"""The memory result without the shape, the optimizer's texts and the search's working."""
+ESTIMATE_BRIEF: dict[str, Any] = {
+    "param_breakdown": True, "flops_breakdown": True,
+    "peak_source": True, "price_reference": True, "mfu_prior": {"runs", "source", "basis"},
+    "memory": MEMORY_BRIEF,
+}
+"""The estimate without the breakdowns, the long source quotes and the memory's detail."""
+
+
 def tool_specs() -> list[ToolSpec]:
     """The six tools, in the order of the procedure."""
     return [
         ToolSpec("estimate_run_cost", "Estimate a training run's time and cost",
                  tool_description("estimate_run_cost"), EstimateArguments, RunEstimate,
-                 _estimate, (HARDWARE,)),
+                 _estimate, (HARDWARE,), brief=ESTIMATE_BRIEF),
         ToolSpec("render_verdict", "Go / marginal / no-go verdict on a run",
                  tool_description("render_verdict"), VerdictArguments, Decision, _verdict,
-                 (HARDWARE, GAIN)),
+                 (HARDWARE, GAIN), brief={"findings": {"__all__": {"numbers"}}},
+                 published=(*CORE_RUN, *DecisionInputs.model_fields, "detail")),
         ToolSpec("suggest_alternatives", "Price cheaper alternatives to a run",
                  tool_description("suggest_alternatives"), AlternativesArguments,
-                 AlternativesReport, _alternatives, (HARDWARE,)),
+                 AlternativesReport, _alternatives, (HARDWARE,),
+                 published=(*CORE_RUN, *AlternativesOptions.model_fields, "detail"),
+                 brief={"original": ESTIMATE_BRIEF | {"memory": True},
+                        "alternatives": {"__all__": {"estimate"}}},
+                 trim=_drop_empty_items("alternatives")),
         ToolSpec("estimate_memory", "Memory per device and whether it fits",
-                 tool_description("estimate_memory"), MemorySpec, MemoryEstimate, _memory),
+                 tool_description("estimate_memory"), MemoryArguments, MemoryEstimate, _memory,
+                 brief=MEMORY_BRIEF),
         ToolSpec("split_budget", "Split a compute budget between model size and data",
-                 tool_description("split_budget"), SplitSpec, BudgetSplit, _split),
+                 tool_description("split_budget"), SplitArguments, BudgetSplit, _split,
+                 brief={"mfu_prior": True, "peak_source": True}),
         ToolSpec("list_accelerators", "List accelerators: peaks, memory, prices, sources",
                  tool_description("list_accelerators"), ListAcceleratorsArguments, Catalog,
-                 _accelerators),
+                 _accelerators, brief={"notes": True, "accelerators": {"__all__": {
+                     "spec_source", "prices", "aliases"}}},
+                 trim=_drop_empty_items("accelerators")),
     ]
 
 
@@ -332,6 +381,10 @@ def build_server() -> MCPServer:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``compute-budget-mcp``: serve over stdio, or streamable HTTP on 127.0.0.1 with --http."""
+    import os
+
+    from . import http
+
     parser = argparse.ArgumentParser(
         prog="compute-budget-mcp",
         description="The compute-budget MCP server (stdio by default).",
@@ -339,37 +392,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--http", action="store_true",
                         help="serve streamable HTTP on 127.0.0.1 instead of stdio")
     parser.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    parser.add_argument("--max-sessions", type=int, metavar="N",
+                        help="with --http: most sessions open at once; a client that would open "
+                             f"another gets 503 (default {http.DEFAULT_MAX_SESSIONS})")
+    parser.add_argument("--session-idle-timeout", type=float, metavar="SECONDS",
+                        help="with --http: end a session after this long with no request in "
+                             f"flight (default {http.DEFAULT_SESSION_IDLE_TIMEOUT_S:g})")
+    parser.add_argument("--max-body-bytes", type=int, metavar="BYTES",
+                        help="with --http: refuse a larger request body with 413 (default "
+                             f"{http.DEFAULT_MAX_BODY_BYTES}, 1 MiB)")
+    parser.add_argument("--token", metavar="TOKEN",
+                        help="with --http: refuse any request without 'Authorization: Bearer "
+                             f"TOKEN' with 401; prefer setting {http.TOKEN_ENV}, which other "
+                             "users cannot read from the process list")
     parser.add_argument("--log-level", default="WARNING",
                         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
                         help="log level; logs go to stderr (default WARNING)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = parser.parse_args(argv)
+    try:
+        limits = http.limits_from_args(args, os.environ)
+    except ValueError as exc:
+        parser.error(str(exc))
     logging.basicConfig(stream=sys.stderr, level=args.log_level, force=True)
     server = build_server()
     logging.getLogger().setLevel(args.log_level)
     if args.http:
-        _serve_http(server, args.port, args.log_level)
+        http.serve(server, args.port, args.log_level, limits)
     else:
         server.run("stdio")
     return 0
-
-
-def _serve_http(server: MCPServer, port: int, log_level: str) -> None:
-    """Streamable HTTP on 127.0.0.1. Binding to loopback makes the SDK turn its DNS-rebinding
-    protection on (Host and Origin must be loopback). uvicorn's access log would go to stdout by
-    default; every uvicorn log goes to stderr here."""
-    import copy
-
-    import uvicorn
-    from uvicorn.config import LOGGING_CONFIG
-
-    log_config = copy.deepcopy(LOGGING_CONFIG)
-    for handler in log_config["handlers"].values():
-        handler["stream"] = "ext://sys.stderr"
-    app = server.streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=log_config,
-                            log_level=log_level.lower())
-    uvicorn.Server(config).run()
 
 
 if __name__ == "__main__":  # pragma: no cover

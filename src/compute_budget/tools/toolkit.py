@@ -19,6 +19,7 @@ the client supports it. So each tool here
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -40,6 +41,7 @@ from pydantic.fields import FieldInfo
 
 from ..prompts.mcp_texts import missing_inputs_text
 from ..skill import ComputeBudgetError, describe_error
+from .schemas import compact_input_schema, compact_output_schema
 
 __all__ = ["READ_ONLY", "Question", "ToolSpec", "build_tool", "merge_arguments"]
 
@@ -49,6 +51,7 @@ READ_ONLY = ToolAnnotations(
 """Every compute-budget tool only computes: nothing is written, nothing outside is reached."""
 
 _CONTEXT = "ctx"
+CATALOG_HINT = "list_accelerators lists the catalog"
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,13 @@ class ToolSpec:
     run: Callable[[BaseModel], tuple[BaseModel, str]]
     """Validated arguments → (result model, markdown reply)."""
     questions: tuple[Question, ...] = ()
+    published: tuple[str, ...] | None = None
+    """Arguments listed in the published schema (None: all); the others are accepted too."""
+    brief: Any = None
+    """What the structured content leaves out unless ``detail`` is ``full`` (a pydantic
+    ``model_dump`` exclude): nested copies a program rarely needs."""
+    trim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """A last pass over the brief structured content (e.g. drop empty keys of list items)."""
 
 
 def merge_arguments(
@@ -191,6 +201,17 @@ def _answer(question: Question, resolver: Callable[..., Any]) -> Any:
     return annotated[outcome[question.form], Resolve(resolver)]
 
 
+def _finite(value: Any) -> bool:
+    """Whether every number in a dumped result is finite (never inf or nan in a reply)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_finite(v) for v in value)
+    return True
+
+
 def _handler(spec: ToolSpec) -> Callable[..., Any]:
     async def handle(**kwargs: Any) -> CallToolResult:
         kwargs.pop(_CONTEXT, None)
@@ -204,23 +225,35 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
                         given.setdefault(f, getattr(outcome.data, f))
             elif outcome is not None:  # declined or cancelled
                 declined = True
-        try:
-            arguments = spec.arguments.model_validate(given)
-        except ValidationError as exc:
-            raise ToolError(describe_error(exc)) from None
         missing = [
             (f, spec.arguments.model_fields[f].description or f)
             for q in spec.questions for f in q.missing(given)
         ]
+        try:
+            arguments = spec.arguments.model_validate(given)
+        except ValidationError as exc:
+            # every invalid argument, and what is still missing, in one reply
+            text = describe_error(exc, catalog_hint=CATALOG_HINT)
+            if missing:
+                text += "\n" + missing_inputs_text(spec.name, missing, declined)
+            raise ToolError(text) from None
         if missing:
             raise ToolError(missing_inputs_text(spec.name, missing, declined))
         try:
             result, markdown = spec.run(arguments)
         except (ComputeBudgetError, ValidationError) as exc:
-            raise ToolError(describe_error(exc)) from None
+            raise ToolError(describe_error(exc, catalog_hint=CATALOG_HINT)) from None
+        if not _finite(result.model_dump(mode="python")):
+            raise ToolError(
+                "the result is out of range for these arguments ("
+                + ", ".join(sorted(given)) + "): bring the extreme ones closer to real runs")
+        full = getattr(arguments, "detail", None) == "full"
+        structured = result.model_dump(mode="json", exclude=None if full else spec.brief)
+        if not full and spec.trim is not None:
+            structured = spec.trim(structured)
         return CallToolResult(
             content=[TextContent(type="text", text=markdown)],
-            structured_content=result.model_dump(mode="json"),
+            structured_content=structured,
         )
 
     parameters = [
@@ -260,5 +293,8 @@ def build_tool(spec: ToolSpec) -> Tool:
     tool.fn_metadata.arg_model = create_model(
         f"{spec.name}_passthrough", __base__=_LetThrough, **anything
     )
-    tool.parameters = spec.arguments.model_json_schema()
+    # Published compactly (an assistant pays for every byte); validated by our own models.
+    tool.parameters = compact_input_schema(spec.arguments, spec.published)
+    tool.fn_metadata.output_schema = compact_output_schema(spec.output)
+    tool.fn_metadata.output_model = None
     return tool

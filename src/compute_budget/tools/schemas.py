@@ -1,0 +1,115 @@
+"""Compact JSON schemas for the MCP tools: an assistant pays for every byte of ``tools/list``.
+
+The pydantic models stay the single source of the arguments (names, types, bounds, enums,
+defaults) and of their validation; what a tool *publishes* is a compact rendering of them:
+
+- input: each argument's JSON type (``["number", "string"]`` for quantities such as ``"7B"``),
+  its bounds and enum, its non-null default, and the first sentence of its description; no
+  titles, no regex patterns, no ``null`` branches (an argument left out is "not given");
+- output: the result's top-level keys with their JSON types only; nested objects are
+  ``object`` (the reply's structured content keeps what a program needs; ``detail: "full"``
+  returns the nested detail).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = ["compact_input_schema", "compact_output_schema", "first_sentence"]
+
+MAX_DESCRIPTION = 70
+"""Characters of an argument's description the schema keeps."""
+SELF_EXPLANATORY = frozenset({
+    "gpu_count", "seq_len", "micro_batch", "zero", "tp", "pp", "sp", "ep", "recompute",
+    "offload", "optimizer", "stack", "flash_attention", "precision", "family", "layers",
+    "hidden", "heads", "lora_targets", "weights_bits", "detail", "kind", "query",
+    "higher_is_better", "failure_budget", "distill_token_fraction", "shorter_run_fraction",
+})
+"""Arguments whose name, type and choices say what they are: no description in the schema
+(the tool's description explains the layout knobs once)."""
+_KEEP = ("enum",)
+"""What of a value's constraints the schema keeps: its choices. Ranges are checked, and
+reported by name, when the tool runs."""
+
+
+def first_sentence(text: str | None) -> str | None:
+    """The first sentence of ``text``, at most MAX_DESCRIPTION characters."""
+    if not text:
+        return None
+    protected = text.replace("e.g. ", "e.g.\u00a0").replace("i.e. ", "i.e.\u00a0")
+    cut = protected.split(". ")[0].split("; ")[0].rstrip(".").replace("\u00a0", " ")
+    if len(cut) > MAX_DESCRIPTION:
+        cut = cut[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
+    return cut
+
+
+def _types(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A compact schema for one value: type(s), bounds, enum, array items."""
+    if "$ref" in schema:
+        return _types(defs[schema["$ref"].split("/")[-1]], defs)
+    branches = [b for b in schema.get("anyOf", [schema]) if b.get("type") != "null"]
+    out: dict[str, Any] = {}
+    kinds: list[str] = []
+    for raw in branches:
+        branch = defs[raw["$ref"].split("/")[-1]] if "$ref" in raw else raw
+        kind = branch.get("type", "object" if "properties" in branch else None)
+        if kind is None and "enum" in branch:
+            kind = "string"
+        if kind is not None and kind not in kinds:
+            kinds.append(kind)
+        if len(branches) == 1:
+            out.update({k: branch[k] for k in _KEEP if k in branch})
+        if kind == "array" and "items" in branch:
+            out["items"] = _types(branch["items"], defs)
+    if kinds:
+        out["type"] = kinds[0] if len(kinds) == 1 else kinds
+    return out
+
+
+def compact_input_schema(model: type[BaseModel],
+                         published: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The published input schema of an arguments model (module docstring). With
+    ``published``, only those arguments are listed and the others are still accepted (they are
+    described once, on the tool that owns them)."""
+    full = model.model_json_schema()
+    defs = full.get("$defs", {})
+    properties: dict[str, Any] = {}
+    for name, prop in full.get("properties", {}).items():
+        if published is not None and name not in published:
+            continue
+        entry = _types(prop, defs)
+        default = prop.get("default")
+        if default is not None:
+            entry["default"] = default
+        description = None if name in SELF_EXPLANATORY else first_sentence(
+            model.model_fields[name].description if name in model.model_fields
+            else prop.get("description"))
+        if description:
+            entry["description"] = description
+        properties[name] = entry
+    schema: dict[str, Any] = {"type": "object", "properties": properties,
+                              "additionalProperties": published is not None}
+    required = [r for r in full.get("required", []) if r in properties]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def compact_output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The published output schema of a result model: top-level keys and JSON types."""
+    full = model.model_json_schema()
+    defs = full.get("$defs", {})
+    properties: dict[str, Any] = {}
+    for name, prop in full.get("properties", {}).items():
+        entry = _types(prop, defs)
+        kinds = entry.get("type")
+        if kinds is None:
+            properties[name] = {}
+            continue
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        if any(b.get("type") == "null" for b in prop.get("anyOf", [])):
+            kinds.append("null")
+        properties[name] = {"type": kinds[0] if len(kinds) == 1 else kinds}
+    return {"type": "object", "properties": properties}

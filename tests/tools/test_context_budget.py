@@ -1,0 +1,61 @@
+"""The context an assistant pays for (issue 9): the whole tools/list, the descriptions and input
+schemas, and the structured content of each reply, measured as compact JSON."""
+
+import json
+from typing import Any
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+TOOLS_LIST_MAX = 30_000
+DESCRIPTIONS_AND_INPUTS_MAX = 12_000
+STRUCTURED_MAX = 6_000
+
+HEAVY_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("estimate_run_cost", {"preset": "deepseek-v3", "tokens": "1T", "gpu": "h100",
+                           "gpu_count": 256}),
+    ("estimate_run_cost", {"params": "7T", "tokens": "1T", "gpu": "rtx-4090", "gpu_count": 1}),
+    ("render_verdict", {"preset": "llama-3-70b", "tokens": "1T", "gpu": "h100",
+                        "gpu_count": 64, "predicted_gain": 2, "gain_uncertainty": 1,
+                        "usd_per_unit_gain": 1e5, "budget_usd": "$2M"}),
+    ("suggest_alternatives", {"preset": "llama-3-8b", "tokens": "100B", "gpu": "h100",
+                              "gpu_count": 8, "kind": "continued-pretrain"}),
+    ("suggest_alternatives", {"params": "1.3B", "tokens": "26B", "gpu": "a100", "gpu_count": 8,
+                              "kind": "ablation", "predicted_gain": 0.3,
+                              "gain_uncertainty": 0.5}),
+    ("estimate_memory", {"preset": "mixtral-8x7b", "gpu": "h100", "gpu_count": 2}),
+    ("split_budget", {"budget_usd": "$400k", "gpu": "h100"}),
+    ("list_accelerators", {}),
+]
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+async def test_tools_list_fits_the_context_budget(client: Client) -> None:
+    tools = (await client.list_tools()).tools
+    dumped = [t.model_dump(by_alias=True, exclude_none=True) for t in tools]
+    assert sum(_size(t) for t in dumped) <= TOOLS_LIST_MAX
+    assert sum(len(t["description"].encode()) + _size(t["inputSchema"])
+               for t in dumped) <= DESCRIPTIONS_AND_INPUTS_MAX
+
+
+@pytest.mark.parametrize(("tool", "arguments"), HEAVY_CALLS)
+async def test_each_reply_keeps_its_structured_content_small(client: Client, tool: str,
+                                                             arguments: dict[str, Any]) -> None:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error
+    assert _size(result.structured_content) <= STRUCTURED_MAX
+    full = await client.call_tool(tool, {**arguments, "detail": "full"})
+    assert _size(full.structured_content) >= _size(result.structured_content)
+
+
+def test_a_non_finite_result_is_never_sent() -> None:
+    from compute_budget.tools.toolkit import _finite
+
+    assert _finite({"a": [1.0, {"b": 2}], "c": "inf"})
+    assert not _finite({"a": [1.0, {"b": float("inf")}]})
+    assert not _finite((float("nan"),))
