@@ -7,6 +7,7 @@ the same everywhere.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from functools import cache
@@ -21,6 +22,7 @@ __all__ = [
     "fmt_flops",
     "fmt_num",
     "fmt_usd",
+    "inert",
     "render",
 ]
 
@@ -175,6 +177,26 @@ def fmt_pct(value: float | None) -> str:
     return _minus(f"{value * 100:.0f}%")
 
 
+MAX_USER_TEXT = 200
+"""Characters of a user-supplied string a reply shows."""
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b.|[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_MARKDOWN = re.compile(r"([\\`*\[\]|~#])")
+"""Markdown that could restyle or restructure a reply inline (underscores inside words do not
+emphasise in CommonMark, so names keep theirs)."""
+
+
+def inert(value: object) -> str:
+    """A user-supplied string as inert text: escape sequences and control characters
+    (newlines included) removed, markdown control characters backslash-escaped, HTML escaped,
+    at most MAX_USER_TEXT characters. Every template shows user text through it."""
+    text = _CONTROL.sub(" ", str(value))
+    text = " ".join(text.split())
+    if len(text) > MAX_USER_TEXT:
+        text = text[: MAX_USER_TEXT - 1] + "…"
+    text = html.escape(text, quote=False)
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
 @cache
 def environment() -> Environment:
     """The Jinja environment: package templates, strict undefined, number filters."""
@@ -196,6 +218,7 @@ def environment() -> Environment:
         gib=fmt_bytes,
         pct=fmt_pct,
         prob=fmt_prob,
+        inert=inert,
     )
     return env
 

@@ -74,7 +74,10 @@ class ConfigError(InputError):
 
 def _location(loc: tuple[int | str, ...]) -> str:
     parts = [str(p) for p in loc if not str(p).startswith("function-")]
-    return ".".join(parts) if parts else "input"
+    text = ".".join(parts) if parts else "input"
+    # an unknown argument's name is the caller's text: printable characters only, capped
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 _PYDANTIC_PHRASES = (
