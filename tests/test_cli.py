@@ -379,7 +379,7 @@ def test_contradictory_config_exits_2_naming_the_config_field(
     path.write_text(json.dumps(config))
     code, _, err = run(capsys, "params", "--config", str(path))
     assert code == 2
-    assert err.startswith("error: num_key_value_heads: 5 is not allowed")
+    assert err.startswith("error: num_key_value_heads: not a divisor of heads (value not shown)")
 
 
 def test_error_messages_use_the_flags_of_the_command(capsys: pytest.CaptureFixture[str]) -> None:

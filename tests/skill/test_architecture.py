@@ -340,7 +340,8 @@ def test_contradictory_or_malformed_fields_are_named(change: dict[str, Any], fie
     with pytest.raises(ConfigError) as info:
         from_hf_config({**config("mixtral-8x7b-v0.1.json"), **change})
     assert info.value.field == field
-    assert repr(change[field]) in str(info.value)
+    assert str(info.value).startswith(f"{field}: not ")
+    assert str(info.value).endswith("(value not shown)")  # a config's values never come back
 
 
 def test_deepseek_first_dense_layers_cannot_cover_every_layer() -> None:

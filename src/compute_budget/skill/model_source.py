@@ -2,41 +2,101 @@
 
 Both the run spec and the memory spec accept either; the architecture is resolved once, when the
 spec is validated, so a bad config fails there with a :class:`ConfigError` naming the field.
+
+Whether a ``config`` may name a file is the process's :class:`ConfigPolicy`: the CLI and the
+stdio server read local paths; the HTTP server reads none, or only those inside the directory
+its operator gave (``--config-dir``). No error shows a value read from a config.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from .architecture import (
+    MAX_CONFIG_BYTES,
     PRESETS,
     Architecture,
     ParamBreakdown,
+    config_too_deep,
     count_params,
     from_hf_config,
     get_preset,
     load_config,
+    parse_config_json,
+    too_deep_error,
+    value_not_shown,
 )
 from .errors import ConfigError, InputError
 
 __all__ = [
     "DEFAULT_SEQ_LEN",
+    "MAX_CONFIG_BYTES",
+    "ConfigPolicy",
     "ModelSource",
     "ParamReport",
     "check_seq_len",
     "default_seq_len",
     "differs",
     "param_report",
+    "set_config_policy",
+    "using_config_policy",
 ]
 
 DEFAULT_SEQ_LEN = 4096
 """Training sequence length assumed when none is given (capped by a learned position table)."""
-MAX_CONFIG_BYTES = 1_000_000
-"""A config.json is a few kB; anything larger is not one."""
+
+
+@dataclass(frozen=True)
+class ConfigPolicy:
+    """Whether a ``config`` may be a path to a file, and where that file may be."""
+
+    allow_paths: bool = True
+    """Read local paths (the CLI, the stdio server); False: inline objects only (HTTP)."""
+    config_dir: Path | None = None
+    """When set, a path is read only if it resolves inside this directory (``--config-dir``);
+    a relative path is taken from it."""
+
+
+_policy = ConfigPolicy()
+
+
+def set_config_policy(policy: ConfigPolicy) -> ConfigPolicy:
+    """Make ``policy`` the process's config policy (a server sets it at startup); returns the
+    previous one."""
+    global _policy
+    previous, _policy = _policy, policy
+    return previous
+
+
+@contextlib.contextmanager
+def using_config_policy(policy: ConfigPolicy) -> Iterator[ConfigPolicy]:
+    """``policy`` for the duration of a ``with`` block (tests, embedding applications)."""
+    previous = set_config_policy(policy)
+    try:
+        yield policy
+    finally:
+        set_config_policy(previous)
+
+
+def _load_path(path: str) -> Architecture:
+    """The architecture of the config file at ``path``, as the current policy allows."""
+    policy = _policy
+    if policy.config_dir is not None:
+        return load_config(path, root=policy.config_dir)
+    if policy.allow_paths:
+        return load_config(path)
+    error = ConfigError("config", None, "")
+    error.args = ("config: paths are not read over HTTP; give the config.json object itself "
+                  "(inline), or a path inside the directory the server's operator allows with "
+                  "--config-dir",)
+    raise error
 
 
 class ModelSource(BaseModel):
@@ -63,17 +123,16 @@ class ModelSource(BaseModel):
             raise InputError("preset", self.preset, "either a config or a preset, not both")
         config: object = self.config
         if isinstance(self.config, str) and self.config.lstrip().startswith("{"):
-            try:  # the JSON object given inline, as a command line or a client may
-                config = json.loads(self.config)
-            except json.JSONDecodeError as exc:
-                raise ConfigError("config", self.config[:40] + "…",
-                                  f"valid JSON ({exc.msg} at column {exc.colno})") from None
+            # the JSON object given inline, as a command line or a client may
+            config = parse_config_json(self.config)
         if isinstance(config, dict):
+            if config_too_deep(config):
+                raise too_deep_error()
             if len(repr(config)) > MAX_CONFIG_BYTES:
-                raise ConfigError("config", "<object>", "a config.json object of at most 1 MB")
+                raise value_not_shown("config", "a config.json object of at most 1 MB")
             self._architecture = from_hf_config(config, source="config object")
         elif isinstance(config, str):
-            self._architecture = load_config(config)
+            self._architecture = _load_path(config)
         elif self.preset is not None:
             self._architecture = get_preset(self.preset)
         return self

@@ -10,6 +10,9 @@ What a request meets, outermost first:
   ``RequestBodyLimitMiddleware``);
 - a ``Host`` that is not loopback → 421, an ``Origin`` that is not loopback → 403 (the SDK's
   DNS-rebinding protection, on because the host is loopback);
+- a ``config`` that names a file is refused unless the operator gave ``--config-dir DIR``, and
+  then read only if it resolves inside DIR (:func:`config_policy_from_args`); an inline JSON
+  object is always accepted;
 - a new session while ``--max-sessions`` are open → 503; a session with no request in flight
   (an open GET stream counts as one) for ``--session-idle-timeout`` seconds is ended, and its
   ID answers 404 so the client starts a new one (the SDK's ``StreamableHTTPSessionManager``).
@@ -27,12 +30,15 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final
 
 from mcp.server import MCPServer
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..skill.model_source import ConfigPolicy
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -43,6 +49,7 @@ __all__ = [
     "BearerTokenMiddleware",
     "HttpLimits",
     "build_http_app",
+    "config_policy_from_args",
     "limits_from_args",
     "serve",
 ]
@@ -113,6 +120,18 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Ht
         session_idle_timeout_s=timeout or DEFAULT_SESSION_IDLE_TIMEOUT_S,
         token=token,
     )
+
+
+def config_policy_from_args(args: argparse.Namespace) -> ConfigPolicy:
+    """Which config paths the server reads: over stdio any local path, over HTTP none; with
+    ``--config-dir DIR`` only paths inside DIR. Raises ValueError naming the flag when DIR is
+    not a directory."""
+    if args.config_dir is None:
+        return ConfigPolicy(allow_paths=not args.http)
+    directory = Path(args.config_dir).expanduser().resolve()
+    if not directory.is_dir():
+        raise ValueError(f"--config-dir must be an existing directory, got {args.config_dir!r}")
+    return ConfigPolicy(allow_paths=True, config_dir=directory)
 
 
 class BearerTokenMiddleware:

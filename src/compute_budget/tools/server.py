@@ -383,6 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``compute-budget-mcp``: serve over stdio, or streamable HTTP on 127.0.0.1 with --http."""
     import os
 
+    from ..skill.model_source import set_config_policy
     from . import http
 
     parser = argparse.ArgumentParser(
@@ -405,6 +406,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="with --http: refuse any request without 'Authorization: Bearer "
                              f"TOKEN' with 401; prefer setting {http.TOKEN_ENV}, which other "
                              "users cannot read from the process list")
+    parser.add_argument("--config-dir", metavar="DIR",
+                        help="read a config path only if it resolves inside DIR (a relative "
+                             "path is taken from DIR); without it, --http reads no paths, only "
+                             "inline config objects, and stdio reads local paths")
     parser.add_argument("--log-level", default="WARNING",
                         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
                         help="log level; logs go to stderr (default WARNING)")
@@ -412,8 +417,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         limits = http.limits_from_args(args, os.environ)
+        policy = http.config_policy_from_args(args)
     except ValueError as exc:
         parser.error(str(exc))
+    set_config_policy(policy)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, force=True)
     server = build_server()
     logging.getLogger().setLevel(args.log_level)

@@ -23,8 +23,9 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
+import anyio.to_thread
 from mcp.server.mcpserver import (
     AcceptedElicitation,
     Context,
@@ -51,6 +52,8 @@ READ_ONLY = ToolAnnotations(
 """Every compute-budget tool only computes: nothing is written, nothing outside is reached."""
 
 _CONTEXT = "ctx"
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 CATALOG_HINT = "list_accelerators lists the catalog"
 
 
@@ -212,6 +215,16 @@ def _finite(value: Any) -> bool:
     return True
 
 
+async def _off_loop(given: Mapping[str, Any], call: Callable[[_T], _R], argument: _T) -> _R:
+    """``call(argument)``; with a ``config`` given, in a worker thread: validating a spec
+    resolves its architecture, which may read a file, and the event loop must never wait on a
+    disk. (The SDK already runs the synchronous resolvers that ask for missing inputs in worker
+    threads.)"""
+    if "config" not in given:
+        return call(argument)
+    return await anyio.to_thread.run_sync(call, argument)
+
+
 def _handler(spec: ToolSpec) -> Callable[..., Any]:
     async def handle(**kwargs: Any) -> CallToolResult:
         kwargs.pop(_CONTEXT, None)
@@ -230,7 +243,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
             for q in spec.questions for f in q.missing(given)
         ]
         try:
-            arguments = spec.arguments.model_validate(given)
+            arguments = await _off_loop(given, spec.arguments.model_validate, given)
         except ValidationError as exc:
             # every invalid argument, and what is still missing, in one reply
             text = describe_error(exc, catalog_hint=CATALOG_HINT)
@@ -240,7 +253,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         if missing:
             raise ToolError(missing_inputs_text(spec.name, missing, declined))
         try:
-            result, markdown = spec.run(arguments)
+            result, markdown = await _off_loop(given, spec.run, arguments)
         except (ComputeBudgetError, ValidationError) as exc:
             raise ToolError(describe_error(exc, catalog_hint=CATALOG_HINT)) from None
         if not _finite(result.model_dump(mode="python")):
