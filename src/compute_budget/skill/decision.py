@@ -10,7 +10,7 @@ Every sentence a user reads is in the verdict template, keyed by these codes.
 from __future__ import annotations
 
 import math
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +18,7 @@ from .errors import InputError
 from .findings import (
     ONE_SIGMA,
     Cause,
+    Costed,
     Finding,
     Verdict,
     gain_findings,
@@ -48,17 +49,6 @@ NextCode = Literal["launch", "run_is_the_experiment", "small_study", "fewer_toke
                    "more_seeds",
                    "fit_first", "shorten_sequence", "shorten", "give_price", "cut_cost",
                    "not_worth_it", "spend_elsewhere", "name_benefit", "alternatives"]
-
-
-class _Costed(Protocol):
-    @property
-    def dollar_cost(self) -> float | None: ...
-
-    @property
-    def dollar_cost_with_failures(self) -> float | None: ...
-
-    @property
-    def gpu_hours(self) -> float: ...
 
 
 class DecisionInputs(BaseModel):
@@ -210,7 +200,7 @@ def _settle(kind: RunKind, net: float, sigma: float, cost: float | None,
 
 
 def decision_summary(
-    estimate: _Costed,
+    estimate: Costed,
     predicted_gain: float | None,
     gain_uncertainty: float | None,
     baseline_to_beat: float | None = 0.0,

@@ -29,6 +29,7 @@ __all__ = [
     "ONE_SIGMA",
     "Cause",
     "Check",
+    "Costed",
     "Finding",
     "Verdict",
     "gain_findings",
@@ -95,7 +96,9 @@ class _Memory(Protocol):
     def min_gpu_count(self) -> int | None: ...
 
 
-class _Run(Protocol):
+class Costed(Protocol):
+    """Anything with a cost: a CostEstimate or a RunEstimate."""
+
     @property
     def dollar_cost(self) -> float | None: ...
 
@@ -126,7 +129,7 @@ def run_findings(memory: _Memory | None, binding: str | None, feasibility: str,
     return out
 
 
-def money_findings(run: _Run, reading: GainReading, usd_per_unit_gain: float | None,
+def money_findings(run: Costed, reading: GainReading, usd_per_unit_gain: float | None,
                    budget_usd: float | None) -> list[Finding]:
     """value_covers_cost (with a value per unit of gain) and within_budget (with a budget)."""
     out: list[Finding] = []
