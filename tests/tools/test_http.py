@@ -2,12 +2,9 @@
 cap with its idle timeout, and the bearer token, each against a real server subprocess on
 127.0.0.1 (see ``compute_budget.tools.http``)."""
 
-import contextlib
 import http.client
 import json
-import os
 import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from functools import partial
@@ -29,7 +26,8 @@ from compute_budget.tools.http import (
 )
 from compute_budget.tools.server import main
 
-from .test_transports import RUN, SERVER, _free_port
+from .test_transports import RUN
+from .test_transports import running_http_server as _running
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -38,34 +36,6 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 TOKEN = "s3cret-token-for-tests"
 
 
-@contextlib.contextmanager
-def _running(log: Path, *flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """A ``compute-budget-mcp --http`` subprocess with ``flags``; its stderr goes to ``log``
-    (a file, so a chatty log cannot fill a pipe and stall the server). Yields the /mcp URL."""
-    port = _free_port()
-    with log.open("wb") as stderr:
-        process = subprocess.Popen([*SERVER, "--http", "--port", str(port), *flags],
-                                   stdout=subprocess.PIPE, stderr=stderr,
-                                   env={**os.environ, **(env or {})})
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(log.read_text()) from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            out, _ = process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            out, _ = process.communicate()
-        assert out == b"", "the HTTP server wrote to stdout; logs belong on stderr"
 
 
 def _post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, str | None]:

@@ -1,6 +1,7 @@
 """The server over real transports: a stdio subprocess, streamable HTTP, and an external client
 (the MCP Inspector CLI, run with npx)."""
 
+import contextlib
 import http.client
 import json
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,22 +50,25 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def http_server() -> Iterator[str]:
+@contextlib.contextmanager
+def running_http_server(log: Path, *flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A ``compute-budget-mcp --http`` subprocess with ``flags``; its stderr goes to ``log``
+    (a file, so a chatty log cannot fill a pipe and stall the server). Yields the /mcp URL."""
     port = _free_port()
-    process = subprocess.Popen([*SERVER, "--http", "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with log.open("wb") as stderr:
+        process = subprocess.Popen([*SERVER, "--http", "--port", str(port), *flags],
+                                   stdout=subprocess.PIPE, stderr=stderr,
+                                   env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                     break
             except OSError:
-                if process.poll() is not None:
-                    raise RuntimeError(process.stderr.read().decode() if process.stderr
-                                       else "server exited") from None
-                time.sleep(0.1)
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(log.read_text()) from None
+                time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
@@ -73,6 +78,12 @@ def http_server() -> Iterator[str]:
             process.kill()
             out, _ = process.communicate()
         assert out == b"", "the HTTP server wrote to stdout; logs belong on stderr"
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    with running_http_server(tmp_path / "stderr.log") as url:
+        yield url
 
 
 @pytest.mark.external
