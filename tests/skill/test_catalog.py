@@ -136,3 +136,18 @@ def test_default_price_is_the_newest() -> None:
     assert quote.usd_per_gpu_hour == 2.49
     assert quote.as_of == "2026-Q1"
     assert get_accelerator("tpu-v4").default_price is None
+
+
+def test_price_yours_beats_the_catalog_and_unknown_stays_unknown() -> None:
+    h100 = get_accelerator("h100")
+    yours = h100.price(3.1)
+    assert (yours.usd_per_gpu_hour, yours.source, yours.quote) == (3.1, "user", None)
+    # Your price carries no catalog date or reference.
+    assert yours.provenance() == dict(price_source="user", price_kind=None, price_as_of=None,
+                                      price_reference=None)
+    catalog = h100.price(None)
+    assert (catalog.usd_per_gpu_hour, catalog.source) == (2.49, "catalog")
+    assert catalog.provenance()["price_as_of"] == "2026-Q1"
+    assert catalog.provenance()["price_reference"]
+    # No quote for a TPU v4: the price is unknown (None), never 0.
+    assert get_accelerator("tpu-v4").price(None) == (None, None, None)

@@ -13,7 +13,7 @@ import json
 import re
 from functools import cache
 from importlib import resources
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_field
 
@@ -23,6 +23,7 @@ __all__ = [
     "Accelerator",
     "AcceleratorKey",
     "Catalog",
+    "ChosenPrice",
     "PeakTflops",
     "Precision",
     "PriceQuote",
@@ -65,6 +66,21 @@ class PriceQuote(BaseModel):
     )
 
 
+class ChosenPrice(NamedTuple):
+    """A price per GPU-hour and its provenance; ``quote`` is set only for a catalog price."""
+
+    usd_per_gpu_hour: float | None
+    source: Literal["user", "catalog"] | None
+    quote: PriceQuote | None
+
+    def provenance(self) -> dict[str, str | None]:
+        """The ``price_source``, ``price_kind``, ``price_as_of`` and ``price_reference`` fields
+        that a result carries beside the price."""
+        q = self.quote
+        return dict(price_source=self.source, price_kind=q.kind if q else None,
+                    price_as_of=q.as_of if q else None, price_reference=q.source if q else None)
+
+
 class Accelerator(BaseModel):
     """One accelerator (GPU, TPU chip, Gaudi) as software sees it: one device."""
 
@@ -94,6 +110,16 @@ class Accelerator(BaseModel):
             if quote.default:
                 return quote
         return None
+
+    def price(self, given: float | None) -> ChosenPrice:
+        """The price a plan uses: ``given`` (yours) when set, else the catalog's default, else
+        unknown, with where it came from."""
+        if given is not None:
+            return ChosenPrice(given, "user", None)
+        quote = self.default_price
+        if quote is None:
+            return ChosenPrice(None, None, None)
+        return ChosenPrice(quote.usd_per_gpu_hour, "catalog", quote)
 
     @property
     def default_precision(self) -> Precision:

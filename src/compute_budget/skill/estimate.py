@@ -295,14 +295,8 @@ def estimate_run(
     band = ((prior.low / ratio, prior.high / ratio) if mfu_source == "prior"
             else (min(prior.low / ratio, mfu), mfu))
 
-    quote = acc.default_price
-    if spec.usd_per_gpu_hour is not None:
-        price: float | None = spec.usd_per_gpu_hour
-        price_source: Literal["user", "catalog"] | None = "user"
-    elif quote is not None:
-        price, price_source = quote.usd_per_gpu_hour, "catalog"
-    else:
-        price, price_source = None, None
+    chosen = acc.price(spec.usd_per_gpu_hour)
+    price, price_source = chosen.usd_per_gpu_hour, chosen.source
 
     flops = per_token * spec.tokens
     args = (flops, spec.gpu_count, peak)
@@ -362,10 +356,7 @@ def estimate_run(
         gpu_hours_range=_range(fast.gpu_hours, slow.gpu_hours),
         dollar_cost_range=dollars("dollar_cost"),
         dollar_cost_with_failures_range=dollars("dollar_cost_with_failures"),
-        price_source=price_source,
-        price_kind=quote.kind if price_source == "catalog" and quote else None,
-        price_as_of=quote.as_of if price_source == "catalog" and quote else None,
-        price_reference=quote.source if price_source == "catalog" and quote else None,
+        **chosen.provenance(),
         memory=memory,
         kind=spec.resolved_kind,
         feasibility=feasibility,

@@ -358,27 +358,17 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
         else:
             mfu, rate_basis = prior.central, "gpu_with_prior"
             band = (prior.low, prior.high)
-        quote = acc.default_price
-        price_source: Literal["user", "catalog"] | None
-        if spec.usd_per_gpu_hour is not None:
-            price, price_source = spec.usd_per_gpu_hour, "user"
-        elif quote is not None:
-            price, price_source = quote.usd_per_gpu_hour, "catalog"
-        else:
-            price, price_source = None, None
+        chosen = acc.price(spec.usd_per_gpu_hour)
+        price = chosen.usd_per_gpu_hour
         gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
         machine = _Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key)
-        from_catalog = price_source == "catalog" and quote is not None
         hardware = dict(
             accelerator=acc.name, gpu_count=gpus,
             gpu_count_source="user" if spec.gpu_count is not None else "default",
             precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
             catalog_compiled=load_catalog().compiled, mfu_range=band,
             mfu_prior=prior,
-            usd_per_gpu_hour=price, price_source=price_source,
-            price_kind=quote.kind if from_catalog and quote else None,
-            price_as_of=quote.as_of if from_catalog and quote else None,
-            price_reference=quote.source if from_catalog and quote else None,
+            usd_per_gpu_hour=price, **chosen.provenance(),
             failure_budget=spec.failure_budget,
         )
     elif spec.flops_per_sec is not None:
