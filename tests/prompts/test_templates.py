@@ -289,6 +289,22 @@ A bigger model sees fewer tokens for the same budget. About 20 tokens per parame
 """)
 
 
+def test_split_template_names_the_cost_of_fitting() -> None:
+    # 100B on 8 × A100 fits only with optimizer offload and a ×1.40 layout (recompute full
+    # ×4/3, ZeRO-3 ×1.05; tests/skill/test_split.py); the 1B row needs nothing.
+    split = budget_split(SplitSpec(budget_usd="$300k", gpu="a100", params=["1B", "100B"]))
+    text = render_split(split)
+    rows = [line for line in text.splitlines() if line.startswith("| 1")]
+    assert rows[0].endswith("| yes |")
+    assert rows[1].endswith("| yes, only with optimizer offload and at ×1.40 the time and cost |")
+    assert "Times and costs leave out what a memory-saving layout costs" in text
+    # The suggested size (20.1B) needs recomputation to fit; the sentence that names it says so.
+    assert split.ratio_split.fit_slowdown is not None and split.ratio_split.fit_slowdown > 1
+    assert ("To fit in memory on 8 × A100 80GB SXM it needs a layout that takes ×1.40 the time "
+            "and cost above.") in text
+    # Where every row fits as it is, neither note appears (test_split_template_dollars).
+
+
 def test_accelerators_template() -> None:
     table = render_accelerators([get_accelerator("h100"), get_accelerator("a10g")],
                                 show_sources=True)

@@ -5,7 +5,15 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from compute_budget import RunSpec, SplitSpec, budget_split, estimate_run, get_accelerator
+from compute_budget import (
+    MemorySpec,
+    RunSpec,
+    SplitSpec,
+    budget_split,
+    estimate_memory,
+    estimate_run,
+    get_accelerator,
+)
 from compute_budget.skill.errors import describe_error
 from compute_budget.skill.mfu import mfu_prior
 from compute_budget.skill.split import DEFAULT_GPU_COUNT
@@ -209,3 +217,20 @@ def test_rows_say_whether_the_model_fits_the_devices() -> None:
     assert small.fits is True
     assert big.fits is False and big.min_gpu_count is not None and big.min_gpu_count > 8
     assert budget_split(SplitSpec(budget_flops="1e22", params=["1B"])).rows[0].fits is None
+
+
+def test_a_row_that_fits_only_at_a_cost_says_what_it_costs() -> None:
+    # 100B on 8 × A100 80GB: the model states (16 bytes per parameter, 1.6 TB) exceed the
+    # 640 GB of the node, so it fits only with the optimizer offloaded to CPU memory and full
+    # recomputation (×4/3 FLOPs) under ZeRO-3 — the same layout estimate_memory names.
+    split = budget_split(SplitSpec(budget_usd="$20k", gpu="a100", params=["1B", "100B"]))
+    small, big = split.rows
+    assert (small.fits, small.fit_needs_offload, small.fit_slowdown) == (True, False, 1.0)
+    memory = estimate_memory(MemorySpec(params=100e9, gpu="a100", gpu_count=8))
+    assert big.fits is True and big.fit_needs_offload is True and memory.offload is True
+    assert big.fit_slowdown == pytest.approx(memory.layout.slowdown.total)
+    assert big.fit_slowdown is not None and big.fit_slowdown > 4 / 3
+    # A row that does not fit carries no layout cost.
+    none_fit = budget_split(SplitSpec(budget_usd="$400k", gpu="h100", params=["1T"])).rows[0]
+    assert none_fit.fits is False and none_fit.fit_slowdown is None
+    assert none_fit.fit_needs_offload is None

@@ -194,6 +194,15 @@ class SplitRow(BaseModel):
                     "(the memory search, shape guessed from N); None without an accelerator.")
     min_gpu_count: int | None = Field(
         default=None, description="The fewest such devices it fits on; None when unknown.")
+    fit_slowdown: float | None = Field(
+        default=None,
+        description="When it fits: the speed cost of the cheapest layout that fits (recompute, "
+                    "TP, PP, ZeRO-3; ≥ 1), not in the row's time, which assumes none; None "
+                    "otherwise.")
+    fit_needs_offload: bool | None = Field(
+        default=None,
+        description="When it fits: whether only with optimizer offload to CPU memory (its "
+                    "slowdown not estimated); None otherwise.")
 
 
 class BudgetSplit(BaseModel):
@@ -314,12 +323,14 @@ def _row(flops: float, n: float, machine: _Machine | None) -> SplitRow:
             return None
         return _range(getattr(fast, field), getattr(slow, field))
 
-    fits = min_count = None
+    fits = min_count = slowdown = offload = None
     if machine is not None and machine.gpu is not None:
         memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
         fits, min_count = memory.fits, memory.min_gpu_count
+        if fits:
+            slowdown, offload = memory.layout.slowdown.total, memory.offload
     return SplitRow(
-        fits=fits, min_gpu_count=min_count,
+        fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown, fit_needs_offload=offload,
         params=n, tokens=d, tokens_per_param=d / n, flops=flops,
         seconds=None if point is None else point.wall_seconds,
         hours=None if point is None else point.wall_hours,
