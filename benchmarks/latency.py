@@ -5,12 +5,18 @@ target is a ratio measured in one run, not an absolute time:
 
 - CLI start-up: ``import compute_budget.cli`` (without ``mcp``) against a bare interpreter and
   against importing the MCP server; the CLI must stay well below the server.
+- CLI start-up against issue 9's floor, ``import pydantic, jinja2``, target 1.5x, and against a
+  floor that also defines one pydantic model (``import pydantic`` alone defers its schema
+  machinery, which any command that validates input pays for; reported, not a target).
+- The server's first ``tools/list`` answer over stdio, from launch, against
+  ``import mcp.server``: target 1.3x.
 - One estimate through the in-memory MCP client against the same estimate as a library call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import subprocess
 import sys
@@ -26,6 +32,12 @@ ARGUMENTS = {"params": "7B", "tokens": "1T", "gpu": "h100", "gpu_count": 64}
 
 CLI_VS_SERVER_TARGET = 0.8
 """The CLI's import must take at most this share of the MCP server's (it must not import mcp)."""
+CLI_VS_FLOOR_TARGET = 1.5
+"""Issue 9: the CLI's start at most this many times ``import pydantic, jinja2``."""
+SERVER_VS_MCP_TARGET = 1.3
+"""Issue 9: the first stdio ``tools/list`` at most this many times ``import mcp.server``."""
+FLOOR = "import pydantic, jinja2"
+ONE_MODEL_FLOOR = FLOOR + "\nclass A(pydantic.BaseModel):\n    x: int"
 MCP_OVERHEAD_TARGET = 20.0
 """An in-process MCP call may cost at most this many library calls (validation, schema, JSON)."""
 
@@ -35,8 +47,12 @@ class Latency:
     """Median timings in seconds and the ratios the targets apply to."""
 
     bare_python: float
+    floor: float
+    one_model_floor: float
     cli_import: float
     server_import: float
+    mcp_import: float
+    first_tools_list: float
     cli_imports_mcp: bool
     library_call: float
     mcp_call: float
@@ -45,6 +61,16 @@ class Latency:
     def cli_vs_server(self) -> float:
         """CLI start-up over MCP-server start-up, both net of the bare interpreter."""
         return (self.cli_import - self.bare_python) / (self.server_import - self.bare_python)
+
+    @property
+    def cli_vs_floor(self) -> float:
+        """CLI start-up over ``import pydantic, jinja2``, whole process times."""
+        return self.cli_import / self.floor
+
+    @property
+    def server_vs_mcp(self) -> float:
+        """Launch to the first stdio ``tools/list`` answer over ``import mcp.server``."""
+        return self.first_tools_list / self.mcp_import
 
     @property
     def mcp_overhead(self) -> float:
@@ -58,6 +84,39 @@ def _median_process_time(code: str) -> float:
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
         times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _first_tools_list() -> float:
+    """Median time from launching the stdio server to its ``tools/list`` answer."""
+    hello = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "latency", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    request = "".join(json.dumps(m) + "\n" for m in hello).encode()
+    times = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from compute_budget.tools.server import main; main()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(request)
+        process.stdin.flush()
+        for line in process.stdout:
+            message = json.loads(line)
+            if message.get("id") == 2:
+                if not message.get("result", {}).get("tools"):
+                    raise RuntimeError(f"tools/list did not list tools: {line[:200]!r}")
+                break
+        else:
+            raise RuntimeError("the server closed without answering tools/list")
+        times.append(time.perf_counter() - start)
+        process.stdin.close()
+        process.wait(timeout=10)
     return statistics.median(times)
 
 
@@ -94,8 +153,12 @@ def measure() -> Latency:
     ).stdout.strip() == "True"
     return Latency(
         bare_python=_median_process_time("pass"),
+        floor=_median_process_time(FLOOR),
+        one_model_floor=_median_process_time(ONE_MODEL_FLOOR),
         cli_import=_median_process_time("import compute_budget.cli"),
         server_import=_median_process_time("import compute_budget.tools.server"),
+        mcp_import=_median_process_time("import mcp.server"),
+        first_tools_list=_first_tools_list(),
         cli_imports_mcp=imports_mcp,
         library_call=statistics.median(library),
         mcp_call=asyncio.run(_mcp_calls()),
@@ -115,6 +178,15 @@ def render(result: Latency) -> str:
         ("CLI / server start-up (net of the interpreter)", f"{result.cli_vs_server:.2f}",
          f"≤ {CLI_VS_SERVER_TARGET}", ok(result.cli_vs_server <= CLI_VS_SERVER_TARGET)),
         ("CLI imports mcp", str(result.cli_imports_mcp), "False", ok(not result.cli_imports_mcp)),
+        (f"`{FLOOR}`", f"{result.floor * 1000:.0f} ms", "", ""),
+        ("the same and one pydantic model", f"{result.one_model_floor * 1000:.0f} ms "
+         f"({result.one_model_floor / result.floor:.2f}x)", "", ""),
+        ("CLI start / floor", f"{result.cli_vs_floor:.2f}x", f"≤ {CLI_VS_FLOOR_TARGET}x",
+         ok(result.cli_vs_floor <= CLI_VS_FLOOR_TARGET)),
+        ("`import mcp.server`", f"{result.mcp_import * 1000:.0f} ms", "", ""),
+        ("launch to first stdio tools/list", f"{result.first_tools_list * 1000:.0f} ms", "", ""),
+        ("first tools/list / mcp import", f"{result.server_vs_mcp:.2f}x",
+         f"≤ {SERVER_VS_MCP_TARGET}x", ok(result.server_vs_mcp <= SERVER_VS_MCP_TARGET)),
         ("library estimate + markdown", f"{result.library_call * 1000:.2f} ms", "", ""),
         ("same over in-process MCP", f"{result.mcp_call * 1000:.2f} ms", "", ""),
         ("MCP / library", f"{result.mcp_overhead:.1f}x", f"≤ {MCP_OVERHEAD_TARGET:g}x",
@@ -131,7 +203,9 @@ def main() -> int:
     print("# Latency\n")
     print(render(result))
     met = (result.cli_vs_server <= CLI_VS_SERVER_TARGET and not result.cli_imports_mcp
-           and result.mcp_overhead <= MCP_OVERHEAD_TARGET)
+           and result.mcp_overhead <= MCP_OVERHEAD_TARGET
+           and result.cli_vs_floor <= CLI_VS_FLOOR_TARGET
+           and result.server_vs_mcp <= SERVER_VS_MCP_TARGET)
     return 0 if met else 1
 
 
