@@ -398,3 +398,16 @@ def test_config_given_inline_as_json(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0 and json.loads(out)["params"] == 124_439_808
     code, _, err = run(capsys, "params", "--config", "{not json")
     assert code == 2 and err.startswith("error: --config: ") and "valid JSON" in err
+
+
+def test_help_names_flags_not_tool_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    # The help texts come from the model fields, whose descriptions name other fields
+    # (metric_now, gain_uncertainty, lora_rank); the command line names its flags.
+    for name, said, unsaid in [("decide", "--metric-now", "metric_now"),
+                               ("alternatives", "--uncertainty", "gain_uncertainty"),
+                               ("estimate", "--lora-rank", "lora_rank"),
+                               ("estimate", "--recompute says", "`recompute`")]:
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+        assert said in text and unsaid not in text, name

@@ -345,7 +345,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("gpus", "the accelerator catalog: dense peaks, memory, prices, sources",
                 _cmd_gpus)
     p.add_argument("--sources", action="store_true", help="also print every source")
+    for subparser in sub.choices.values():
+        _help_names_flags(subparser)
     return parser
+
+
+def _help_names_flags(p: argparse.ArgumentParser) -> None:
+    """Help texts come from the model fields, which name other fields (``metric_now``,
+    ```recompute```); on the command line they name the flags (``--metric-now``)."""
+    import re
+
+    flag_of = {a.dest: a.option_strings[0] for a in p._actions
+               if a.option_strings and a.dest not in ("help", "json", "detail")}
+    quoted = "|".join(map(re.escape, flag_of))
+    bare = "|".join(re.escape(dest) for dest in flag_of if "_" in dest)
+    names = re.compile(rf"`({quoted})`" + (rf"|\b({bare})\b" if bare else ""))
+    for action in p._actions:
+        if action.help:
+            action.help = names.sub(lambda m: flag_of[m[1] or m[2]], action.help)
 
 
 def _flag_names(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
