@@ -277,6 +277,34 @@ def test_console_script_exit_status_and_no_mcp_import() -> None:
     assert "Traceback" not in bad.stderr and bad.stderr.startswith("error: --gpu: ")
 
 
+def _modules_loaded_by(*argv: str) -> set[str]:
+    """The ``compute_budget.skill`` modules a fresh interpreter imports to run ``argv``
+    (``pydantic.main`` stands for building any pydantic model)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from compute_budget.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        f"    main({list(argv)!r})\n"
+        "print(' '.join(m for m in sys.modules\n"
+        "               if m.startswith('compute_budget.skill.') or m == 'pydantic.main'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    return {m.removeprefix("compute_budget.skill.") for m in done.stdout.split()}
+
+
+def test_a_command_imports_only_what_it_needs() -> None:
+    """Issue 9, fast start: building models is most of a start-up, so the top-level help
+    builds none, the catalog builds only the catalog, and an estimate leaves the verdict, the
+    alternatives and the split alone."""
+    assert _modules_loaded_by("--help") == {"errors"}
+    assert _modules_loaded_by("gpus") == {"errors", "catalog", "pydantic.main"}
+    estimate = _modules_loaded_by("estimate", "--params", "7B", "--tokens", "1T", "--gpu",
+                                  "h100", "--gpus", "8")
+    assert {"run_spec", "estimate", "pydantic.main"} <= estimate
+    assert not estimate & {"decision", "alternatives", "split"}
+
+
 # --- architecture, measured throughput and layout flags (issue: estimates that match runs) ---
 
 CONFIGS = "tests/fixtures/configs"

@@ -291,8 +291,8 @@ def test_a_non_finite_reply_is_an_error_naming_the_numbers(monkeypatch: pytest.M
 
 
 def test_a_non_finite_json_reply_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = cli.estimate_run
-    monkeypatch.setattr(cli, "estimate_run",
+    real = cli.sk.estimate_run
+    monkeypatch.setattr(cli.sk, "estimate_run",
                         lambda spec: real(spec).model_copy(update={"flops": math.nan}))
     code, out, err = run_cli("estimate", *RUN, "--json")
     assert (code, out) == (2, "")

@@ -50,3 +50,31 @@ def test_skill_imports_nothing_else_of_ours() -> None:
                     assert not name.startswith(("compute_budget.tools", "compute_budget.cli",
                                                 "compute_budget.prompts", "mcp", "jinja2")), (
                         f"{path.name} imports {name}")
+
+
+def test_lazy_exports_agree_with_the_type_checker_imports() -> None:
+    """``skill`` imports its names lazily: ``__all__``, the name → module map and the
+    ``TYPE_CHECKING`` imports (what mypy sees) must list the same names, each from its module."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    tree = ast.parse(Path(skill.__file__).read_text())
+    guarded = next(node for node in tree.body if isinstance(node, ast.If))
+    seen = {alias.name: node.module for node in guarded.body
+            if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert seen == skill._MODULE_OF
+    assert sorted(skill.__all__) == sorted(seen)
+    for name, module in seen.items():
+        defined = getattr(importlib.import_module(f"compute_budget.skill.{module}"), name)
+        assert getattr(skill, name) is defined
+    assert set(skill.__all__) <= set(dir(skill))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        _ = skill.no_such_thing  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        _ = compute_budget.no_such_thing  # type: ignore[attr-defined]

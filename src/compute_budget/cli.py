@@ -3,7 +3,8 @@
 Each subcommand turns its flags into a ``skill`` input model, calls one ``skill`` function and
 prints the rendered markdown, or the result model as JSON with ``--json``. Bad input prints one
 message naming the flag, the value and what is allowed, and exits with status 2. This module
-must not import ``mcp``: the CLI has to start fast.
+must not import ``mcp``, and it imports from ``skill`` only what the command given needs (the
+parser adds only that subcommand's flags): the CLI has to start fast.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic_core import ValidationError
 
 from . import __version__
+from . import skill as sk
 from .prompts import (
     render_accelerators,
     render_alternatives,
@@ -27,28 +29,10 @@ from .prompts import (
     render_presets,
     render_split,
 )
-from .skill import (
-    AlternativesOptions,
-    ComputeBudgetError,
-    DecisionInputs,
-    InputError,
-    MemorySpec,
-    ModelAndLayout,
-    ModelSource,
-    RunSpec,
-    SplitSpec,
-    budget_split,
-    decision_summary,
-    describe_error,
-    estimate_memory,
-    estimate_run,
-    get_preset,
-    list_accelerators,
-    list_presets,
-    param_report,
-    parse_quantity,
-    suggest_alternatives,
-)
+from .skill.errors import ComputeBudgetError, InputError, describe_error
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["main"]
 
@@ -102,9 +86,10 @@ def _given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
 
 def _emit(args: argparse.Namespace, payload: BaseModel | list[Any], markdown: str) -> None:
     if args.json:
-        data = (payload.model_dump(mode="json") if isinstance(payload, BaseModel)
-                else [p.model_dump(mode="json") if isinstance(p, BaseModel) else p
-                      for p in payload])
+        def plain(item: Any) -> Any:
+            return item.model_dump(mode="json") if hasattr(item, "model_dump") else item
+
+        data = plain(payload) if hasattr(payload, "model_dump") else [plain(p) for p in payload]
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(markdown)
@@ -134,13 +119,13 @@ def _add_model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None
 
 
 def _add_fine_tuning_flags(p: argparse.ArgumentParser) -> None:
-    _flag(p, ModelAndLayout, "active_params", metavar="N")
-    _flag(p, ModelAndLayout, "trainable_params", metavar="N")
-    _flag(p, ModelAndLayout, "lora_rank", metavar="R", type=int)
-    _flag(p, ModelAndLayout, "lora_targets", choices=["attention", "all-linear"])
-    _flag(p, ModelAndLayout, "weights_bits", choices=[4, 8, 16], type=int)
+    _flag(p, sk.ModelAndLayout, "active_params", metavar="N")
+    _flag(p, sk.ModelAndLayout, "trainable_params", metavar="N")
+    _flag(p, sk.ModelAndLayout, "lora_rank", metavar="R", type=int)
+    _flag(p, sk.ModelAndLayout, "lora_targets", choices=["attention", "all-linear"])
+    _flag(p, sk.ModelAndLayout, "weights_bits", choices=[4, 8, 16], type=int)
     for field, metavar in (("layers", "L"), ("hidden", "H"), ("heads", "A")):
-        _flag(p, ModelAndLayout, field, metavar=metavar)
+        _flag(p, sk.ModelAndLayout, field, metavar=metavar)
 
 
 def _add_layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
@@ -160,28 +145,29 @@ def _add_layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> Non
 
 
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
-    _flag(p, RunSpec, "tokens", required=True, metavar="T")
-    _flag(p, RunSpec, "gpu", required=True, metavar="NAME", note="(`compute-budget gpus`)")
-    _flag(p, RunSpec, "gpu_count", "--gpus", required=True, metavar="K")
-    _add_model_flags(p, RunSpec)
+    _flag(p, sk.RunSpec, "tokens", required=True, metavar="T")
+    _flag(p, sk.RunSpec, "gpu", required=True, metavar="NAME", note="(`compute-budget gpus`)")
+    _flag(p, sk.RunSpec, "gpu_count", "--gpus", required=True, metavar="K")
+    _add_model_flags(p, sk.RunSpec)
     _add_fine_tuning_flags(p)
-    _flag(p, RunSpec, "mfu", metavar="F")
-    _flag(p, RunSpec, "achieved_tflops", metavar="TF")
-    _flag(p, RunSpec, "usd_per_gpu_hour", "--price", metavar="USD")
-    _flag(p, RunSpec, "precision", choices=["bf16", "fp16", "fp8"])
-    _flag(p, RunSpec, "peak_tflops", metavar="TF")
-    _flag(p, RunSpec, "family", choices=["dense", "moe", "cnn", "snn"])
-    _flag(p, RunSpec, "failure_budget", metavar="X")
-    _flag(p, RunSpec, "kind", choices=["pretrain", "continued-pretrain", "fine-tune", "ablation"])
-    _add_layout_flags(p, RunSpec)
+    _flag(p, sk.RunSpec, "mfu", metavar="F")
+    _flag(p, sk.RunSpec, "achieved_tflops", metavar="TF")
+    _flag(p, sk.RunSpec, "usd_per_gpu_hour", "--price", metavar="USD")
+    _flag(p, sk.RunSpec, "precision", choices=["bf16", "fp16", "fp8"])
+    _flag(p, sk.RunSpec, "peak_tflops", metavar="TF")
+    _flag(p, sk.RunSpec, "family", choices=["dense", "moe", "cnn", "snn"])
+    _flag(p, sk.RunSpec, "failure_budget", metavar="X")
+    _flag(p, sk.RunSpec, "kind",
+          choices=["pretrain", "continued-pretrain", "fine-tune", "ablation"])
+    _add_layout_flags(p, sk.RunSpec)
 
 
-def _run_spec(args: argparse.Namespace) -> RunSpec:
-    return RunSpec(**_given(args, *RunSpec.model_fields))
+def _run_spec(args: argparse.Namespace) -> sk.RunSpec:
+    return sk.RunSpec(**_given(args, *sk.RunSpec.model_fields))
 
 
 def _cmd_estimate(args: argparse.Namespace) -> None:
-    estimate = estimate_run(_run_spec(args))
+    estimate = sk.estimate_run(_run_spec(args))
     _emit(args, estimate, render_estimate(estimate, closing=False, detail=args.detail))
 
 
@@ -194,12 +180,12 @@ def _number(value: str, field: str) -> float:
 
 
 def _cmd_decide(args: argparse.Namespace) -> None:
-    estimate = estimate_run(_run_spec(args))
+    estimate = sk.estimate_run(_run_spec(args))
     def number(field: str) -> float | None:
         value = getattr(args, field)
         return None if value is None else _number(value, field)
 
-    inputs = DecisionInputs(**{k: v for k, v in {
+    inputs = sk.DecisionInputs(**{k: v for k, v in {
         "predicted_gain": number("predicted_gain"),
         "gain_uncertainty": number("gain_uncertainty"),
         "baseline_to_beat": number("baseline_to_beat"),
@@ -210,32 +196,32 @@ def _cmd_decide(args: argparse.Namespace) -> None:
         "budget_usd": args.budget_usd,
         "benefit": args.benefit,
     }.items() if v is not None})
-    decision = decision_summary(estimate, **inputs.model_dump(), kind=estimate.kind)
+    decision = sk.decision_summary(estimate, **inputs.model_dump(), kind=estimate.kind)
     _emit(args, decision, render_decision(decision))
 
 
 def _cmd_alternatives(args: argparse.Namespace) -> None:
-    options = AlternativesOptions(**_given(args, "teacher_params", "predicted_gain",
+    options = sk.AlternativesOptions(**_given(args, "teacher_params", "predicted_gain",
                                            "gain_uncertainty"))
-    report = suggest_alternatives(_run_spec(args), **options.model_dump())
+    report = sk.suggest_alternatives(_run_spec(args), **options.model_dump())
     _emit(args, report.alternatives, render_alternatives(report))
 
 
 def _cmd_memory(args: argparse.Namespace) -> None:
-    memory = estimate_memory(MemorySpec(**_given(args, *MemorySpec.model_fields)))
+    memory = sk.estimate_memory(sk.MemorySpec(**_given(args, *sk.MemorySpec.model_fields)))
     _emit(args, memory, render_memory(memory))
 
 
 def _cmd_params(args: argparse.Namespace) -> None:
     if args.list_presets:
-        reports = [param_report(get_preset(name)) for name in list_presets()]
+        reports = [sk.param_report(sk.get_preset(name)) for name in sk.list_presets()]
         _emit(args, reports, render_presets(reports))
         return
-    source = ModelSource(**_given(args, "config", "preset"))
+    source = sk.ModelSource(**_given(args, "config", "preset"))
     arch = source.architecture
     if arch is None:
         raise InputError("config", None, "a config.json path (--config) or a preset (--preset)")
-    report = param_report(arch)
+    report = sk.param_report(arch)
     _emit(args, report, render_params(report))
 
 
@@ -251,23 +237,105 @@ def _cmd_split(args: argparse.Namespace) -> None:
         sys.stderr.write("note: --utilization is deprecated; use --mfu\n")
         fields["mfu"] = args.utilization
     try:
-        spec = SplitSpec(**fields)
+        spec = sk.SplitSpec(**fields)
     except ValidationError as exc:
         if args.utilization is not None and any(e["loc"] == ("mfu",) for e in exc.errors()):
             raise InputError("utilization", args.utilization,
                              "a fraction in (0, 1], e.g. 0.4 (the old name of --mfu)") from None
         raise
-    split = budget_split(spec)
+    split = sk.budget_split(spec)
     _emit(args, split, render_split(split))
 
 
 def _cmd_gpus(args: argparse.Namespace) -> None:
-    accelerators = list(list_accelerators())
+    accelerators = list(sk.list_accelerators())
     _emit(args, accelerators, render_accelerators(accelerators, show_sources=args.sources))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; every subcommand has help (a test checks it)."""
+def _decide_flags(p: argparse.ArgumentParser) -> None:
+    _add_run_flags(p)
+    _flag(p, sk.DecisionInputs, "predicted_gain", "--gain", metavar="G")
+    _flag(p, sk.DecisionInputs, "gain_uncertainty", "--uncertainty", metavar="S")
+    _flag(p, sk.DecisionInputs, "baseline_to_beat", "--baseline", metavar="B")
+    _flag(p, sk.DecisionInputs, "metric_now", metavar="M")
+    _flag(p, sk.DecisionInputs, "metric_expected", metavar="M")
+    p.add_argument("--lower-is-better", action="store_true",
+                   help="The metric is a loss or a perplexity (with --metric-now and "
+                        "--metric-expected).")
+    _flag(p, sk.DecisionInputs, "usd_per_unit_gain", "--value-per-unit", metavar="USD")
+    _flag(p, sk.DecisionInputs, "budget_usd", metavar="USD")
+    _flag(p, sk.DecisionInputs, "benefit", metavar="TEXT")
+
+
+def _alternatives_flags(p: argparse.ArgumentParser) -> None:
+    _add_run_flags(p)
+    _flag(p, sk.AlternativesOptions, "teacher_params", metavar="N")
+    _flag(p, sk.AlternativesOptions, "predicted_gain", "--gain", metavar="G")
+    _flag(p, sk.AlternativesOptions, "gain_uncertainty", "--uncertainty", metavar="S")
+
+
+def _memory_flags(p: argparse.ArgumentParser) -> None:
+    _flag(p, sk.MemorySpec, "gpu_count", "--gpus", required=True, metavar="K")
+    _flag(p, sk.MemorySpec, "gpu", metavar="NAME")
+    _add_model_flags(p, sk.MemorySpec)
+    _add_fine_tuning_flags(p)
+    _add_layout_flags(p, sk.MemorySpec)
+
+
+def _params_flags(p: argparse.ArgumentParser) -> None:
+    _flag(p, sk.ModelSource, "config", metavar="PATH")
+    _flag(p, sk.ModelSource, "preset", metavar="NAME")
+    p.add_argument("--list", dest="list_presets", action="store_true",
+                   help="list the presets and exit")
+
+
+def _split_flags(p: argparse.ArgumentParser) -> None:
+    _flag(p, sk.SplitSpec, "budget_flops", "--budget", metavar="C")
+    _flag(p, sk.SplitSpec, "budget_usd", metavar="USD")
+    _flag(p, sk.SplitSpec, "ratio", metavar="R")
+    _flag(p, sk.SplitSpec, "params", "--sizes", metavar="N,N,...",
+          note="Comma-separated, e.g. 1B,7B,70B.")
+    _flag(p, sk.SplitSpec, "flops_per_sec", metavar="F")
+    _flag(p, sk.SplitSpec, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
+    _flag(p, sk.SplitSpec, "gpu_count", "--gpus", metavar="K")
+    _flag(p, sk.SplitSpec, "mfu", metavar="F")
+    p.add_argument("--utilization", metavar="U", help="Deprecated: the old name of --mfu.")
+    _flag(p, sk.SplitSpec, "usd_per_gpu_hour", "--price", metavar="USD")
+    _flag(p, sk.SplitSpec, "failure_budget", metavar="X")
+
+
+def _gpus_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sources", action="store_true", help="also print every source")
+
+
+_Flags = Callable[[argparse.ArgumentParser], None]
+_Handler = Callable[[argparse.Namespace], None]
+COMMANDS: dict[str, tuple[str, _Handler, _Flags]] = {
+    "estimate": ("FLOPs, wall time, GPU-hours and dollars of a run, with a range",
+                 _cmd_estimate, _add_run_flags),
+    "decide": ("go / marginal / no-go: is the predicted gain worth the cost?",
+               _cmd_decide, _decide_flags),
+    "alternatives": ("cheaper alternatives, each with its own estimate and saving",
+                     _cmd_alternatives, _alternatives_flags),
+    "memory": ("memory per device: weights, gradients, optimizer, activations",
+               _cmd_memory, _memory_flags),
+    "params": ("exact parameter counts of an architecture, by component",
+               _cmd_params, _params_flags),
+    "split": ("the budget-split table: N and D = C/6N for one compute budget",
+              _cmd_split, _split_flags),
+    "gpus": ("the accelerator catalog: dense peaks, memory, prices, sources",
+             _cmd_gpus, _gpus_flags),
+}
+"""Each subcommand: its help, its handler, and what adds its flags (which imports its models)."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; every subcommand has help (a test checks it).
+
+    Flags come from the models' field descriptions, and building a model's schema is most of
+    a start-up's time, so ``command`` names the one subcommand to give its flags (the others
+    are listed with their help, flagless); None gives every subcommand its flags.
+    """
     parser = _Parser(
         prog="compute-budget",
         description="Estimate the FLOPs, time, memory and dollars of a training run, and decide "
@@ -276,77 +344,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
-
-    def command(name: str, help_text: str, func: Callable[[argparse.Namespace], None],
-                ) -> argparse.ArgumentParser:
+    for name, (help_text, handler, add_flags) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-        p.add_argument("--detail", choices=["short", "full"], default="short",
-                       help="full: every source quoted and the breakdowns (default short)")
-        p.set_defaults(func=func)
-        return p
-
-    p = command("estimate", "FLOPs, wall time, GPU-hours and dollars of a run, with a range",
-                _cmd_estimate)
-    _add_run_flags(p)
-
-    p = command("decide", "go / marginal / no-go: is the predicted gain worth the cost?",
-                _cmd_decide)
-    _add_run_flags(p)
-    _flag(p, DecisionInputs, "predicted_gain", "--gain", metavar="G")
-    _flag(p, DecisionInputs, "gain_uncertainty", "--uncertainty", metavar="S")
-    _flag(p, DecisionInputs, "baseline_to_beat", "--baseline", metavar="B")
-    _flag(p, DecisionInputs, "metric_now", metavar="M")
-    _flag(p, DecisionInputs, "metric_expected", metavar="M")
-    p.add_argument("--lower-is-better", action="store_true",
-                   help="The metric is a loss or a perplexity (with --metric-now and "
-                        "--metric-expected).")
-    _flag(p, DecisionInputs, "usd_per_unit_gain", "--value-per-unit", metavar="USD")
-    _flag(p, DecisionInputs, "budget_usd", metavar="USD")
-    _flag(p, DecisionInputs, "benefit", metavar="TEXT")
-
-    p = command("alternatives", "cheaper alternatives, each with its own estimate and saving",
-                _cmd_alternatives)
-    _add_run_flags(p)
-    _flag(p, AlternativesOptions, "teacher_params", metavar="N")
-    _flag(p, AlternativesOptions, "predicted_gain", "--gain", metavar="G")
-    _flag(p, AlternativesOptions, "gain_uncertainty", "--uncertainty", metavar="S")
-
-    p = command("memory", "memory per device: weights, gradients, optimizer, activations",
-                _cmd_memory)
-    _flag(p, MemorySpec, "gpu_count", "--gpus", required=True, metavar="K")
-    _flag(p, MemorySpec, "gpu", metavar="NAME")
-    _add_model_flags(p, MemorySpec)
-    _add_fine_tuning_flags(p)
-    _add_layout_flags(p, MemorySpec)
-
-    p = command("params", "exact parameter counts of an architecture, by component",
-                _cmd_params)
-    _flag(p, ModelSource, "config", metavar="PATH")
-    _flag(p, ModelSource, "preset", metavar="NAME")
-    p.add_argument("--list", dest="list_presets", action="store_true",
-                   help="list the presets and exit")
-
-    p = command("split", "the budget-split table: N and D = C/6N for one compute budget",
-                _cmd_split)
-    _flag(p, SplitSpec, "budget_flops", "--budget", metavar="C")
-    _flag(p, SplitSpec, "budget_usd", metavar="USD")
-    _flag(p, SplitSpec, "ratio", metavar="R")
-    _flag(p, SplitSpec, "params", "--sizes", metavar="N,N,...",
-          note="Comma-separated, e.g. 1B,7B,70B.")
-    _flag(p, SplitSpec, "flops_per_sec", metavar="F")
-    _flag(p, SplitSpec, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
-    _flag(p, SplitSpec, "gpu_count", "--gpus", metavar="K")
-    _flag(p, SplitSpec, "mfu", metavar="F")
-    p.add_argument("--utilization", metavar="U", help="Deprecated: the old name of --mfu.")
-    _flag(p, SplitSpec, "usd_per_gpu_hour", "--price", metavar="USD")
-    _flag(p, SplitSpec, "failure_budget", metavar="X")
-
-    p = command("gpus", "the accelerator catalog: dense peaks, memory, prices, sources",
-                _cmd_gpus)
-    p.add_argument("--sources", action="store_true", help="also print every source")
-    for subparser in sub.choices.values():
-        _help_names_flags(subparser)
+        p.set_defaults(func=handler)
+        if command is None or command == name:
+            p.add_argument("--json", action="store_true", help="print the result as JSON")
+            p.add_argument("--detail", choices=["short", "full"], default="short",
+                           help="full: every source quoted and the breakdowns (default short)")
+            add_flags(p)
+            _help_names_flags(p)
     return parser
 
 
@@ -396,10 +402,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import io
     import re
 
-    parser = build_parser()
+    tokens = _attach_negative_values(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(tokens[0] if tokens else "")
     reply = io.StringIO()
     try:
-        args = parser.parse_args(_attach_negative_values(sys.argv[1:] if argv is None else argv))
+        args = parser.parse_args(tokens)
         with contextlib.redirect_stdout(reply):
             args.func(args)
     except UsageError as exc:
@@ -432,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not_finite:
         def is_number(value: object) -> bool:
             try:
-                parse_quantity(value)
+                sk.parse_quantity(value)
             except InputError:
                 return False
             return True

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..skill import (
-    Accelerator,
-    AlternativesReport,
-    BudgetSplit,
-    Decision,
-    MemoryEstimate,
-    ParamReport,
-    RunEstimate,
-    list_presets,
-    load_catalog,
-)
 from .render import render
+
+if TYPE_CHECKING:
+    from ..skill import (
+        Accelerator,
+        AlternativesReport,
+        BudgetSplit,
+        Decision,
+        MemoryEstimate,
+        ParamReport,
+        RunEstimate,
+    )
 
 __all__ = [
     "render",
@@ -62,6 +63,8 @@ def render_accelerators(
     accelerators: Sequence[Accelerator] | None = None, *, show_sources: bool = False
 ) -> str:
     """The accelerator catalog table, optionally with every source."""
+    from ..skill import load_catalog
+
     catalog = load_catalog()
     return render("accelerators", catalog=catalog,
                   accelerators=list(accelerators or catalog.accelerators),
@@ -75,4 +78,6 @@ def render_params(report: ParamReport) -> str:
 
 def render_presets(reports: Sequence[ParamReport]) -> str:
     """The presets with their sizes and sources (same order as ``list_presets``)."""
+    from ..skill import list_presets
+
     return render("presets", reports=list(zip(list_presets(), reports, strict=True)))

@@ -7,13 +7,18 @@ the same everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
+import os
 import re
+import stat
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2.bccache import Bucket, FileSystemBytecodeCache
 
 __all__ = [
     "environment",
@@ -24,6 +29,7 @@ __all__ = [
     "fmt_usd",
     "inert",
     "render",
+    "template_cache_dir",
 ]
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -197,17 +203,73 @@ def inert(value: object) -> str:
     return _MARKDOWN.sub(r"\\\1", text)
 
 
+_OPTIONS = dict(
+    extensions=["jinja2.ext.do"],
+    undefined=StrictUndefined,
+    autoescape=False,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+CACHE_ENV = "COMPUTE_BUDGET_CACHE"
+"""Where compiled templates are kept: a directory, or ``off``; default
+``$XDG_CACHE_HOME/compute-budget`` (``~/.cache/compute-budget``)."""
+
+
+class _TemplateCache(FileSystemBytecodeCache):
+    """Compiled templates on disk, so a command does not compile its templates on every start
+    (compiling is most of a short command's time). Jinja checks each entry against its
+    template's source and its own and Python's versions; the key also covers this
+    environment's options. A cache that cannot be read or written is skipped, never an error."""
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        return super().get_cache_key(f"{sorted(map(str, _OPTIONS.items()))}|{name}", filename)
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def template_cache_dir() -> Path | None:
+    """The directory compiled templates are kept in, created if need be; None (compile every
+    time) when ``COMPUTE_BUDGET_CACHE=off`` or when it cannot be made private to this user:
+    the cache holds code, so one that another user could write is never used."""
+    setting = os.environ.get(CACHE_ENV, "").strip()
+    if setting.lower() == "off":
+        return None
+    if setting:
+        root = Path(setting).expanduser()
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        root = (Path(xdg) if xdg else Path.home() / ".cache") / "compute-budget"
+    directory = root / "templates"
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = directory.stat()
+    except (OSError, RuntimeError):  # RuntimeError: no home directory
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return None
+    return directory
+
+
 @cache
 def environment() -> Environment:
-    """The Jinja environment: package templates, strict undefined, number filters."""
+    """The Jinja environment: package templates, strict undefined, number filters, and the
+    compiled-template cache."""
+    directory = template_cache_dir()
     env = Environment(
-        extensions=["jinja2.ext.do"],
         loader=PackageLoader("compute_budget.prompts", "templates"),
-        undefined=StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+        bytecode_cache=None if directory is None else _TemplateCache(str(directory)),
+        **_OPTIONS,  # type: ignore[arg-type]
     )
     env.filters.update(
         flops=fmt_flops,
