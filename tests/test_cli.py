@@ -412,7 +412,7 @@ def test_contradictory_config_exits_2_naming_the_config_field(
 
 def test_error_messages_use_the_flags_of_the_command(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "split", "--budget", "1e21", "--sizes", "1B,0")
-    assert code == 2 and err.startswith("error: --sizes.1: ")
+    assert code == 2 and err.startswith("error: --sizes[1]: ")
     code, _, err = run(capsys, "split", "--budget", "1e21", "--budget-usd", "5")
     assert code == 2 and "exactly one of --budget or --budget-usd" in err
     code, _, err = run(capsys, "estimate", "--params", "7B", "--tokens", "1B", "--gpu", "a10g",

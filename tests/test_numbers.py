@@ -33,6 +33,7 @@ from compute_budget.prompts.render import (
 )
 from compute_budget.skill import (
     AlternativesOptions,
+    CompareSpec,
     DecisionInputs,
     MemorySpec,
     RunSpec,
@@ -47,7 +48,7 @@ NOT_FINITE_TEXT = re.compile(r"(?<![\w.])[−-]?(inf|infinity|nan)(?!\w)", re.IG
 INVALID_EVERYWHERE: tuple[Any, ...] = (5e-324, 1e-308, 1e308, -1e308, True, False)
 """Tiny, huge and boolean values: out of bounds for every numeric argument."""
 INPUT_MODELS: tuple[type[BaseModel], ...] = (
-    RunSpec, MemorySpec, DecisionInputs, AlternativesOptions, SplitSpec)
+    RunSpec, MemorySpec, DecisionInputs, AlternativesOptions, SplitSpec, CompareSpec)
 
 
 def numeric_bounds(model: type[BaseModel]) -> dict[str, tuple[float, float]]:
@@ -122,7 +123,10 @@ def _valid(model: type[BaseModel]) -> dict[str, Any]:
     run = {"params": "7B", "tokens": "100B", "gpu": "h100", "gpu_count": 8}
     return {RunSpec: run, MemorySpec: {"params": "7B", "gpu_count": 8},
             DecisionInputs: {}, AlternativesOptions: {},
-            SplitSpec: {"budget_flops": 1e21}}[model]
+            SplitSpec: {"budget_flops": 1e21},
+            CompareSpec: {"candidates": [
+                {**run, "name": n, "predicted_gain": 1, "gain_uncertainty": 0.5}
+                for n in ("a", "b")]}}[model]
 
 
 @pytest.mark.parametrize(("model", "field"), [

@@ -22,6 +22,9 @@ def test_public_surface() -> None:
         "mfu_from_achieved", "mfu_prior", "param_report", "params_for_budget",
         "parse_quantity", "seconds_from_achieved", "split_budget", "suggest_alternatives",
         "tokens_for_budget", "train_flops", "training_seconds",
+        # issue 10
+        "Candidate", "CandidateResult", "CompareSpec", "Comparison", "compare_candidates",
+        "parse_candidates", "validate_candidates",
     ])
     for name in compute_budget.__all__:
         assert getattr(compute_budget, name) is getattr(skill, name)

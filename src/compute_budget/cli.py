@@ -22,6 +22,7 @@ from . import skill as sk
 from .prompts import (
     render_accelerators,
     render_alternatives,
+    render_comparison,
     render_decision,
     render_estimate,
     render_memory,
@@ -247,6 +248,50 @@ def _cmd_split(args: argparse.Namespace) -> None:
     _emit(args, split, render_split(split))
 
 
+MAX_DATA_BYTES = 4_000_000
+"""Largest data file (points, candidates) the CLI reads."""
+
+
+def _read_data_file(path: str, field: str) -> tuple[str, str | None]:
+    """The text of the user's data file ``path`` and its format by extension (csv, json or
+    None), refusing anything but a regular UTF-8 file of at most MAX_DATA_BYTES (a FIFO or a
+    device would hang or flood the command)."""
+    import os
+    import stat
+
+    def refuse(reason: str) -> InputError:
+        return InputError(field, path, f"a readable .csv or .json file ({reason})")
+
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError) as exc:
+        raise refuse(getattr(exc, "strerror", None) or "not a valid path") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise refuse("not a regular file")
+    if info.st_size > MAX_DATA_BYTES:
+        raise refuse(f"larger than {MAX_DATA_BYTES // 1_000_000} MB")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_DATA_BYTES + 1)
+        text = data.decode("utf-8-sig")
+    except OSError as exc:
+        raise refuse(exc.strerror or type(exc).__name__) from None
+    except UnicodeDecodeError:
+        raise refuse("not UTF-8 text") from None
+    suffix = os.path.splitext(path)[1].lower()
+    return text, {".csv": "csv", ".json": "json"}.get(suffix)
+
+
+def _cmd_compare(args: argparse.Namespace) -> None:
+    text, fmt = _read_data_file(args.file, "file")
+    rows = sk.parse_candidates(text, fmt=fmt)  # type: ignore[arg-type]
+    spec = sk.CompareSpec(candidates=rows, **_given(
+        args, "baseline_to_beat", "usd_per_unit_gain", "budget_usd", "pool_gpu_days",
+        "horizon_days"))
+    comparison = sk.compare_candidates(spec)
+    _emit(args, comparison.candidates, render_comparison(comparison))
+
+
 def _cmd_gpus(args: argparse.Namespace) -> None:
     accelerators = list(sk.list_accelerators())
     _emit(args, accelerators, render_accelerators(accelerators, show_sources=args.sources))
@@ -304,6 +349,18 @@ def _split_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.SplitSpec, "failure_budget", metavar="X")
 
 
+def _compare_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE",
+                   help="A .csv (header row) or .json list of candidates: name, params, tokens, "
+                        "gpu, gpu_count, predicted_gain, gain_uncertainty, and any other run "
+                        "field of `estimate` (e.g. mfu, price, kind); quantities like 7B, 1T.")
+    _flag(p, sk.CompareSpec, "baseline_to_beat", "--baseline", metavar="B")
+    _flag(p, sk.CompareSpec, "usd_per_unit_gain", "--value-per-unit", metavar="USD")
+    _flag(p, sk.CompareSpec, "budget_usd", metavar="USD")
+    _flag(p, sk.CompareSpec, "pool_gpu_days", metavar="DAYS")
+    _flag(p, sk.CompareSpec, "horizon_days", metavar="DAYS")
+
+
 def _gpus_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sources", action="store_true", help="also print every source")
 
@@ -323,6 +380,8 @@ COMMANDS: dict[str, tuple[str, _Handler, _Flags]] = {
                _cmd_params, _params_flags),
     "split": ("the budget-split table: N and D = C/6N for one compute budget",
               _cmd_split, _split_flags),
+    "compare": ("candidate runs side by side, ranked by gain per dollar, with the pool's "
+                "best set", _cmd_compare, _compare_flags),
     "gpus": ("the accelerator catalog: dense peaks, memory, prices, sources",
              _cmd_gpus, _gpus_flags),
 }
@@ -375,8 +434,8 @@ def _flag_names(parser: argparse.ArgumentParser, command: str) -> dict[str, str]
     """Field → the flag the user typed for it, for ``command``: error messages name flags."""
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     sub: argparse.ArgumentParser = subparsers.choices[command]
-    return {a.dest: a.option_strings[0] for a in sub._actions
-            if a.option_strings and a.dest not in ("help", "json", "detail")}
+    return {a.dest: a.option_strings[0] if a.option_strings else str(a.metavar or a.dest)
+            for a in sub._actions if a.dest not in ("help", "json", "detail")}
 
 
 def _attach_negative_values(argv: Sequence[str]) -> list[str]:

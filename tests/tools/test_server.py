@@ -11,6 +11,7 @@ from compute_budget import (
     AlternativesReport,
     BudgetSplit,
     Catalog,
+    Comparison,
     Decision,
     MemoryEstimate,
     RunEstimate,
@@ -33,6 +34,10 @@ VALID_CALLS: dict[str, tuple[dict[str, Any], type]] = {
                         MemoryEstimate),
     "split_budget": ({"budget_flops": "6e14"}, BudgetSplit),
     "list_accelerators": ({"query": "h100"}, Catalog),
+    "compare_candidates": ({"candidates": [
+        {**RUN, "name": "small", "predicted_gain": 1.0, "gain_uncertainty": 0.2},
+        {**RUN, "name": "big", "params": "13B", "predicted_gain": 1.5, "gain_uncertainty": 0.4},
+    ], "pool_gpu_days": 200}, Comparison),
 }
 
 

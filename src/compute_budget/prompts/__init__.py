@@ -12,6 +12,7 @@ if TYPE_CHECKING:
         Accelerator,
         AlternativesReport,
         BudgetSplit,
+        Comparison,
         Decision,
         MemoryEstimate,
         ParamReport,
@@ -22,6 +23,7 @@ __all__ = [
     "render",
     "render_accelerators",
     "render_alternatives",
+    "render_comparison",
     "render_decision",
     "render_estimate",
     "render_memory",
@@ -52,6 +54,11 @@ def render_alternatives(report: AlternativesReport) -> str:
     """The table of cheaper alternatives with their savings."""
     return render("alternatives", original=report.original, alternatives=report.alternatives,
                   kind=report.kind)
+
+
+def render_comparison(comparison: Comparison) -> str:
+    """Candidates side by side, ranked by gain per dollar, with the pool's best set."""
+    return render("compare", comparison=comparison)
 
 
 def render_split(split: BudgetSplit) -> str:

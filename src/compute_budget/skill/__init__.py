@@ -36,6 +36,11 @@ if TYPE_CHECKING:
         list_presets,
         load_config,
     )
+    from .candidates import (
+        Candidate,
+        parse_candidates,
+        validate_candidates,
+    )
     from .catalog import (
         Accelerator,
         Catalog,
@@ -45,6 +50,12 @@ if TYPE_CHECKING:
         get_accelerator,
         list_accelerators,
         load_catalog,
+    )
+    from .compare import (
+        CandidateResult,
+        CompareSpec,
+        Comparison,
+        compare_candidates,
     )
     from .cost import CostEstimate, estimate_run_cost
     from .decision import Decision, DecisionInputs, NextStep, Verdict, decision_summary
@@ -124,6 +135,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "run_kind": ("RunKind",),
     "run_spec": ("RunSpec",),
     "split": ("BudgetSplit", "SplitRow", "SplitSpec", "budget_split"),
+    "candidates": ("Candidate", "parse_candidates", "validate_candidates"),
+    "compare": ("CandidateResult", "CompareSpec", "Comparison", "compare_candidates"),
 }
 """Each module under ``skill`` → the public names it defines."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -137,7 +150,11 @@ __all__ = [
     "AlternativesReport",
     "Architecture",
     "BudgetSplit",
+    "Candidate",
+    "CandidateResult",
     "Catalog",
+    "CompareSpec",
+    "Comparison",
     "ComputeBudgetError",
     "ConfigError",
     "CostEstimate",
@@ -174,6 +191,7 @@ __all__ = [
     "Verdict",
     "budget_split",
     "check_tensor_parallel",
+    "compare_candidates",
     "count_params",
     "decision_summary",
     "describe_error",
@@ -193,6 +211,7 @@ __all__ = [
     "mfu_prior",
     "param_report",
     "params_for_budget",
+    "parse_candidates",
     "parse_quantity",
     "read_gain",
     "seconds_from_achieved",
@@ -201,6 +220,7 @@ __all__ = [
     "tokens_for_budget",
     "train_flops",
     "training_seconds",
+    "validate_candidates",
 ]
 
 

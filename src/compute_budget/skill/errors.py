@@ -73,8 +73,13 @@ class ConfigError(InputError):
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
-    parts = [str(p) for p in loc if not str(p).startswith("function-")]
-    text = ".".join(parts) if parts else "input"
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"  # an item of a list: candidates[0].gpu
+        elif not part.startswith("function-"):
+            text += f".{part}" if text else part
+    text = text or "input"
     # an unknown argument's name is the caller's text: printable characters only, capped
     text = "".join(ch if ch.isprintable() else "?" for ch in text)
     return text if len(text) <= 60 else text[:59] + "…"
@@ -130,7 +135,7 @@ def _rename(text: str, aliases: dict[str, str]) -> str:
     """Name fields as the caller knows them: the leading ``field:`` always, and snake_case
     field names anywhere in the sentence (plain words like ``params`` only at the start)."""
     for name, alias in aliases.items():
-        if text.startswith(f"{name}:") or text.startswith(f"{name}."):
+        if text.startswith((f"{name}:", f"{name}.", f"{name}[")):
             text = alias + text[len(name) :]
             break
     for name, alias in aliases.items():

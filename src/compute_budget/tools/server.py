@@ -33,6 +33,7 @@ from .. import __version__
 from ..prompts import (
     render_accelerators,
     render_alternatives,
+    render_comparison,
     render_decision,
     render_estimate,
     render_memory,
@@ -50,6 +51,8 @@ from ..skill import (
     AlternativesReport,
     BudgetSplit,
     Catalog,
+    CompareSpec,
+    Comparison,
     ComputeBudgetError,
     Decision,
     DecisionInputs,
@@ -59,6 +62,7 @@ from ..skill import (
     RunSpec,
     SplitSpec,
     budget_split,
+    compare_candidates,
     decision_summary,
     describe_error,
     estimate_memory,
@@ -80,6 +84,7 @@ TOOL_NAMES = (
     "estimate_memory",
     "split_budget",
     "list_accelerators",
+    "compare_candidates",
 )
 CATALOG_URI = "compute-budget://catalog"
 CATALOG_JSON_URI = "compute-budget://catalog.json"
@@ -144,6 +149,7 @@ AlternativesArguments = merge_arguments(
 
 MemoryArguments = merge_arguments("EstimateMemoryArguments", MemorySpec, ReplyOptions)
 SplitArguments = merge_arguments("SplitBudgetArguments", SplitSpec, ReplyOptions)
+CompareArguments = merge_arguments("CompareCandidatesArguments", CompareSpec, ReplyOptions)
 
 
 class ListAcceleratorsArguments(ReplyOptions):
@@ -192,6 +198,11 @@ def _split(arguments: BaseModel) -> tuple[BaseModel, str]:
     return split, render_split(split)
 
 
+def _compare(arguments: BaseModel) -> tuple[BaseModel, str]:
+    comparison = compare_candidates(_pick(CompareSpec, arguments))
+    return comparison, render_comparison(comparison)
+
+
 def _matches(query: str, *labels: str) -> bool:
     wanted = normalize_name(query)
     return any(wanted in normalize_name(label) for label in labels)
@@ -236,7 +247,7 @@ ESTIMATE_BRIEF: dict[str, Any] = {
 
 
 def tool_specs() -> list[ToolSpec]:
-    """The six tools, in the order of the procedure."""
+    """The tools, in the order of the procedure, then the planning tools."""
     return [
         ToolSpec("estimate_run_cost", "Estimate a training run's time and cost",
                  tool_description("estimate_run_cost"), EstimateArguments, RunEstimate,
@@ -263,6 +274,9 @@ def tool_specs() -> list[ToolSpec]:
                  _accelerators, brief={"notes": True, "accelerators": {"__all__": {
                      "spec_source", "prices", "aliases"}}},
                  trim=_drop_empty_items("accelerators")),
+        ToolSpec("compare_candidates", "Rank candidate runs by gain per dollar",
+                 tool_description("compare_candidates"), CompareArguments, Comparison,
+                 _compare, brief={"candidates": {"__all__": {"estimate", "decision"}}}),
     ]
 
 

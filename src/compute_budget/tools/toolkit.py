@@ -18,6 +18,7 @@ the client supports it. So each tool here
 
 from __future__ import annotations
 
+import base64
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -36,7 +37,7 @@ from mcp.server.mcpserver import (
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
@@ -105,6 +106,9 @@ class ToolSpec:
     ``model_dump`` exclude): nested copies a program rarely needs."""
     trim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """A last pass over the brief structured content (e.g. drop empty keys of list items)."""
+    picture: Callable[[BaseModel, BaseModel], bytes | None] | None = None
+    """(arguments, result) → a PNG sent as an image content item beside the markdown, or None
+    (the tool's ``plot`` argument asks for it)."""
 
 
 def merge_arguments(
@@ -264,10 +268,16 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         structured = result.model_dump(mode="json", exclude=None if full else spec.brief)
         if not full and spec.trim is not None:
             structured = spec.trim(structured)
-        return CallToolResult(
-            content=[TextContent(type="text", text=markdown)],
-            structured_content=structured,
-        )
+        content: list[TextContent | ImageContent] = [TextContent(type="text", text=markdown)]
+        if spec.picture is not None:
+            try:
+                png = await anyio.to_thread.run_sync(spec.picture, arguments, result)
+            except ComputeBudgetError as exc:
+                raise ToolError(describe_error(exc, catalog_hint=CATALOG_HINT)) from None
+            if png is not None:
+                content.append(ImageContent(type="image", mime_type="image/png",
+                                            data=base64.b64encode(png).decode("ascii")))
+        return CallToolResult(content=content, structured_content=structured)
 
     parameters = [
         inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)

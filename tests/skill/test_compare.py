@@ -1,0 +1,401 @@
+"""Candidate runs side by side: parsing and its errors, the ranking by gain per dollar, the
+verdicts (equal to `decide`'s), P(beats the baseline), and the best set within a pool of
+device-days against brute force."""
+
+import itertools
+import json
+import math
+import random
+
+import pytest
+from pydantic import ValidationError
+from scipy.stats import norm
+
+from compute_budget.cli import main
+from compute_budget.skill.candidates import (
+    Candidate,
+    parse_candidates,
+    validate_candidates,
+)
+from compute_budget.skill.compare import (
+    POOL_UNITS,
+    CandidateResult,
+    CompareSpec,
+    Comparison,
+    best_set_in_pool,
+    compare_candidates,
+)
+from compute_budget.skill.errors import InputError, UnknownAcceleratorError, describe_error
+
+# H100 SXM dense BF16 peak 989.5 TFLOP/s (NVIDIA H100 datasheet, the catalog's h100-sxm entry).
+H100_PEAK = 989.5e12
+HEADER = "name,params,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty,mfu,usd_per_gpu_hour"
+
+
+def _row(name: str, params: str = "1B", tokens: str = "20B", gpu: str = "h100",
+         gpus: int = 8, gain: float = 1.0, sigma: float = 0.1, mfu: str = "0.4",
+         price: str = "2") -> dict[str, object]:
+    return {"name": name, "params": params, "tokens": tokens, "gpu": gpu, "gpu_count": gpus,
+            "predicted_gain": gain, "gain_uncertainty": sigma, "mfu": mfu,
+            "usd_per_gpu_hour": price}
+
+
+def _by_name(comparison: Comparison) -> dict[str, CandidateResult]:
+    return {r.name: r for r in comparison.candidates}
+
+
+def _hand_cost_with_failures(n: float, t: float, mfu: float, price: float) -> float:
+    """6·N·T FLOPs (Kaplan et al. 2020) at MFU × the dense peak: device-hours × $/h × 1.5."""
+    device_hours = 6 * n * t / (H100_PEAK * mfu) / 3600
+    return device_hours * price * 1.5
+
+
+# --- ranking ------------------------------------------------------------------------------
+
+
+def test_ranking_by_gain_per_dollar_computed_by_hand() -> None:
+    text = "\n".join([
+        HEADER,
+        "big,7B,140B,h100,64,3.0,0.5,0.4,2",  # 5.88e21 FLOPs: 4126.7 device-hours, $12,380
+        "tiny,350M,7B,h100,8,0.2,0.05,0.4,4",  # 1.47e19 FLOPs: 10.32 device-hours, $61.90
+        "small,1B,20B,h100,8,1.0,0.3,0.4,2",  # 1.2e20 FLOPs: 84.22 device-hours, $252.65
+    ])
+    comparison = compare_candidates(CompareSpec(candidates=parse_candidates(text)))
+    expected = {
+        "big": 3.0 / _hand_cost_with_failures(7e9, 140e9, 0.4, 2),  # 2.42e-4 per $
+        "tiny": 0.2 / _hand_cost_with_failures(350e6, 7e9, 0.4, 4),  # 3.23e-3 per $
+        "small": 1.0 / _hand_cost_with_failures(1e9, 20e9, 0.4, 2),  # 3.96e-3 per $
+    }
+    assert expected["small"] == pytest.approx(3.958e-3, rel=1e-3)
+    assert [r.name for r in comparison.candidates] == ["small", "tiny", "big"]
+    assert [r.rank for r in comparison.candidates] == [1, 2, 3]
+    assert comparison.top == "small"
+    rows = _by_name(comparison)
+    for name, per_dollar in expected.items():
+        assert rows[name].gain_per_dollar == pytest.approx(per_dollar, rel=1e-9)
+    # without a pool the opportunity cost is the dollars beyond the top-ranked run
+    small_cost = _hand_cost_with_failures(1e9, 20e9, 0.4, 2)
+    assert rows["small"].usd_vs_top == 0
+    assert rows["big"].usd_vs_top == pytest.approx(
+        _hand_cost_with_failures(7e9, 140e9, 0.4, 2) - small_cost, rel=1e-9)
+    assert comparison.opportunity_basis == "dollars"
+    assert comparison.best_set is None and rows["big"].pool_status is None
+    assert rows["big"].pool_share is None and rows["big"].fits_horizon is None
+    # gpu_days = devices × wall days: 4126.7 device-hours / 24
+    assert rows["big"].gpu_days == pytest.approx(
+        6 * 7e9 * 140e9 / (H100_PEAK * 0.4) / 86400, rel=1e-9)
+
+
+def test_unknown_price_ranks_last_with_none() -> None:
+    # tpu-v5p and gb200 have no catalog price: their cost is unknown, not 0, whatever the gain.
+    rows = [_row("priced", gain=0.01), _row("tpu", gpu="tpu-v5p", price="", gain=50, sigma=10),
+            _row("gb", gpu="gb200", price="", gain=50, sigma=1)]
+    comparison = compare_candidates(CompareSpec(candidates=rows))
+    assert [r.name for r in comparison.candidates] == ["priced", "gb", "tpu"]  # P: 1.0 > Φ(5)
+    for r in comparison.candidates[1:]:
+        assert r.gain_per_dollar is None and r.net_gain_per_dollar is None
+        assert r.dollar_cost_with_failures is None and r.usd_vs_top is None
+    # an unknown cost leaves the top one's dollars unknown too when it is top
+    assert comparison.candidates[0].gain_per_dollar is not None
+
+
+def test_ties_in_gain_per_dollar_go_to_the_likelier_win() -> None:
+    rows = [_row("noisy", sigma=1.0), _row("sure", sigma=0.1), _row("noisier", sigma=2.0)]
+    comparison = compare_candidates(CompareSpec(candidates=rows))
+    assert [r.name for r in comparison.candidates] == ["sure", "noisy", "noisier"]
+    per_dollar = {r.gain_per_dollar for r in comparison.candidates}
+    assert len(per_dollar) == 1  # same run, same gain: a true tie
+
+
+# --- verdicts and probabilities -----------------------------------------------------------
+
+
+def test_each_verdict_equals_what_decide_gives(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [_row("go", gain=2.0, sigma=0.3),
+            _row("marginal", gain=0.7, sigma=0.4),
+            _row("no-go", gain=0.1, sigma=0.1),
+            _row("pricey", params="7B", tokens="1T", gpus=64, gain=2.0, sigma=0.3)]
+    spec = CompareSpec(candidates=rows, baseline_to_beat=0.5, usd_per_unit_gain="$20k",
+                       budget_usd=50_000)
+    comparison = compare_candidates(spec)
+    for r in comparison.candidates:
+        src = next(row for row in rows if row["name"] == r.name)
+        code = main(["decide", "--params", str(src["params"]), "--tokens", str(src["tokens"]),
+                     "--gpu", "h100", "--gpus", str(src["gpu_count"]), "--mfu", "0.4",
+                     "--price", "2", "--gain", str(src["predicted_gain"]),
+                     "--uncertainty", str(src["gain_uncertainty"]), "--baseline", "0.5",
+                     "--value-per-unit", "20000", "--budget-usd", "50000", "--json"])
+        out, _ = capsys.readouterr()
+        assert code == 0
+        assert json.loads(out) == r.decision.model_dump(mode="json")
+        assert r.verdict == json.loads(out)["verdict"]
+    verdicts = {r.name: r.verdict for r in comparison.candidates}
+    # 0.7 − 0.4 < 0.5 ≤ 0.7 + 0.4: noise; 0.1 + 0.1 < 0.5: below the baseline; pricey: 4.2e22
+    # FLOPs = 29,475 device-hours = $58,950 nominal, over the $50k cap and above the $30k its
+    # net gain of 1.5 is worth
+    assert verdicts == {"go": "go", "marginal": "marginal", "no-go": "no-go", "pricey": "no-go"}
+    pricey = _by_name(comparison)["pricey"]
+    assert pricey.dollar_cost_with_failures == pytest.approx(
+        _hand_cost_with_failures(7e9, 1e12, 0.4, 2), rel=1e-9)
+    assert {f.cause for f in pricey.decision.findings} >= {"over_budget", "value_below_cost"}
+
+
+@pytest.mark.parametrize(
+    ("gain", "sigma", "baseline", "p"),
+    [
+        (1.0, 1.0, 0.0, 0.8413447460685429),  # Φ(1) (standard normal table)
+        (1.5, 0.5, 0.5, 0.9772498680518208),  # Φ(2)
+        (0.0, 0.5, 0.5, 0.15865525393145707),  # Φ(−1) = 1 − Φ(1)
+        (0.7, 0.0, 0.5, 1.0),  # σ = 0: certain
+        (0.3, 0.0, 0.5, 0.0),
+    ],
+)
+def test_p_beats_baseline_golden_values(gain: float, sigma: float, baseline: float,
+                                        p: float) -> None:
+    rows = [_row("a", gain=gain, sigma=sigma), _row("b")]
+    comparison = compare_candidates(CompareSpec(candidates=rows, baseline_to_beat=baseline))
+    got = _by_name(comparison)["a"].p_beats_baseline
+    assert got == pytest.approx(p, abs=1e-12)
+    if sigma:
+        assert got == pytest.approx(norm.cdf((gain - baseline) / sigma), abs=1e-12)
+
+
+# --- the best set within a pool -----------------------------------------------------------
+
+
+def _brute_force(gains: list[float], days: list[float], pool: float) -> tuple[float, set[int]]:
+    best, best_set = 0.0, set()
+    for k in range(1, len(gains) + 1):
+        for subset in itertools.combinations(range(len(gains)), k):
+            if sum(days[i] for i in subset) <= pool:
+                total = sum(gains[i] for i in subset)
+                if total > best + 1e-12:
+                    best, best_set = total, set(subset)
+    return best, best_set
+
+
+def test_knapsack_equals_brute_force_on_random_instances() -> None:
+    # Whole device-days and pools dividing POOL_UNITS: the units are exact, so must the sets be.
+    rng = random.Random(20240611)
+    for _ in range(150):
+        n = rng.randint(1, 10)
+        pool = rng.choice([20, 40, 50, 80, 100])
+        days = [float(rng.randint(1, 60)) for _ in range(n)]
+        gains = [round(rng.uniform(-1, 5), 3) for _ in range(n)]
+        chosen, total = best_set_in_pool(gains, days, pool)
+        expected, _ = _brute_force(gains, days, pool)
+        assert total == pytest.approx(expected, abs=1e-9)
+        assert sum(days[i] for i in chosen) <= pool
+        assert total == pytest.approx(sum(gains[i] for i in chosen), abs=1e-12)
+
+
+def test_knapsack_with_fractional_days_is_exact_up_to_its_resolution() -> None:
+    # Rounding each run's days up to a unit never overshoots the pool, and misses only sets
+    # that fit with less than one unit of slack each: brute force in the pool less n units.
+    rng = random.Random(7)
+    for _ in range(100):
+        n = rng.randint(2, 9)
+        pool = rng.uniform(5, 500)
+        days = [rng.uniform(0.01, 0.6) * pool for _ in range(n)]
+        gains = [rng.uniform(0, 3) for _ in range(n)]
+        chosen, total = best_set_in_pool(gains, days, pool)
+        assert sum(days[i] for i in chosen) <= pool
+        upper, _ = _brute_force(gains, days, pool)
+        lower, _ = _brute_force(gains, days, pool * (1 - n / POOL_UNITS))
+        assert lower - 1e-9 <= total <= upper + 1e-9
+
+
+def test_knapsack_is_not_greedy() -> None:
+    # Greedy by gain per device-day takes A (7/6) and then nothing fits; B + C give 10.
+    chosen, total = best_set_in_pool([7.0, 5.0, 5.0], [6.0, 5.0, 5.0], 10.0)
+    assert sorted(chosen) == [1, 2] and total == 10.0
+
+
+def test_best_set_and_displacement_against_brute_force() -> None:
+    # 1B params at MFU 0.4 on H100: 20B tokens = 3.51 device-days (6·N·T / peak / MFU).
+    rows = [_row("t20", tokens="20B", gain=1.0), _row("t40", tokens="40B", gain=1.8),
+            _row("t30", tokens="30B", gain=1.5), _row("t10", tokens="10B", gain=0.4),
+            _row("t60", tokens="60B", gain=3.0), _row("weak", tokens="5B", gain=0.05, sigma=1),
+            _row("below", tokens="5B", gain=0.1, sigma=0.01)]
+    spec = CompareSpec(candidates=rows, pool_gpu_days=10, baseline_to_beat=0.2)
+    comparison = compare_candidates(spec)
+    res = _by_name(comparison)
+    assert res["t20"].gpu_days == pytest.approx(6 * 1e9 * 20e9 / (H100_PEAK * 0.4) / 86400)
+    assert res["t60"].pool_status == "exceeds_pool" and res["t60"].displaces is None
+    assert res["below"].verdict == "no-go" and res["below"].pool_status == "no_go"
+    eligible = [n for n, r in res.items() if r.pool_status in ("chosen", "left_out")]
+    gains = [res[n].predicted_gain for n in eligible]
+    days = [res[n].gpu_days for n in eligible]
+    best, best_idx = _brute_force(gains, days, 10)
+    assert comparison.best_set is not None and comparison.best_set_gpu_days is not None
+    assert set(comparison.best_set) == {eligible[i] for i in best_idx}
+    assert comparison.best_set_gain == pytest.approx(best)
+    assert comparison.best_set_gpu_days == pytest.approx(sum(days[i] for i in best_idx))
+    assert comparison.pool_gpu_days_left == pytest.approx(10 - comparison.best_set_gpu_days)
+    assert res["t20"].pool_share == pytest.approx(res["t20"].gpu_days / 10)
+    for name, r in res.items():
+        if name in comparison.best_set:
+            assert r.pool_status == "chosen" and r.displaces == [] and r.gain_forgone == 0
+        elif r.displaces is not None:
+            # forced in: the best of the others in what it leaves of the pool
+            others = [i for i, n in enumerate(eligible) if n != name]
+            kept, kept_idx = _brute_force([gains[i] for i in others], [days[i] for i in others],
+                                          10 - r.gpu_days)
+            assert r.gain_forgone == pytest.approx(best - (r.predicted_gain + kept))
+            kept_names = {eligible[others[i]] for i in kept_idx}
+            assert set(r.displaces) == set(comparison.best_set) - kept_names
+    assert any(r.displaces for r in res.values())  # someone displaces something
+
+
+def test_horizon_excludes_runs_that_cannot_finish() -> None:
+    # 1B × 20B on 8 H100 at MFU 0.4: 0.44 days of wall time; 1B × 200B: 4.4 days.
+    rows = [_row("quick", gain=1.0), _row("long", tokens="200B", gain=9.0)]
+    comparison = compare_candidates(CompareSpec(candidates=rows, pool_gpu_days=1000,
+                                                horizon_days=2))
+    res = _by_name(comparison)
+    assert res["long"].wall_days == pytest.approx(
+        6 * 1e9 * 200e9 / (8 * H100_PEAK * 0.4) / 86400)
+    assert res["long"].fits_horizon is False and res["quick"].fits_horizon is True
+    assert res["long"].pool_status == "exceeds_horizon"
+    assert res["long"].displaces is None and res["long"].gain_forgone is None
+    assert comparison.best_set == ["quick"]
+    # the same pool without the horizon takes both
+    both = compare_candidates(CompareSpec(candidates=rows, pool_gpu_days=1000))
+    assert both.best_set is not None and set(both.best_set) == {"quick", "long"}
+    assert both.best_set_gain == 10.0
+
+
+# --- parsing ------------------------------------------------------------------------------
+
+
+def test_csv_and_json_read_the_same_and_empty_cells_are_not_given() -> None:
+    text = "\n".join([
+        "Name, Params , Tokens,GPU,GPUs,Predicted-Gain,gain_uncertainty,MFU,price",
+        "a,1B,20B,h100,8,1,0.1,,",  # mfu and price not given: prior and catalog
+        "b,1.5B,\"30,000,000,000\",a100,16,1.5,0.2,0.35,$1.10",
+        "",
+    ])
+    rows = parse_candidates(text)
+    assert rows[0] == {"name": "a", "params": "1B", "tokens": "20B", "gpu": "h100",
+                       "gpu_count": "8", "predicted_gain": "1", "gain_uncertainty": "0.1"}
+    from_json = parse_candidates(json.dumps([
+        {"name": "a", "params": "1B", "tokens": 2e10, "gpu": "h100", "gpu_count": 8,
+         "predicted_gain": 1, "gain_uncertainty": 0.1, "mfu": None},
+        {"name": "b", "params": 1.5e9, "tokens": "30B", "gpu": "a100", "gpus": 16,
+         "predicted_gain": 1.5, "gain_uncertainty": 0.2, "mfu": 0.35, "price": "$1.10"},
+    ]))
+    a, b = validate_candidates(rows)
+    # "a100" is the catalog's 80 GB card
+    assert (a.tokens, b.tokens, b.usd_per_gpu_hour, b.gpu) == (2e10, 3e10, 1.1, "a100-80gb")
+    assert validate_candidates(from_json) == [a, b]
+    comparison = compare_candidates(CompareSpec(candidates=rows))
+    res = _by_name(comparison)
+    assert res["a"].estimate.mfu_source == "prior"
+    assert res["a"].estimate.price_source == "catalog"
+    assert res["b"].estimate.mfu_source == "user" and res["b"].estimate.mfu == 0.35
+
+
+def test_comparison_is_json_and_round_trips() -> None:
+    comparison = compare_candidates(CompareSpec(
+        candidates=[_row("a"), _row("b", gpu="tpu-v5p", price="")], pool_gpu_days="1K"))
+    data = json.loads(comparison.model_dump_json())
+    assert data["candidates"][1]["gain_per_dollar"] is None  # null, never 0
+    assert data["pool_gpu_days"] == 1000
+    assert Comparison.model_validate_json(comparison.model_dump_json()) == comparison
+
+
+def test_a_candidate_is_a_run_spec() -> None:
+    spec = CompareSpec(candidates=[_row("a") | {"preset": "llama-2-7b", "params": None},
+                                   _row("b")])
+    assert isinstance(spec.candidates[0], Candidate)
+    assert spec.candidates[0].total_params == pytest.approx(6.74e9, rel=0.01)  # Llama 2 7B
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,8,1,0.1,,\nc,abc,20B,h100,8,1,0.1,,",
+         "candidates[2].params", "abc"),
+        (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,8,lots,0.1,,",
+         "candidates[1].predicted_gain", "lots"),
+        (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,8,1,-0.1,,",
+         "candidates[1].gain_uncertainty", "-0.1"),
+        (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nA,1B,20B,h100,8,1,0.1,,",
+         "candidates[1].name", "A"),
+        (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,,1,0.1,,",
+         "candidates[1].gpu_count", None),
+        (HEADER + "\na,1B,20B,h100,8,1,0.1,1.5,\nb,1B,20B,h100,8,1,0.1,,",
+         "candidates[0].mfu", "1.5"),
+        (HEADER + ",tp\na,1B,20B,h100,8,1,0.1,,,3\nb,1B,20B,h100,8,1,0.1,,,",
+         "candidates[0].tp", 3),
+        (HEADER + "\na,1B,20B,h100,8,1,0.1,,,extra\nb,1B,20B,h100,8,1,0.1,,",
+         "candidates[0]", None),
+        (HEADER.replace("mfu", "mfu_guess") + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,8,1,0.1,,",
+         "columns", "mfu_guess"),
+        (HEADER + ",name\na,1B,20B,h100,8,1,0.1,,,x\nb,1B,20B,h100,8,1,0.1,,,y",
+         "columns", "name"),
+        (HEADER + "\na,1B,20B,h100,8,1,0.1,,", "candidates", "1 candidate"),
+        (HEADER + "".join(f"\nr{i},1B,20B,h100,8,1,0.1,," for i in range(51)),
+         "candidates", "51 candidates"),
+        ('[{"name": "a"}, 3]', "candidates[1]", 3),
+        ('[{"name": "a", "gpu_count": 8, "flops": 1}, {}]', "candidates[0].flops", 1),
+        ('[{"name": "a", "gpu_count": true, "params": "1B", "tokens": "2B", "gpu": "h100",'
+         ' "predicted_gain": 1, "gain_uncertainty": 0}, {"name": "b"}]',
+         "candidates[0].gpu_count", True),
+        ('{"name": "a"}', "candidates", "dict"),
+        ("[1,", "candidates", None),
+    ],
+)
+def test_bad_tables_name_row_column_and_value(text: str, field: str, value: object) -> None:
+    with pytest.raises(InputError) as caught:
+        validate_candidates(parse_candidates(text))
+    assert caught.value.field == field
+    if value is not None:
+        assert caught.value.value == value
+    assert str(caught.value).startswith(f"{field}:")
+
+
+def test_unknown_column_is_named_with_a_suggestion() -> None:
+    text = HEADER.replace("gpu_count", "gpu_cnt") + "\na,1B,20B,h100,8,1,0.1,,\n"
+    with pytest.raises(InputError, match="unknown column 'gpu_cnt'; did you mean 'gpu_count'"):
+        parse_candidates(text)
+
+
+def test_bad_gpu_names_the_row_and_suggests() -> None:
+    rows = [_row("a"), _row("b", gpu="h1000")]
+    with pytest.raises(UnknownAcceleratorError) as caught:
+        validate_candidates(rows)
+    assert caught.value.field == "candidates[1].gpu" and caught.value.value == "h1000"
+    assert "h100-sxm" in caught.value.suggestions
+    # through the spec it reads the same, as the CLI and the server show it
+    with pytest.raises(ValidationError) as wrapped:
+        CompareSpec(candidates=rows)
+    assert describe_error(wrapped.value).startswith("candidates[1].gpu: 'h1000'")
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"pool_gpu_days": 0}, "pool_gpu_days"),
+        ({"pool_gpu_days": True}, "pool_gpu_days"),
+        ({"horizon_days": -1}, "horizon_days"),
+        ({"baseline_to_beat": math.nan}, "baseline_to_beat"),
+        ({"budget": 5}, "budget"),
+    ],
+)
+def test_bad_spec_fields_are_named(extra: dict[str, object], field: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        CompareSpec(candidates=[_row("a"), _row("b")], **extra)
+    assert describe_error(caught.value).startswith(f"{field}:")
+
+
+def test_bad_fmt_and_a_single_candidate_through_the_spec() -> None:
+    with pytest.raises(InputError, match="fmt"):
+        parse_candidates("[]", fmt="yaml")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError) as caught:
+        CompareSpec(candidates=[_row("a")])
+    assert describe_error(caught.value).startswith("candidates: '1 candidate'")
+    # fmt="csv" reads a table that would otherwise look like JSON
+    with pytest.raises(InputError) as as_csv:
+        parse_candidates('[{"name": "a"}]', fmt="csv")
+    assert as_csv.value.field == "columns"

@@ -1,0 +1,85 @@
+"""`compute-budget compare FILE` (issue 10): candidates side by side from a CSV or JSON file."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from compute_budget.cli import main
+
+CSV = """name,params,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty
+bigger-model,13B,260B,h100,64,2.0,0.8
+more-data,7B,500B,h100,64,1.5,0.4
+distill,3B,300B,a100,32,0.8,0.3
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "candidates.csv"
+    path.write_text(CSV)
+    return path
+
+
+def test_json_is_the_ranked_list_of_candidates(capsys: pytest.CaptureFixture[str],
+                                               table: Path) -> None:
+    code, out, err = run(capsys, "compare", str(table), "--json")
+    assert code == 0 and err == ""
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == ["distill", "bigger-model", "more-data"]
+    ratios = [r["gain_per_dollar"] for r in rows]
+    assert ratios == sorted(ratios, reverse=True)
+    for r in rows:  # the ratio is the gain over the cost with the failure budget
+        assert r["gain_per_dollar"] == pytest.approx(
+            r["predicted_gain"] / r["dollar_cost_with_failures"])
+        assert r["verdict"] in ("go", "marginal", "no-go")
+
+
+def test_the_same_candidates_as_json_give_the_same_ranking(
+        capsys: pytest.CaptureFixture[str], table: Path, tmp_path: Path) -> None:
+    lines = CSV.strip().splitlines()
+    header = lines[0].split(",")
+    items = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
+    path = tmp_path / "candidates.json"
+    path.write_text(json.dumps(items))
+    _, from_json, _ = run(capsys, "compare", str(path), "--json")
+    _, from_csv, _ = run(capsys, "compare", str(table), "--json")
+    assert json.loads(from_json) == json.loads(from_csv)
+
+
+def test_markdown_with_a_pool_names_the_best_set(capsys: pytest.CaptureFixture[str],
+                                                 table: Path) -> None:
+    code, out, _ = run(capsys, "compare", str(table), "--pool-gpu-days", "2000",
+                       "--horizon-days", "30")
+    assert code == 0
+    assert out.startswith("### 3 candidate runs, ranked by predicted gain per dollar")
+    assert "**Best use of the pool (2,000 device-days within 30 days):** distill, " \
+           "bigger-model" in out
+    assert "Running **more-data** displaces bigger-model" in out
+
+
+def test_a_bad_cell_names_its_row_and_column(capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    path = tmp_path / "c.csv"
+    path.write_text(CSV.replace("7B,500B", "-7B,500B"))
+    code, out, err = run(capsys, "compare", str(path))
+    assert (code, out) == (2, "")
+    assert err.startswith("error: candidates[1].params: ")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")
+def test_a_fifo_or_a_missing_file_is_refused_at_once(capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "compare", str(fifo))
+    assert code == 2 and "not a regular file" in err and err.startswith("error: FILE: ")
+    code, _, err = run(capsys, "compare", str(tmp_path / "missing.csv"))
+    assert code == 2 and err.startswith("error: FILE: ")
