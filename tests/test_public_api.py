@@ -24,7 +24,8 @@ def test_public_surface() -> None:
         "tokens_for_budget", "train_flops", "training_seconds",
         # issue 10
         "Candidate", "CandidateResult", "CompareSpec", "Comparison", "compare_candidates",
-        "parse_candidates", "validate_candidates",
+        "parse_candidates", "validate_candidates", "EnergyEstimate", "energy_of", "Plan",
+        "PlanReport", "PlanSpec", "plan_run",
     ])
     for name in compute_budget.__all__:
         assert getattr(compute_budget, name) is getattr(skill, name)

@@ -59,6 +59,10 @@ if TYPE_CHECKING:
     )
     from .cost import CostEstimate, estimate_run_cost
     from .decision import Decision, DecisionInputs, NextStep, Verdict, decision_summary
+    from .energy import (
+        EnergyEstimate,
+        energy_of,
+    )
     from .errors import (
         ComputeBudgetError,
         ConfigError,
@@ -90,6 +94,12 @@ if TYPE_CHECKING:
     from .mfu import MfuPrior, ModelFamily, mfu_prior
     from .model_source import ModelSource, ParamReport, param_report
     from .model_spec import ModelAndLayout
+    from .plan import (
+        Plan,
+        PlanReport,
+        PlanSpec,
+        plan_run,
+    )
     from .quantities import parse_quantity
     from .run_kind import RunKind
     from .run_spec import RunSpec
@@ -137,6 +147,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "split": ("BudgetSplit", "SplitRow", "SplitSpec", "budget_split"),
     "candidates": ("Candidate", "parse_candidates", "validate_candidates"),
     "compare": ("CandidateResult", "CompareSpec", "Comparison", "compare_candidates"),
+    "energy": ("EnergyEstimate", "energy_of"),
+    "plan": ("Plan", "PlanReport", "PlanSpec", "plan_run"),
 }
 """Each module under ``skill`` → the public names it defines."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -160,6 +172,7 @@ __all__ = [
     "CostEstimate",
     "Decision",
     "DecisionInputs",
+    "EnergyEstimate",
     "Finding",
     "FlopsBreakdown",
     "GainReading",
@@ -178,6 +191,9 @@ __all__ = [
     "ParamBreakdown",
     "ParamReport",
     "PeakTflops",
+    "Plan",
+    "PlanReport",
+    "PlanSpec",
     "Precision",
     "PriceQuote",
     "Remedy",
@@ -195,6 +211,7 @@ __all__ = [
     "count_params",
     "decision_summary",
     "describe_error",
+    "energy_of",
     "estimate_memory",
     "estimate_run",
     "estimate_run_cost",
@@ -213,6 +230,7 @@ __all__ = [
     "params_for_budget",
     "parse_candidates",
     "parse_quantity",
+    "plan_run",
     "read_gain",
     "seconds_from_achieved",
     "split_budget",

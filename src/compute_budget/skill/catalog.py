@@ -95,6 +95,12 @@ class Accelerator(BaseModel):
     memory_gib: float | None = Field(description="Device memory in GiB (2³⁰ bytes).")
     memory_bandwidth_tbs: float | None = Field(description="Memory bandwidth in TB/s.")
     spec_source: str = Field(description="Where the peaks, memory and bandwidth come from.")
+    board_power_w: float | None = Field(
+        default=None,
+        description="Board power per device in watts: the datasheet's maximum (TDP / peak board "
+                    "power), an upper bound on the draw; None when no source gives it.")
+    board_power_source: str | None = Field(
+        default=None, description="Where the board power comes from; None when it is unknown.")
     prices: tuple[PriceQuote, ...] = Field(description="Dated price observations.")
 
     @property

@@ -272,7 +272,8 @@ def tool_specs() -> list[ToolSpec]:
         ToolSpec("list_accelerators", "List accelerators: peaks, memory, prices, sources",
                  tool_description("list_accelerators"), ListAcceleratorsArguments, Catalog,
                  _accelerators, brief={"notes": True, "accelerators": {"__all__": {
-                     "spec_source", "prices", "aliases"}}},
+                     "spec_source", "prices", "aliases", "board_power_w",
+                     "board_power_source"}}},
                  trim=_drop_empty_items("accelerators")),
         ToolSpec("compare_candidates", "Rank candidate runs by gain per dollar",
                  tool_description("compare_candidates"), CompareArguments, Comparison,

@@ -1,0 +1,365 @@
+"""The cheapest plan under constraints: the search against trying every count, the equality
+with `estimate`, the wins, unpriced types, what binds when nothing is feasible, bad input."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from compute_budget.skill.catalog import get_accelerator, list_accelerators
+from compute_budget.skill.errors import describe_error
+from compute_budget.skill.estimate import RunEstimate, estimate_run
+from compute_budget.skill.plan import TIE, Plan, PlanReport, PlanSpec, plan_run
+from compute_budget.skill.run_spec import RunSpec
+
+
+def _counts(cap: int, step: int = 1) -> list[int]:
+    """The counts a plan searches, written out: 1, 2, 4, then whole nodes of 8."""
+    return [n for n in (1, 2, 4, *range(8, cap + 1, 8)) if n % step == 0]
+
+
+def _exhaustive(run: dict[str, Any], gpus: list[str], cap: int, deadline: float,
+                budget: float | None = None) -> dict[str, list[RunEstimate]]:
+    """Every feasible (type, count), by estimating each one."""
+    out: dict[str, list[RunEstimate]] = {}
+    for gpu in gpus:
+        key = get_accelerator(gpu).key
+        out[key] = []
+        for n in _counts(cap):
+            e = estimate_run(RunSpec(**run, gpu=gpu, gpu_count=n))
+            cost = e.dollar_cost_with_failures
+            if (e.feasibility != "does_not_fit" and e.wall_days <= deadline
+                    and (budget is None or (cost is not None and cost <= budget))):
+                out[key].append(e)
+    return out
+
+
+def _least(items: list[RunEstimate], value: Any, tie: Any) -> RunEstimate:
+    least = min(value(e) for e in items)
+    return min((e for e in items if value(e) <= least * (1 + TIE)), key=tie)
+
+
+def _cost(e: RunEstimate) -> float:
+    return math.inf if e.dollar_cost_with_failures is None else e.dollar_cost_with_failures
+
+
+def _won(plans: list[Plan], code: str) -> tuple[str, int] | None:
+    found = [(p.gpu, p.gpu_count) for p in plans if code in p.wins]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+BRUTE_FORCE = {
+    "small model": ({"params": "1B", "tokens": "20B"},
+                    ["a100-40gb", "h100", "tpu-v5e", "mi300x"], 64, 2.0, None),
+    "70B that needs many devices": ({"preset": "llama-2-70b", "tokens": "100B"},
+                                    ["a100-40gb", "h100", "mi300x", "l40s"], 64, 60.0, None),
+    "a deadline that excludes slow types": ({"params": "7B", "tokens": "100B"},
+                                            ["v100", "l4", "h100", "b200"], 64, 4.0, None),
+    "a budget": ({"params": "7B", "tokens": "200B"},
+                 ["a100-40gb", "h100", "mi300x", "tpu-v5e"], 64, 30.0, 25_000.0),
+    "mixture of experts": ({"preset": "mixtral-8x7b", "tokens": "100B"},
+                           ["a100-80gb", "h200", "gaudi3", "tpu-v5p"], 64, 30.0, None),
+    # memory decides the fewest devices, and recomputation the cheapest count
+    "70B bound by memory": ({"preset": "llama-2-70b", "tokens": "10B"},
+                            ["a100-40gb", "l40s", "rtx-4090", "h100"], 64, 60.0, None),
+    "long context": ({"preset": "llama-3-8b", "tokens": "20B", "seq_len": 32768},
+                     ["a100-40gb", "l4", "h100", "tpu-v5e"], 64, 30.0, None),
+}
+
+
+@pytest.mark.parametrize("case", list(BRUTE_FORCE))
+def test_the_search_finds_what_trying_every_count_finds(case: str) -> None:
+    run, gpus, cap, deadline, budget = BRUTE_FORCE[case]
+    report = plan_run(PlanSpec(**run, gpus=gpus, max_gpu_count=cap, deadline_days=deadline,
+                               budget_usd=budget))
+    every = _exhaustive(run, gpus, cap, deadline, budget)
+    feasible = [e for points in every.values() for e in points]
+    assert report.feasible == bool(feasible)
+    assert feasible, "each case has a plan"
+    priced = [e for e in feasible if e.dollar_cost_with_failures is not None]
+    cheapest = _least(priced, _cost, lambda e: (e.gpu_count, e.wall_days, e.accelerator_key))
+    fastest = _least(feasible, lambda e: e.wall_days,
+                     lambda e: (_cost(e), e.gpu_count, e.accelerator_key))
+    assert _won(report.plans, "cheapest") == (cheapest.accelerator_key, cheapest.gpu_count)
+    assert _won(report.fastest, "fastest") == (fastest.accelerator_key, fastest.gpu_count)
+    # per type: the fewest device-hours (ties: fewer devices), and the fastest
+    for key, points in every.items():
+        best = next((p.gpu_count for p in report.plans if p.gpu == key), None)
+        quick = next((p.gpu_count for p in report.fastest if p.gpu == key), None)
+        if not points:
+            assert best is None and quick is None
+            continue
+        assert best == _least(points, lambda e: e.gpu_hours,
+                              lambda e: (e.gpu_count, e.wall_days)).gpu_count
+        assert quick == _least(points, lambda e: e.wall_days,
+                               lambda e: (e.gpu_hours, e.gpu_count)).gpu_count
+    # and it estimated far fewer points than trying every count
+    assert report.estimates_run < len(gpus) * len(_counts(cap)) / 2
+
+
+def test_a_deadline_that_excludes_slow_types_leaves_them_out() -> None:
+    run, gpus, cap, deadline, _ = BRUTE_FORCE["a deadline that excludes slow types"]
+    report = plan_run(PlanSpec(**run, gpus=gpus, max_gpu_count=cap, deadline_days=deadline))
+    status = {f.gpu: f.status for f in report.frontier}
+    assert status["v100"] == status["l4"] == "misses_deadline"
+    assert {p.gpu for p in report.plans} == {"h100-sxm", "b200"}
+
+
+def test_more_devices_can_be_cheaper_when_they_save_recomputation() -> None:
+    report = plan_run(PlanSpec(preset="llama-2-70b", tokens="10B", deadline_days=60,
+                               gpus=["h100"], max_gpu_count=64))
+    plan = report.plans[0]
+    fewest = min(p.gpu_count for f in report.frontier for p in f.points if p.feasible)
+    assert plan.gpu_count > fewest
+    tight = estimate_run(RunSpec(preset="llama-2-70b", tokens="10B", gpu="h100",
+                                 gpu_count=fewest))
+    assert tight.recompute != "none" and plan.estimate.recompute == "none"
+    assert plan.dollar_cost_with_failures < tight.dollar_cost_with_failures  # type: ignore[operator]
+
+
+def test_estimate_on_a_plan_gives_the_same_days_and_dollars() -> None:
+    report = plan_run(PlanSpec(preset="llama-2-70b", tokens="100B", deadline_days=30,
+                               gpus=["h100", "a100", "mi300x"], max_gpu_count=256))
+    assert report.plans and report.fastest
+    for plan in (*report.plans, *report.fastest):
+        direct = estimate_run(RunSpec(preset="llama-2-70b", tokens="100B", gpu=plan.gpu,
+                                      gpu_count=plan.gpu_count))
+        assert plan.wall_days == direct.wall_days
+        assert plan.dollar_cost == direct.dollar_cost
+        assert plan.dollar_cost_with_failures == direct.dollar_cost_with_failures
+        assert plan.estimate == direct
+        assert plan.wall_days <= 30
+
+
+def test_a_plan_on_a_single_type_uses_your_price() -> None:
+    spec = PlanSpec(params="7B", tokens="100B", deadline_days=10, gpus=["h100"],
+                    usd_per_gpu_hour="$1.50", max_gpu_count=64)
+    plan = plan_run(spec).plans[0]
+    assert plan.usd_per_gpu_hour == 1.5 and plan.estimate.price_source == "user"
+    direct = estimate_run(RunSpec(params="7B", tokens="100B", gpu="h100",
+                                  gpu_count=plan.gpu_count, usd_per_gpu_hour=1.5))
+    assert plan.dollar_cost_with_failures == direct.dollar_cost_with_failures
+
+
+def test_the_full_catalog_search_is_cheap() -> None:
+    spec = PlanSpec(params="7B", tokens="1T", deadline_days=30)
+    report = plan_run(spec)
+    searched = [f for f in report.frontier if f.status != "no_peak"]
+    assert len(searched) >= 20
+    # a blind search would estimate every count of every type: 3 + 512 counts each
+    assert report.estimates_run <= 3 * len(searched)
+    assert report.feasible
+    cheapest = report.plans[0]
+    assert "cheapest" in cheapest.wins
+    costs = [p.dollar_cost_with_failures for p in report.plans]
+    priced = [c for c in costs if c is not None]
+    assert priced == sorted(priced) and costs[: len(priced)] == priced
+    assert len(report.plans) == 5  # top
+
+
+def test_unpriced_types_can_be_fastest_but_never_cheapest() -> None:
+    assert get_accelerator("gb200").default_price is None
+    report = plan_run(PlanSpec(params="7B", tokens="100B", deadline_days=30,
+                               gpus=["gb200", "h100"], max_gpu_count=64))
+    fastest = report.fastest[0]
+    assert fastest.gpu == "gb200" and "fastest" in fastest.wins
+    assert fastest.dollar_cost is None and "unpriced" in fastest.notes
+    assert _won(report.plans, "cheapest") == ("h100-sxm", report.plans[0].gpu_count)
+    assert report.plans[-1].gpu == "gb200" and report.plans[-1].dollar_cost is None
+    only_unpriced = plan_run(PlanSpec(params="7B", tokens="100B", deadline_days=30,
+                                      gpus=["gb200"], max_gpu_count=64))
+    assert only_unpriced.feasible
+    assert _won(only_unpriced.plans, "cheapest") is None
+    assert "cheapest_on_type" in only_unpriced.plans[0].wins
+
+
+def test_the_budget_is_compared_with_the_cost_with_failures() -> None:
+    # decision.py's within_budget allows a go when the cost with failures is within it.
+    base = dict(params="7B", tokens="100B", deadline_days=30, gpus=["h100"], max_gpu_count=64)
+    plan = plan_run(PlanSpec(**base)).plans[0]
+    nominal, with_failures = plan.dollar_cost, plan.dollar_cost_with_failures
+    assert nominal is not None and with_failures is not None and nominal < with_failures
+    assert plan_run(PlanSpec(**base, budget_usd=with_failures)).feasible
+    between = plan_run(PlanSpec(**base, budget_usd=(nominal + with_failures) / 2))
+    assert not between.feasible
+    assert between.frontier[0].status == "over_budget"
+
+
+def _binding(report: PlanReport, code: str) -> dict[str, Any]:
+    assert not report.feasible and not report.plans and not report.fastest
+    found = [b.numbers for b in report.binding if b.code == code]
+    assert found, [b.code for b in report.binding]
+    return found[0]
+
+
+def test_nothing_feasible_the_deadline_binds() -> None:
+    report = plan_run(PlanSpec(params="7B", tokens="1T", deadline_days=1, gpus=["h100", "a100"],
+                               max_gpu_count=64))
+    numbers = _binding(report, "deadline")
+    # the fastest possible: all 64 of the faster type
+    direct = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=64))
+    assert numbers["gpu"] == "h100-sxm" and numbers["gpu_count"] == 64
+    assert numbers["fastest_wall_days"] == direct.wall_days > 1
+    assert numbers["deadline_days"] == 1
+
+
+def test_nothing_feasible_the_budget_binds() -> None:
+    base = dict(params="7B", tokens="1T", deadline_days=365, gpus=["h100", "a100"],
+                max_gpu_count=64)
+    unlimited = plan_run(PlanSpec(**base))
+    report = plan_run(PlanSpec(**base, budget_usd=10_000))
+    numbers = _binding(report, "budget")
+    cheapest = unlimited.plans[0]
+    assert numbers["cheapest_cost_with_failures"] == cheapest.dollar_cost_with_failures > 10_000
+    assert (numbers["gpu"], numbers["gpu_count"]) == (cheapest.gpu, cheapest.gpu_count)
+    assert numbers["budget_usd"] == 10_000
+
+
+def test_nothing_feasible_an_unknown_price_cannot_meet_a_budget() -> None:
+    report = plan_run(PlanSpec(params="7B", tokens="100B", deadline_days=30, gpus=["gb200"],
+                               max_gpu_count=64, budget_usd=1e6))
+    numbers = _binding(report, "unknown_cost")
+    assert numbers["gpu"] == "gb200" and numbers["budget_usd"] == 1e6
+    assert report.frontier[0].status == "unpriced_with_budget"
+
+
+def test_nothing_feasible_memory_binds() -> None:
+    report = plan_run(PlanSpec(preset="llama-2-70b", tokens="10B", deadline_days=365,
+                               gpus=["l4", "rtx-4090"], max_gpu_count=4))
+    numbers = _binding(report, "memory")
+    assert {f.status for f in report.frontier} == {"does_not_fit"}
+    direct = estimate_run(RunSpec(preset="llama-2-70b", tokens="10B", gpu=numbers["gpu"],
+                                  gpu_count=4))
+    assert direct.feasibility == "does_not_fit"
+    assert numbers["gpu_count_needed"] == direct.memory.min_gpu_count  # type: ignore[union-attr]
+    assert numbers["gpu_count_needed"] > numbers["max_gpu_count"] == 4
+
+
+def test_nothing_feasible_availability_binds() -> None:
+    base = dict(params="7B", tokens="1T", deadline_days=30, gpus=["h100"])
+    unlimited = plan_run(PlanSpec(**base))
+    needed = min(p.gpu_count for p in unlimited.plans)
+    report = plan_run(PlanSpec(**base, available={"h100": 64}))
+    numbers = _binding(report, "availability")
+    assert numbers == {"gpu": "h100-sxm", "gpu_count_needed": needed, "available": 64}
+    assert needed > 64
+    # and with the 64 available, the deadline is what binds
+    assert _binding(report, "deadline")["gpu_count"] == 64
+
+
+def test_available_limits_only_the_type_it_names() -> None:
+    report = plan_run(PlanSpec(params="7B", tokens="1T", deadline_days=30, gpus=["h100", "a100"],
+                               available={"h100": 64}, max_gpu_count=512))
+    caps = {f.gpu: f.max_gpu_count for f in report.frontier}
+    assert caps == {"h100-sxm": 64, "a100-80gb": 512}
+    assert all(p.gpu_count <= 64 for f in report.frontier if f.gpu == "h100-sxm"
+               for p in f.points)
+    assert {p.gpu for p in report.plans} == {"a100-80gb"}
+
+
+def test_must_fit_off_allows_counts_that_do_not_fit() -> None:
+    base = dict(preset="llama-2-70b", tokens="1B", deadline_days=60, gpus=["h100"],
+                max_gpu_count=8)
+    strict = plan_run(PlanSpec(**base))
+    loose = plan_run(PlanSpec(**base, must_fit=False))
+    assert all(p.fits for f in strict.frontier for p in f.points if p.feasible)
+    assert any(p.fits is False and p.feasible for f in loose.frontier for p in f.points)
+    assert loose.plans[0].gpu_count < strict.plans[0].gpu_count
+    assert "does_not_fit" in loose.plans[0].notes
+
+
+def test_pinned_degrees_restrict_the_counts() -> None:
+    report = plan_run(PlanSpec(params="7B", tokens="100B", deadline_days=30, gpus=["h100"],
+                               tp=8, pp=3, max_gpu_count=200))
+    counts = [p.gpu_count for f in report.frontier for p in f.points]
+    assert counts and all(n % 24 == 0 for n in counts)
+    assert report.plans[0].estimate.memory.tp == 8  # type: ignore[union-attr]
+
+
+def test_types_without_a_peak_for_the_precision_are_listed_not_searched() -> None:
+    report = plan_run(PlanSpec(params="7B", tokens="100B", deadline_days=30,
+                               gpus=["v100", "h100"], precision="fp8", max_gpu_count=64))
+    status = {f.gpu: f.status for f in report.frontier}
+    assert status == {"h100-sxm": "feasible", "v100": "no_peak"}
+    assert report.plans[0].estimate.precision == "fp8"
+
+
+def test_frontier_points_are_the_estimates() -> None:
+    report = plan_run(PlanSpec(preset="llama-2-70b", tokens="100B", deadline_days=60,
+                               gpus=["a100-40gb"], max_gpu_count=64))
+    (frontier,) = report.frontier
+    counts = [p.gpu_count for p in frontier.points]
+    assert counts == sorted(counts) and counts[-1] == 64
+    for point in frontier.points:
+        direct = estimate_run(RunSpec(preset="llama-2-70b", tokens="100B", gpu="a100-40gb",
+                                      gpu_count=point.gpu_count))
+        assert point.wall_days == direct.wall_days
+        assert point.dollar_cost_with_failures == direct.dollar_cost_with_failures
+        assert point.fits == direct.memory.fits  # type: ignore[union-attr]
+        assert point.meets_deadline == (direct.wall_days <= 60)
+
+
+def test_the_smallest_batch_of_a_plan() -> None:
+    plan = plan_run(PlanSpec(params="7B", tokens="100B", deadline_days=30, gpus=["h100"],
+                             max_gpu_count=64)).fastest[0]
+    memory = plan.estimate.memory
+    assert memory is not None
+    assert plan.min_global_batch_tokens == (memory.data_parallel * memory.micro_batch
+                                            * plan.estimate.seq_len)
+
+
+def test_the_spec_reuses_the_run_spec_fields_and_drops_the_devices() -> None:
+    schema = PlanSpec.model_json_schema()["properties"]
+    assert "gpu" not in schema and "gpu_count" not in schema
+    run = RunSpec.model_json_schema()["properties"]
+    for name in ("tokens", "precision", "mfu", "failure_budget", "kind", "family", "params"):
+        assert schema[name] == run[name], name
+    spec = PlanSpec(params="7B", tokens="1.5T", deadline_days="30", gpus=["H100", "h100-sxm"])
+    assert spec.tokens == 1.5e12 and spec.gpus == ["h100-sxm"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "name"),
+    [
+        ({"gpus": ["h100", "not-a-gpu"]}, "gpus[1]"),
+        ({"gpus": []}, "gpus"),
+        ({"deadline_days": 0}, "deadline_days"),
+        ({"deadline_days": -3}, "deadline_days"),
+        ({"deadline_days": 400}, "deadline_days"),
+        ({"deadline_days": True}, "deadline_days"),
+        ({"deadline_days": math.inf}, "deadline_days"),
+        ({"available": {"h100": 0}}, "available.h100"),
+        ({"available": {"nope": 8}}, "available.nope"),
+        ({"available": {"a100": 8}, "gpus": ["h100"]}, "available.a100-80gb"),
+        ({"budget_usd": 0}, "budget_usd"),
+        ({"budget_usd": "lots"}, "budget_usd"),
+        ({"max_gpu_count": 0}, "max_gpu_count"),
+        ({"tp": 8, "max_gpu_count": 4}, "max_gpu_count"),
+        ({"usd_per_gpu_hour": 2.0}, "usd_per_gpu_hour"),
+        ({"usd_per_gpu_hour": 2.0, "gpus": ["h100", "a100"]}, "usd_per_gpu_hour"),
+        ({"peak_tflops": 900}, "peak_tflops"),
+        ({"precision": "fp8", "gpus": ["a100"]}, "precision"),
+        ({"tp": 3}, "tp"),
+        ({"gpu": "h100"}, "gpu"),
+        ({"gpu_count": 8}, "gpu_count"),
+        ({"top": 0}, "top"),
+        ({"tokens": True}, "tokens"),
+    ],
+)
+def test_bad_plan_input_names_the_field(fields: dict[str, Any], name: str) -> None:
+    base: dict[str, Any] = {"preset": "llama-3-8b", "tokens": "1T", "deadline_days": 30}
+    with pytest.raises(ValidationError) as info:
+        PlanSpec(**{**base, **fields})
+    assert describe_error(info.value).startswith(f"{name}: ")
+
+
+def test_every_searched_type_has_a_dense_peak() -> None:
+    spec = PlanSpec(params="7B", tokens="1T", deadline_days=30)
+    keys = {acc.key for acc in spec.accelerators}
+    assert "a10g" not in keys  # no published dense peak
+    assert keys == {acc.key for acc in list_accelerators()
+                    if acc.peak_tflops.get(acc.default_precision) is not None}
