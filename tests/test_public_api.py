@@ -25,7 +25,9 @@ def test_public_surface() -> None:
         # issue 10
         "Candidate", "CandidateResult", "CompareSpec", "Comparison", "compare_candidates",
         "parse_candidates", "validate_candidates", "EnergyEstimate", "energy_of", "Plan",
-        "PlanReport", "PlanSpec", "plan_run",
+        "PlanReport", "PlanSpec", "plan_run", "ScalingPoint", "parse_points",
+        "points_from_objects", "ScalingFit", "fit_scaling_law", "OptimalSplit",
+        "PublishedPrediction", "compute_optimal", "published_loss", "published_prediction",
     ])
     for name in compute_budget.__all__:
         assert getattr(compute_budget, name) is getattr(skill, name)

@@ -100,9 +100,25 @@ if TYPE_CHECKING:
         PlanSpec,
         plan_run,
     )
+    from .points import (
+        ScalingPoint,
+        parse_points,
+        points_from_objects,
+    )
     from .quantities import parse_quantity
     from .run_kind import RunKind
     from .run_spec import RunSpec
+    from .scaling_fit import (
+        ScalingFit,
+        fit_scaling_law,
+    )
+    from .scaling_laws import (
+        OptimalSplit,
+        PublishedPrediction,
+        compute_optimal,
+        published_loss,
+        published_prediction,
+    )
     from .split import BudgetSplit, SplitRow, SplitSpec, budget_split
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -149,6 +165,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "compare": ("CandidateResult", "CompareSpec", "Comparison", "compare_candidates"),
     "energy": ("EnergyEstimate", "energy_of"),
     "plan": ("Plan", "PlanReport", "PlanSpec", "plan_run"),
+    "points": ("ScalingPoint", "parse_points", "points_from_objects"),
+    "scaling_fit": ("ScalingFit", "fit_scaling_law"),
+    "scaling_laws": ("OptimalSplit", "PublishedPrediction", "compute_optimal", "published_loss",
+                     "published_prediction"),
 }
 """Each module under ``skill`` → the public names it defines."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -188,6 +208,7 @@ __all__ = [
     "ModelFamily",
     "ModelSource",
     "NextStep",
+    "OptimalSplit",
     "ParamBreakdown",
     "ParamReport",
     "PeakTflops",
@@ -196,10 +217,13 @@ __all__ = [
     "PlanSpec",
     "Precision",
     "PriceQuote",
+    "PublishedPrediction",
     "Remedy",
     "RunEstimate",
     "RunKind",
     "RunSpec",
+    "ScalingFit",
+    "ScalingPoint",
     "Slowdown",
     "SplitRow",
     "SplitSpec",
@@ -208,6 +232,7 @@ __all__ = [
     "budget_split",
     "check_tensor_parallel",
     "compare_candidates",
+    "compute_optimal",
     "count_params",
     "decision_summary",
     "describe_error",
@@ -215,6 +240,7 @@ __all__ = [
     "estimate_memory",
     "estimate_run",
     "estimate_run_cost",
+    "fit_scaling_law",
     "flops_per_token",
     "from_hf_config",
     "get_accelerator",
@@ -229,8 +255,12 @@ __all__ = [
     "param_report",
     "params_for_budget",
     "parse_candidates",
+    "parse_points",
     "parse_quantity",
     "plan_run",
+    "points_from_objects",
+    "published_loss",
+    "published_prediction",
     "read_gain",
     "seconds_from_achieved",
     "split_budget",
