@@ -104,7 +104,7 @@ def assert_clean_reply(code: int, out: str, err: str, flags: set[str]) -> None:
     else:
         assert code == 2 and out == "", (code, out)
         assert err.startswith("error: "), err
-        named = set(re.findall(r"--[a-z][a-z-]*", err))
+        named = set(re.findall(r"--[a-z][a-z0-9-]*", err))
         assert named & flags, err
 
 

@@ -25,7 +25,9 @@ from .prompts import (
     render_comparison,
     render_decision,
     render_estimate,
+    render_fit,
     render_memory,
+    render_optimal,
     render_params,
     render_presets,
     render_split,
@@ -160,6 +162,9 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.RunSpec, "failure_budget", metavar="X")
     _flag(p, sk.RunSpec, "kind",
           choices=["pretrain", "continued-pretrain", "fine-tune", "ablation"])
+    _flag(p, sk.RunSpec, "board_power_w", metavar="W")
+    _flag(p, sk.RunSpec, "pue", metavar="X")
+    _flag(p, sk.RunSpec, "grid_kg_co2_per_kwh", metavar="KG")
     _add_layout_flags(p, sk.RunSpec)
 
 
@@ -197,7 +202,15 @@ def _cmd_decide(args: argparse.Namespace) -> None:
         "budget_usd": args.budget_usd,
         "benefit": args.benefit,
     }.items() if v is not None})
-    decision = sk.decision_summary(estimate, **inputs.model_dump(), kind=estimate.kind)
+    gain = None
+    if args.points is not None or args.baseline_loss is not None:
+        fields: dict[str, Any] = {"baseline_loss": None if args.baseline_loss is None
+                                  else _number(args.baseline_loss, "baseline_loss")}
+        if args.points is not None:
+            text, fmt = _read_data_file(args.points, "points")
+            fields["points"] = sk.parse_points(text, fmt=fmt)  # type: ignore[arg-type]
+        gain = sk.GainFromPoints(**fields)
+    decision = sk.decide(estimate, inputs, gain)
     _emit(args, decision, render_decision(decision))
 
 
@@ -292,6 +305,43 @@ def _cmd_compare(args: argparse.Namespace) -> None:
     _emit(args, comparison.candidates, render_comparison(comparison))
 
 
+def _write_plot(args: argparse.Namespace, picture: object) -> None:
+    """Draw ``picture`` to the ``--plot`` file (matplotlib is imported only here)."""
+    from .prompts.plots import draw_png
+
+    png = draw_png(picture)  # type: ignore[arg-type]
+    try:
+        with open(args.plot, "wb") as handle:
+            handle.write(png)
+    except OSError as exc:
+        raise InputError("plot", args.plot, f"a file path that can be written "
+                         f"({exc.strerror or type(exc).__name__})") from None
+
+
+def _cmd_fit(args: argparse.Namespace) -> None:
+    fields = _given(args, "target_compute", "target_params", "target_tokens", "baseline_loss",
+                    "baseline_params", "baseline_tokens", "level")
+    if args.higher_is_better:
+        fields["higher_is_better"] = True
+    if args.points is not None:
+        text, fmt = _read_data_file(args.points, "points")
+        fields["points"] = sk.parse_points(text, fmt=fmt)  # type: ignore[arg-type]
+    result = sk.predict(sk.FitSpec(**fields))
+    if args.plot is not None:
+        from .prompts.plots import fit_picture_data
+
+        if isinstance(result, sk.ScalingFit):
+            _write_plot(args, fit_picture_data(result, fields["points"]))
+        else:
+            raise InputError("plot", args.plot, "a fit of your points (--points) to draw")
+    _emit(args, result, render_fit(result))
+
+
+def _cmd_optimal(args: argparse.Namespace) -> None:
+    result = sk.optimal(sk.OptimalSpec(**_given(args, "flops", "params", "tokens")))
+    _emit(args, result, render_optimal(result))
+
+
 def _cmd_gpus(args: argparse.Namespace) -> None:
     accelerators = list(sk.list_accelerators())
     _emit(args, accelerators, render_accelerators(accelerators, show_sources=args.sources))
@@ -310,6 +360,11 @@ def _decide_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.DecisionInputs, "usd_per_unit_gain", "--value-per-unit", metavar="USD")
     _flag(p, sk.DecisionInputs, "budget_usd", metavar="USD")
     _flag(p, sk.DecisionInputs, "benefit", metavar="TEXT")
+    p.add_argument("--points", metavar="FILE",
+                   help="Instead of --gain and --uncertainty: small runs (a .csv with "
+                        "compute,loss or params,tokens,loss, or .json), fitted; the gain is "
+                        "the fit's at this run over --baseline-loss, with its 1σ.")
+    _flag(p, sk.GainFromPoints, "baseline_loss", metavar="L")
 
 
 def _alternatives_flags(p: argparse.ArgumentParser) -> None:
@@ -361,6 +416,28 @@ def _compare_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.CompareSpec, "horizon_days", metavar="DAYS")
 
 
+def _fit_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--points", metavar="FILE",
+                   help="Small runs: a .csv with the columns compute,loss (or params,tokens,loss) "
+                        "or a .json list of such objects. Without it: the published Chinchilla "
+                        "fits, for language models.")
+    for field, metavar in (("target_compute", "C"), ("target_params", "N"),
+                           ("target_tokens", "D"), ("baseline_loss", "L"),
+                           ("baseline_params", "N"), ("baseline_tokens", "D"),
+                           ("level", "P")):
+        _flag(p, sk.FitSpec, field, metavar=metavar)
+    _flag(p, sk.FitSpec, "higher_is_better", action="store_true")
+    p.add_argument("--plot", metavar="PNG",
+                   help="Also draw the points, the fitted curve with its interval band out to "
+                        "the target, and the baseline, to this PNG file.")
+
+
+def _optimal_flags(p: argparse.ArgumentParser) -> None:
+    _flag(p, sk.OptimalSpec, "flops", metavar="C")
+    _flag(p, sk.OptimalSpec, "params", metavar="N")
+    _flag(p, sk.OptimalSpec, "tokens", metavar="D")
+
+
 def _gpus_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sources", action="store_true", help="also print every source")
 
@@ -382,6 +459,10 @@ COMMANDS: dict[str, tuple[str, _Handler, _Flags]] = {
               _cmd_split, _split_flags),
     "compare": ("candidate runs side by side, ranked by gain per dollar, with the pool's "
                 "best set", _cmd_compare, _compare_flags),
+    "fit": ("predicted loss (and gain) at a target scale from small runs, with an interval",
+            _cmd_fit, _fit_flags),
+    "optimal": ("the compute-optimal params and tokens for a budget, and where a run sits",
+                _cmd_optimal, _optimal_flags),
     "gpus": ("the accelerator catalog: dense peaks, memory, prices, sources",
              _cmd_gpus, _gpus_flags),
 }

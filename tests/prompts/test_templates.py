@@ -46,6 +46,7 @@ def test_estimate_template() -> None:
 | GPU-hours | 9,348 GPU-h | 9,348 – 14,382 GPU-h |
 | Cost | $14,022 | $14,022 – $21,573 |
 | Cost with failure budget (×1.50) | **$21,034** | $21,034 – $32,359 |
+| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 8,974 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
@@ -54,7 +55,8 @@ def test_estimate_template() -> None:
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
-- Defaults used: precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=hf (default for this run); zero/tp/pp/recompute/offload=searched (memory check).
+- Energy: 400 W per device (NVIDIA A100 datasheet (via glennklockwood.com processor notes and a cloud provider's spec table): the 80GB SXM4 part has the 40GB part's power, 400 W maximum (PCIe 80GB: 300 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
+- Defaults used: precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=hf (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 60.0 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is it (±1σ), and what does the cheapest alternative already give? With those, the verdict weighs the gain against the cost.
@@ -74,6 +76,7 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 | GPU-hours | 57,623 GPU-h | 37,753 – 84,218 GPU-h |
 | Cost | $143,480 | $94,004 – $209,702 |
 | Cost with failure budget (×1.50) | **$215,220** | $141,006 – $314,553 |
+| Energy | 62,924 kWh, 30.2 t CO2e | 41,226 – 91,966 kWh |
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
@@ -82,7 +85,8 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 - Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Defaults used: mfu=0.19 (calibrated prior); usd_per_gpu_hour=2.49 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); zero/tp/pp/recompute/offload=searched (memory check).
+- Energy: 700 W per device (NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: max thermal design power up to 700 W (configurable); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
+- Defaults used: mfu=0.19 (calibrated prior); usd_per_gpu_hour=2.49 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 66.2 GiB of 80.0 GiB per device at ZeRO 2, TP 2 × PP 1 × DP 32, SP, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: TP communication ×1.03); shape guessed from N. The memory tool has the breakdown.
 
 **Check these:**
@@ -102,6 +106,7 @@ def test_estimate_template_unknown_price() -> None:
 | GPU-hours | 311 GPU-h | 209 – 466 GPU-h |
 | Cost | unknown: no price for TPU v4 (per chip) in the catalog | give a price per GPU-hour |
 | GPU-hours with failure budget (×1.50) | 466 GPU-h | |
+| Energy | 93.1 kWh, 44.7 kg CO2e | 62.6 – 140 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
@@ -110,7 +115,8 @@ def test_estimate_template_unknown_price() -> None:
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 107 TFLOP/s and 17,875 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Defaults used: mfu=0.39 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); zero/tp/pp/recompute/offload=searched (memory check).
+- Energy: 192 W per device (cloud.google.com/tpu/docs/v4: measured power per chip 90 W min / 170 W mean / 192 W max; the measured maximum is used (mean 170 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
+- Defaults used: mfu=0.39 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 19.4 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 3 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
@@ -364,11 +370,13 @@ def test_estimate_template_short_by_default() -> None:
 | GPU-hours | 9,348 GPU-h | 9,348 – 14,382 GPU-h |
 | Cost | $14,022 | $14,022 – $21,573 |
 | Cost with failure budget (×1.50) | **$21,034** | $21,034 – $32,359 |
+| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 8,974 kWh |
 
 **Assumptions** (the full detail has every source and the breakdowns)
 - Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).
 - MFU: 0.40, given by you.
 - Price: $1.50/GPU-h, given by you.
+- Energy: 400 W per device (datasheet maximum; an upper bound, devices only), PUE 1.56 (industry average, Uptime Institute survey 2024), 0.480 kg CO2e/kWh (world average, Ember 2023).
 - Memory: fits, 60.0 GiB of 80.0 GiB at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (shape guessed from N).
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is it (±1σ), and what does the cheapest alternative already give? With those, the verdict weighs the gain against the cost.

@@ -14,7 +14,9 @@ from compute_budget import (
     Comparison,
     Decision,
     MemoryEstimate,
+    OptimalSplit,
     RunEstimate,
+    ScalingFit,
 )
 from compute_budget.tools import TOOL_NAMES
 from compute_budget.tools.schemas import SELF_EXPLANATORY
@@ -38,6 +40,10 @@ VALID_CALLS: dict[str, tuple[dict[str, Any], type]] = {
         {**RUN, "name": "small", "predicted_gain": 1.0, "gain_uncertainty": 0.2},
         {**RUN, "name": "big", "params": "13B", "predicted_gain": 1.5, "gain_uncertainty": 0.4},
     ], "pool_gpu_days": 200}, Comparison),
+    "fit_scaling_law": ({"points": [{"compute": c, "loss": 1.8 + 40 * c ** -0.12}
+                                    for c in (1e17, 1e18, 1e19, 1e20, 1e21)],
+                         "target_compute": "1e23", "baseline_loss": 2.3}, ScalingFit),
+    "compute_optimal": ({"flops": "5.76e23"}, OptimalSplit),
 }
 
 
@@ -45,9 +51,12 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
 
-async def test_lists_the_six_tools_with_schemas_and_annotations(client: Client) -> None:
+async def test_lists_the_tools_with_schemas_and_annotations(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == set(TOOL_NAMES)
+    described = {name for tool in tools.values()
+                 for name, prop in tool.input_schema["properties"].items()
+                 if prop.get("description")}
     for tool in tools.values():
         assert tool.title and tool.description and len(tool.description) > 80
         assert tool.annotations is not None
@@ -62,7 +71,8 @@ async def test_lists_the_six_tools_with_schemas_and_annotations(client: Client) 
         shared = tool.name in ("render_verdict", "suggest_alternatives")
         assert schema["additionalProperties"] is shared
         for name, prop in schema["properties"].items():
-            assert prop.get("description") or name in SELF_EXPLANATORY, f"{tool.name}.{name}"
+            # each argument is described once, on the tool that owns it
+            assert name in described or name in SELF_EXPLANATORY, f"{tool.name}.{name}"
             assert "title" not in prop and "anyOf" not in prop
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
 
@@ -169,7 +179,7 @@ async def test_missing_inputs_without_elicitation_are_listed_with_meanings(
     assert result.is_error
     text = _text(result)
     assert "Missing inputs: gpu, gpu_count" in text
-    assert "Accelerator name from the catalog" in text
+    assert "Catalog accelerator, e.g. 'h100'" in text
     assert "do not invent" in text
     verdict = await client.call_tool("render_verdict", RUN)
     assert "predicted_gain, gain_uncertainty" in _text(verdict)

@@ -15,8 +15,11 @@ if TYPE_CHECKING:
         Comparison,
         Decision,
         MemoryEstimate,
+        OptimalSplit,
         ParamReport,
+        PublishedPrediction,
         RunEstimate,
+        ScalingFit,
     )
 
 __all__ = [
@@ -26,7 +29,9 @@ __all__ = [
     "render_comparison",
     "render_decision",
     "render_estimate",
+    "render_fit",
     "render_memory",
+    "render_optimal",
     "render_params",
     "render_presets",
     "render_split",
@@ -59,6 +64,21 @@ def render_alternatives(report: AlternativesReport) -> str:
 def render_comparison(comparison: Comparison) -> str:
     """Candidates side by side, ranked by gain per dollar, with the pool's best set."""
     return render("compare", comparison=comparison)
+
+
+def render_fit(result: ScalingFit | PublishedPrediction) -> str:
+    """A scaling fit's prediction, interval, gain and advice; or, without small runs, the
+    published fits' prediction, labelled as a fallback."""
+    from ..skill.scaling_laws import PublishedPrediction as Published
+
+    if isinstance(result, Published):
+        return render("published", prediction=result)
+    return render("fit", fit=result)
+
+
+def render_optimal(optimal: OptimalSplit) -> str:
+    """The compute-optimal split of a budget, and where a proposed run sits against it."""
+    return render("optimal", optimal=optimal)
 
 
 def render_split(split: BudgetSplit) -> str:

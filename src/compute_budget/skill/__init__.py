@@ -105,6 +105,15 @@ if TYPE_CHECKING:
         parse_points,
         points_from_objects,
     )
+    from .prediction import (
+        FitSpec,
+        GainFromPoints,
+        OptimalSpec,
+        decide,
+        gain_for_run,
+        optimal,
+        predict,
+    )
     from .quantities import parse_quantity
     from .run_kind import RunKind
     from .run_spec import RunSpec
@@ -169,6 +178,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "scaling_fit": ("ScalingFit", "fit_scaling_law"),
     "scaling_laws": ("OptimalSplit", "PublishedPrediction", "compute_optimal", "published_loss",
                      "published_prediction"),
+    "prediction": ("FitSpec", "GainFromPoints", "OptimalSpec", "decide", "gain_for_run",
+                   "optimal", "predict"),
 }
 """Each module under ``skill`` → the public names it defines."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -194,7 +205,9 @@ __all__ = [
     "DecisionInputs",
     "EnergyEstimate",
     "Finding",
+    "FitSpec",
     "FlopsBreakdown",
+    "GainFromPoints",
     "GainReading",
     "HardwareFlops",
     "InputError",
@@ -208,6 +221,7 @@ __all__ = [
     "ModelFamily",
     "ModelSource",
     "NextStep",
+    "OptimalSpec",
     "OptimalSplit",
     "ParamBreakdown",
     "ParamReport",
@@ -234,6 +248,7 @@ __all__ = [
     "compare_candidates",
     "compute_optimal",
     "count_params",
+    "decide",
     "decision_summary",
     "describe_error",
     "energy_of",
@@ -243,6 +258,7 @@ __all__ = [
     "fit_scaling_law",
     "flops_per_token",
     "from_hf_config",
+    "gain_for_run",
     "get_accelerator",
     "get_preset",
     "hardware_flops_per_token",
@@ -252,6 +268,7 @@ __all__ = [
     "load_config",
     "mfu_from_achieved",
     "mfu_prior",
+    "optimal",
     "param_report",
     "params_for_budget",
     "parse_candidates",
@@ -259,6 +276,7 @@ __all__ = [
     "parse_quantity",
     "plan_run",
     "points_from_objects",
+    "predict",
     "published_loss",
     "published_prediction",
     "read_gain",

@@ -230,8 +230,8 @@ class AlternativesOptions(BaseModel):
 
     teacher_params: ParamCount | None = Field(
         default=None,
-        description="Parameters of an existing larger model to distil from (pre-training "
-                    "only). Default: the next larger model of the same family, if any.",
+        description="Parameters of a larger model to distil from. Pre-training "
+                    "only; default: the next larger model of the same family, if any.",
     )
     distill_token_fraction: Number = Field(
         default=DISTILL_TOKEN_FRACTION, ge=1e-4, le=1,

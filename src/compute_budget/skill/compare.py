@@ -90,8 +90,8 @@ class CompareSpec(BaseModel):
 
     candidates: list[Candidate] = Field(
         min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES,
-        description=f"{MIN_CANDIDATES} to {MAX_CANDIDATES} candidate runs: each a run spec "
-                    "with a unique name, a predicted_gain and its gain_uncertainty (1σ), in the "
+        description=f"{MIN_CANDIDATES} to {MAX_CANDIDATES} runs, each with a unique name. Each "
+                    "a run spec with a predicted_gain and its gain_uncertainty (1σ), in the "
                     "same units for all.",
     )
     baseline_to_beat: Gain = Field(
@@ -101,15 +101,15 @@ class CompareSpec(BaseModel):
     )
     usd_per_unit_gain: UsdAmount | None = Field(
         default=None,
-        description="Optional: US dollars one unit of net gain is worth; a run whose value is "
+        description="Optional: US dollars one unit of net gain is worth. A run whose value is "
                     "below its cost with failure budget is no-go.",
     )
     budget_usd: UsdAmount | None = Field(
         default=None, description="Optional: budget cap in US dollars for each run.")
     pool_gpu_days: PoolGpuDays | None = Field(
         default=None,
-        description="Optional: a shared pool of device-days (devices × days) the candidates "
-                    "draw on; with it, the best set and what each candidate displaces.",
+        description="Optional: a shared pool of device-days (devices × days). The candidates "
+                    "draw on it; with it, the best set and what each candidate displaces.",
     )
     horizon_days: HorizonDays | None = Field(
         default=None,

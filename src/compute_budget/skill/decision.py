@@ -26,7 +26,7 @@ from .findings import (
     run_findings,
     strictest,
 )
-from .gain import GainNote, read_gain
+from .gain import GainFit, GainNote, read_gain
 from .kill_criteria import KillCriterion, kill_criteria
 from .quantities import Gain, Uncertainty, UsdAmount
 from .run_kind import DEFAULT_RUN_KIND, RunKind, starts_from_a_model
@@ -58,19 +58,19 @@ class DecisionInputs(BaseModel):
 
     predicted_gain: Gain | None = Field(
         default=None,
-        description="Predicted improvement from the run (a delta), in the user's metric, "
-                    "higher is better (a loss reduction as a positive number). Or give "
-                    "metric_now and metric_expected.",
+        description="Predicted improvement (a delta) in the user's metric. Higher is "
+                    "better (a loss reduction as a positive number); or give metric_now and "
+                    "metric_expected.",
     )
     gain_uncertainty: Uncertainty | None = Field(
         default=None,
-        description="1σ uncertainty of the gain, same units, ≥ 0 (spread of seeds or "
-                    "small-scale runs, or a scaling-fit interval).",
+        description="1σ uncertainty of the gain, ≥ 0, same units. The spread of seeds or "
+                    "small-scale runs, or a scaling fit's.",
     )
     baseline_to_beat: Gain = Field(
         default=0.0,
-        description="Gain the cheapest alternative already gives (more prompting, a smaller "
-                    "run), same units; 0 when only noise must be beaten.",
+        description="Gain the cheapest alternative already gives, same units. More "
+                    "prompting, a smaller run; 0 when only noise must be beaten.",
     )
     metric_now: Gain | None = Field(
         default=None, description="Instead of a delta: the metric today (e.g. 55.0).")
@@ -80,14 +80,14 @@ class DecisionInputs(BaseModel):
         default=True, description="False for a loss or a perplexity (with the metric pair).")
     usd_per_unit_gain: UsdAmount | None = Field(
         default=None,
-        description="Optional: US dollars one unit of net gain is worth (e.g. 50000 or "
-                    "'$50k'); no-go when that value is below the cost with failure budget.",
+        description="Optional: US dollars one unit of net gain is worth. E.g. 50000 or "
+                    "'$50k'; no-go when that value is below the cost with failure budget.",
     )
     budget_usd: UsdAmount | None = Field(
         default=None, description="Optional: budget cap in US dollars (e.g. '$400k').")
     benefit: str | None = Field(
         default=None, max_length=500,
-        description="Optional: what the gain buys (a publication, a deployment, a contract).",
+        description="Optional: what the gain buys (a paper, a deployment, a contract).",
     )
 
 
@@ -151,6 +151,10 @@ class Decision(BaseModel):
     min_gpu_count_without_offload: int | None = Field(
         description="The same without optimizer offload.")
     wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
+    gain_fit: GainFit | None = Field(
+        default=None,
+        description="When a scaling fit of small runs gave the gain: its summary (points, "
+                    "prediction, interval, extrapolation, the loss check).")
 
 
 def _next_steps(verdict: Verdict, findings: list[Finding], kind: RunKind, net: float,
@@ -212,6 +216,7 @@ def decision_summary(
     budget_usd: float | None = None,
     benefit: str | None = None,
     kind: RunKind | None = None,
+    fit: GainFit | None = None,
 ) -> Decision:
     """Render a go / marginal / no-go verdict (module docstring).
 
@@ -249,7 +254,7 @@ def decision_summary(
     kills: list[KillCriterion] = []
     if verdict != "no-go" and hasattr(estimate, "tokens") and hasattr(estimate,
                                                                      "wall_days_range"):
-        kills = kill_criteria(estimate, budget_usd)  # type: ignore[arg-type]
+        kills = kill_criteria(estimate, budget_usd, fit)  # type: ignore[arg-type]
     return Decision(
         verdict=verdict,
         cause=cause,
@@ -288,4 +293,5 @@ def decision_summary(
         min_gpu_count_without_offload=(memory.layout.min_gpu_count_without_offload
                                        if memory is not None and no_fit else None),
         wall_days=wall_days,
+        gain_fit=fit,
     )

@@ -23,21 +23,25 @@ import json
 import math
 from functools import cache
 from importlib import resources
-from typing import Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from .catalog import Accelerator, get_accelerator, load_catalog
 from .errors import InputError
+from .quantities import bounded_quantity
 
 __all__ = [
     "MAX_BOARD_POWER_W",
     "MAX_GRID_KG_CO2_PER_KWH",
     "PUE_RANGE",
+    "BoardPower",
     "EnergyAssumption",
     "EnergyDefaults",
     "EnergyEstimate",
     "EnergyScope",
+    "GridIntensity",
+    "Pue",
     "Timed",
     "energy_of",
     "load_energy_defaults",
@@ -47,9 +51,20 @@ PUE_RANGE = (1.0, 3.0)
 """PUE allowed: 1.0 (no overhead at all) to 3.0 (far above the worst surveyed averages)."""
 MAX_BOARD_POWER_W = 10_000.0
 """Largest board power per device accepted, in watts (today's largest parts draw ~1.2 kW)."""
+MIN_GRID_KG_CO2_PER_KWH = 0.001
+"""Smallest grid intensity accepted, kg CO2e/kWh (1 g/kWh; the cleanest grids emit ~0.01)."""
 MAX_GRID_KG_CO2_PER_KWH = 2.0
 """Largest grid intensity accepted, kg CO2e/kWh (coal plants emit about 1; 2 is a typo guard)."""
 WATTS_PER_KW = 1000.0
+
+BoardPower = Annotated[float, *bounded_quantity(1.0, MAX_BOARD_POWER_W)]
+"""A board power per device in watts, 1 to 10,000 (input type of ``board_power_w``)."""
+Pue = Annotated[float, *bounded_quantity(*PUE_RANGE)]
+"""A facility's power usage effectiveness, 1.0 to 3.0 (input type of ``pue``)."""
+GridIntensity = Annotated[
+    float, *bounded_quantity(MIN_GRID_KG_CO2_PER_KWH, MAX_GRID_KG_CO2_PER_KWH)]
+"""A grid's carbon intensity in kg CO2e per kWh, 0.001 to 2 (input type of
+``grid_kg_co2_per_kwh``)."""
 
 Range = tuple[float, float]
 AssumptionSource = Literal["user", "catalog", "default"]
@@ -73,6 +88,8 @@ class EnergyAssumption(BaseModel):
     origin: AssumptionSource | None = Field(
         description="user (given), catalog (the accelerator catalog) or default "
                     "(data/energy.json); None when unknown.")
+    short: str | None = Field(
+        default=None, description="The source in a few words (defaults only).")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -90,6 +107,7 @@ class EnergyDefault(BaseModel):
     source: str
     as_of: str
     why: str = Field(description="Why this default, and that it is an assumption.")
+    short: str = Field(description="The source in a few words, for a one-line reply.")
     alternatives: tuple[dict[str, float | str], ...] = Field(
         description="Other published figures (label, value, source, as_of).")
 
@@ -212,7 +230,8 @@ def _default(given: float | None, field: str, default: EnergyDefault, low: float
              allowed: str) -> tuple[EnergyAssumption, float]:
     if given is None:
         return EnergyAssumption(value=default.value, source=default.source,
-                                as_of=default.as_of, origin="default"), default.value
+                                as_of=default.as_of, origin="default",
+                                short=default.short), default.value
     value = _number(given, field, low, high, allowed)
     return EnergyAssumption(value=value, source="given by you", as_of=None, origin="user"), value
 

@@ -10,6 +10,7 @@ a prior MFU, which describes runs at their usual hardware utilisation, is divide
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +19,7 @@ from .activations import Recompute
 from .architecture import ParamBreakdown
 from .catalog import Accelerator, Precision, load_catalog
 from .cost import HOURS_PER_DAY, CostEstimate, cost_from_flops
+from .energy import EnergyEstimate, energy_of, load_energy_defaults
 from .flops import (
     FlopsBreakdown,
     hardware_flops_per_token,
@@ -141,6 +143,9 @@ class RunEstimate(CostEstimate):
                     "the same MFU; None otherwise.")
     warnings: list[EstimateWarning] = Field(
         description="Things in the inputs that look like mistakes (codes with numbers).")
+    energy: EnergyEstimate = Field(
+        description="kWh and CO2 of the run from board power, PUE and grid intensity, each an "
+                    "assumption with its source; kWh None when the board power is unknown.")
 
 
 class EstimateWarning(BaseModel):
@@ -213,11 +218,26 @@ def _run_defaults(spec: RunSpec, mfu: float, price_source: str | None, price: fl
         out.append(f"kind={spec.resolved_kind} (default)")
     if spec.stack is None:
         out.append(f"stack={spec.resolved_stack} (default for this run)")
+    if spec.pue is None:
+        out.append(f"pue={load_energy_defaults().pue.value:g} (default)")
+    if spec.grid_kg_co2_per_kwh is None:
+        out.append(f"grid_kg_co2_per_kwh={load_energy_defaults().grid_kg_co2_per_kwh.value:g}"
+                   " (default)")
     open_knobs = [k for k in ("zero", "tp", "pp", "recompute", "offload")
                   if getattr(spec, k) is None]
     if open_knobs:
         out.append(f"{'/'.join(open_knobs)}=searched (memory check)")
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Timed:
+    """What the energy needs of a run: its device, count and wall hours."""
+
+    accelerator: Accelerator
+    gpu_count: int
+    wall_hours: float
+    wall_hours_range: Range
 
 
 def _range(low_mfu_value: float, high_mfu_value: float) -> Range:
@@ -315,6 +335,10 @@ def estimate_run(
         feasibility = "too_long"
     warnings = (_mfu_warnings(spec.mfu) + _peak_warnings(spec, acc, precision)
                 + _count_warnings(spec, counts) + _family_warnings(spec))
+    energy = energy_of(
+        _Timed(acc, spec.gpu_count, point.wall_hours, _range(fast.wall_hours, slow.wall_hours)),
+        board_power_w=spec.board_power_w, pue=spec.pue,
+        grid_kg_co2_per_kwh=spec.grid_kg_co2_per_kwh)
     return RunEstimate(
         **point.model_dump(),
         params=model.total,
@@ -365,4 +389,5 @@ def estimate_run(
             point.gpu_hours / memory.min_gpu_count / HOURS_PER_DAY
             if memory is not None and memory.fits is False and memory.min_gpu_count else None),
         warnings=warnings,
+        energy=energy,
     )

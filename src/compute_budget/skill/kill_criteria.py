@@ -10,7 +10,9 @@ falls within it)::
     spend by day N     dollars spent by day N at the planned rate (devices × 24 h × price);
                        with a budget, the share of it that is
 
-A loss expected at 10% of the tokens needs a fitted loss curve and comes with it.
+    loss by day N      with a scaling fit of small runs (:class:`~.gain.GainFit`): the loss
+                       the fit expects at 10% of the tokens, at most the top of its interval
+                       (a metric: at least the bottom); a run off its curve by then stops
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .gain import GainFit
 
 __all__ = ["KillCriterion", "kill_criteria"]
 
@@ -48,7 +52,8 @@ class KillCriterion(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    metric: Literal["tokens_per_second_per_gpu", "tokens_trained_by_day", "usd_spent_by_day"]
+    metric: Literal["tokens_per_second_per_gpu", "tokens_trained_by_day", "usd_spent_by_day",
+                    "loss_by_day"]
     threshold: float = Field(description="The threshold, in unit.")
     unit: str = Field(description="The threshold's unit.")
     direction: Literal["at_least", "at_most"] = Field(
@@ -56,10 +61,14 @@ class KillCriterion(BaseModel):
     day: float | None = Field(description="The day the check is made on; None: throughout.")
     budget_share: float | None = Field(
         default=None, description="For spend: the threshold as a share of the budget.")
+    expected: float | None = Field(
+        default=None, description="For the loss: the value the fit expects on that day.")
 
 
-def kill_criteria(estimate: _Estimate, budget_usd: float | None = None) -> list[KillCriterion]:
-    """The checks for ``estimate`` (module docstring); spend only with a known price."""
+def kill_criteria(estimate: _Estimate, budget_usd: float | None = None,
+                  fit: GainFit | None = None) -> list[KillCriterion]:
+    """The checks for ``estimate`` (module docstring); spend only with a known price, the loss
+    only with a fit."""
     slow_seconds = estimate.wall_days_range[1] * HOURS_PER_DAY * 3600
     floor = estimate.tokens / slow_seconds / estimate.gpu_count
     day = max(0.1, round(CHECKPOINT_SHARE * estimate.wall_days, 1))
@@ -76,4 +85,11 @@ def kill_criteria(estimate: _Estimate, budget_usd: float | None = None) -> list[
         out.append(KillCriterion(
             metric="usd_spent_by_day", threshold=spent, unit="USD", direction="at_most",
             day=day, budget_share=None if not budget_usd else spent / budget_usd))
+    if fit is not None:
+        low, high = fit.check_interval
+        out.append(KillCriterion(
+            metric="loss_by_day", threshold=low if fit.higher_is_better else high,
+            unit="metric" if fit.higher_is_better else "loss",
+            direction="at_least" if fit.higher_is_better else "at_most", day=day,
+            expected=fit.check_expected))
     return out

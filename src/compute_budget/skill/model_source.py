@@ -106,13 +106,14 @@ class ModelSource(BaseModel):
 
     config: str | dict[str, Any] | None = Field(
         default=None,
-        description="A Hugging Face config.json: a local file path, or the JSON object itself "
+        description="A Hugging Face config.json: a path, or the JSON object itself. "
                     "(Llama, Mistral/Mixtral, GPT-2, GPT-NeoX, Qwen2, DeepSeek-V2/V3). Gives the "
                     "exact parameter counts, the shape and the attention and LM-head FLOPs.",
     )
     preset: str | None = Field(
         default=None,
-        description="A named architecture instead of a config: " + ", ".join(PRESETS) + ".",
+        description="A named architecture instead of a config, e.g. llama-3-8b. One of: "
+                    + ", ".join(PRESETS) + ".",
     )
 
     _architecture: Architecture | None = PrivateAttr(default=None)

@@ -83,7 +83,7 @@ class ModelAndLayout(ModelSource):
     )
     lora_rank: OptionalCount = Field(
         default=None, ge=1, le=65536,
-        description="LoRA rank r: the frozen base gets r·(d_in + d_out) trainable parameters "
+        description="LoRA rank r. The frozen base gets r·(d_in + d_out) trainable parameters "
                     "per adapted linear layer (counted from the architecture or guessed shape).",
     )
     lora_targets: LoraTargets | None = Field(

@@ -7,6 +7,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from .catalog import Accelerator, AcceleratorKey, Precision, get_accelerator
 from .cost import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
+from .energy import BoardPower, GridIntensity, Pue
 from .errors import InputError
 from .mfu import ModelFamily
 from .model_spec import ModelAndLayout
@@ -29,7 +30,7 @@ class RunSpec(ModelAndLayout):
         description="Training tokens T (e.g. 1e11 or '100B', '1.5T')."
     )
     gpu: AcceleratorKey = Field(
-        description="Accelerator name from the catalog, e.g. 'h100', 'a100-80gb', 'tpu-v5p'."
+        description="Catalog accelerator, e.g. 'h100', 'a100-80gb', 'tpu-v5p'."
     )
     precision: Precision | None = Field(
         default=None,
@@ -43,8 +44,8 @@ class RunSpec(ModelAndLayout):
     )
     achieved_tflops: TflopsPerDevice | None = Field(
         default=None,
-        description="Measured hardware TFLOP/s per device (from a one-step benchmark or a "
-                    "paper; recomputation counted, as `recompute` says). Converted to MFU; not "
+        description="Measured hardware TFLOP/s per device. From a one-step benchmark or a "
+                    "paper; recomputation counted, as `recompute` says. Converted to MFU; not "
                     "together with mfu.",
     )
     usd_per_gpu_hour: Price | None = Field(
@@ -54,8 +55,8 @@ class RunSpec(ModelAndLayout):
     )
     peak_tflops: TflopsPerDevice | None = Field(
         default=None,
-        description="Override the dense peak per device in TFLOP/s (use the dense figure, not "
-                    "the sparse datasheet one).",
+        description="Dense peak TFLOP/s per device, replacing the catalog's. Use the dense "
+                    "figure, not the sparse datasheet one.",
     )
     family: ModelFamily | None = Field(
         default=None,
@@ -67,6 +68,21 @@ class RunSpec(ModelAndLayout):
         default=None,
         description="Kind of run: pretrain (default), continued-pretrain, fine-tune or "
                     "ablation; it shapes the advice and the alternatives.",
+    )
+    board_power_w: BoardPower | None = Field(
+        default=None,
+        description="Board power per device in watts, for the energy. Default: the catalog's "
+                    "datasheet maximum.",
+    )
+    pue: Pue | None = Field(
+        default=None,
+        description="Facility PUE for the energy, 1.0 to 3.0 (default 1.56). A hyperscale "
+                    "cloud is about 1.1.",
+    )
+    grid_kg_co2_per_kwh: GridIntensity | None = Field(
+        default=None,
+        description="Grid carbon intensity in kg CO2e per kWh, for the CO2. Default: the 0.48 "
+                    "world average.",
     )
 
     @model_validator(mode="after")

@@ -271,6 +271,9 @@ class OptimalSplit(BaseModel):
     rule_ratio: float = Field(description="Tokens per parameter of the rule (20).")
     rule_params: float = Field(description="N = sqrt(C / (6·20)).")
     rule_tokens: float = Field(description="D = 20·N.")
+    params: float = Field(description="The compute-optimal parameters: the 20-tokens-per-"
+                                      "parameter split's N (rule_params).")
+    tokens: float = Field(description="The compute-optimal tokens: that split's D (rule_tokens).")
     fit_optima: list[FitOptimum] = Field(
         description="The eq.-4 optimum under each published fit (and your own fit, if given).")
     proposed: ProposedSplit | None = Field(description="The proposed run; None without one.")
@@ -330,8 +333,8 @@ def compute_optimal(flops: float | str, *, proposed_params: float | str | None =
             ratio_to_optimal=ratio, placement=placement,
             notes=["over_training_can_be_deliberate"] if placement == "over_trained" else [])
     return OptimalSplit(flops=c, rule_ratio=COMPUTE_OPTIMAL_RATIO, rule_params=rule_n,
-                        rule_tokens=rule_d, fit_optima=optima, proposed=placed,
-                        caveats=_CAVEATS)
+                        rule_tokens=rule_d, params=rule_n, tokens=rule_d, fit_optima=optima,
+                        proposed=placed, caveats=_CAVEATS)
 
 
 def _own_optimum(c: float, fit: ScalingFit,

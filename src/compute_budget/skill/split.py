@@ -75,7 +75,7 @@ class SplitSpec(BaseModel):
     )
     budget_usd: UsdAmount | None = Field(
         default=None,
-        description="Or a budget in US dollars (400000, 4e5, '$400k' or '400,000'), turned into "
+        description="Or a budget in US dollars, e.g. '$400k'. Turned into "
                     "FLOPs with gpu, MFU and price, after setting the failure budget aside.",
     )
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
@@ -85,16 +85,16 @@ class SplitSpec(BaseModel):
     )
     params: list[ParamCount] | None = Field(
         default=None, max_length=50,
-        description="Model sizes for the rows (default: four decades around the optimum).",
+        description="Model sizes for the rows. Default: four decades around the optimum.",
     )
     flops_per_sec: FlopRate | None = Field(
         default=None,
-        description="Peak FLOP/s of the whole machine, for the time columns (the lesson uses "
-                    "1e12); or give gpu. Without either, no time is shown.",
+        description="Peak FLOP/s of the whole machine, or give gpu. For the time columns "
+                    "(the lesson uses 1e12). Without either, no time is shown.",
     )
     gpu: str | None = Field(
         default=None,
-        description="Accelerator to derive the FLOP/s and the price from (e.g. 'h100').",
+        description="Catalog accelerator for the FLOP/s and the price, e.g. 'h100'.",
     )
     gpu_count: OptionalCount = Field(
         default=None, ge=1, le=10_000_000,
@@ -103,13 +103,13 @@ class SplitSpec(BaseModel):
     )
     mfu: Mfu | None = Field(
         default=None,
-        description="Share of the peak FLOP/s the run achieves, in (0, 1]: with gpu, the model "
+        description="Share of the peak FLOP/s achieved, in (0, 1]. With gpu, the model "
                     "FLOPs utilisation (default: the calibrated dense prior for the device, with "
                     "its low-high band); with flops_per_sec, the utilisation (default 1).",
     )
     usd_per_gpu_hour: Price | None = Field(
         default=None,
-        description="Price in US dollars per device-hour, with gpu ('2.49' or '$2.49'; "
+        description="Price in US dollars per device-hour, with gpu. ('2.49' or '$2.49'; "
                     "default: the catalog's dated price).",
     )
 

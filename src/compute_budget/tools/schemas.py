@@ -26,6 +26,7 @@ SELF_EXPLANATORY = frozenset({
     "offload", "optimizer", "stack", "flash_attention", "precision", "family", "layers",
     "hidden", "heads", "lora_targets", "weights_bits", "detail", "kind", "query",
     "higher_is_better", "failure_budget", "distill_token_fraction", "shorter_run_fraction",
+    "board_power_w", "grid_kg_co2_per_kwh", "plot", "top", "must_fit", "max_gpu_count",
 })
 """Arguments whose name, type and choices say what they are: no description in the schema
 (the tool's description explains the layout knobs once)."""
@@ -69,10 +70,12 @@ def _types(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact_input_schema(model: type[BaseModel],
-                         published: tuple[str, ...] | None = None) -> dict[str, Any]:
+                         published: tuple[str, ...] | None = None,
+                         undescribed: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The published input schema of an arguments model (module docstring). With
     ``published``, only those arguments are listed and the others are still accepted (they are
-    described once, on the tool that owns them)."""
+    described once, on the tool that owns them); ``undescribed`` arguments are listed without
+    a description (another tool's schema describes them)."""
     full = model.model_json_schema()
     defs = full.get("$defs", {})
     properties: dict[str, Any] = {}
@@ -83,7 +86,7 @@ def compact_input_schema(model: type[BaseModel],
         default = prop.get("default")
         if default is not None:
             entry["default"] = default
-        description = None if name in SELF_EXPLANATORY else first_sentence(
+        description = None if name in SELF_EXPLANATORY | undescribed else first_sentence(
             model.model_fields[name].description if name in model.model_fields
             else prop.get("description"))
         if description:

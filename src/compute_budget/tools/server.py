@@ -36,7 +36,9 @@ from ..prompts import (
     render_comparison,
     render_decision,
     render_estimate,
+    render_fit,
     render_memory,
+    render_optimal,
     render_split,
 )
 from ..prompts.mcp_texts import (
@@ -56,20 +58,27 @@ from ..skill import (
     ComputeBudgetError,
     Decision,
     DecisionInputs,
+    FitSpec,
+    GainFromPoints,
     MemoryEstimate,
     MemorySpec,
+    OptimalSpec,
+    OptimalSplit,
     RunEstimate,
     RunSpec,
+    ScalingFit,
     SplitSpec,
     budget_split,
     compare_candidates,
-    decision_summary,
+    decide,
     describe_error,
     estimate_memory,
     estimate_run,
     get_accelerator,
     list_accelerators,
     load_catalog,
+    optimal,
+    predict,
     suggest_alternatives,
 )
 from ..skill.catalog import AcceleratorKey, normalize_name
@@ -85,6 +94,8 @@ TOOL_NAMES = (
     "split_budget",
     "list_accelerators",
     "compare_candidates",
+    "fit_scaling_law",
+    "compute_optimal",
 )
 CATALOG_URI = "compute-budget://catalog"
 CATALOG_JSON_URI = "compute-budget://catalog.json"
@@ -120,7 +131,8 @@ missing."""
 HARDWARE = Question("hardware", ("gpu", "gpu_count"), HardwareForm, question_text("hardware"))
 GAIN = Question("gain", ("predicted_gain", "gain_uncertainty", "baseline_to_beat"), GainForm,
                 question_text("gain"), required=("predicted_gain", "gain_uncertainty"),
-                alternatives=(("metric_now", "metric_expected", "gain_uncertainty"),))
+                alternatives=(("metric_now", "metric_expected", "gain_uncertainty"),
+                              ("points", "baseline_loss")))
 
 
 # --- arguments: the skill models, with the askable inputs optional -------------------------
@@ -140,7 +152,7 @@ class ReplyOptions(BaseModel):
 EstimateArguments = merge_arguments(
     "EstimateRunCostArguments", RunSpec, ReplyOptions, optional=frozenset(HARDWARE.fields))
 VerdictArguments = merge_arguments(
-    "RenderVerdictArguments", RunSpec, DecisionInputs, ReplyOptions,
+    "RenderVerdictArguments", RunSpec, DecisionInputs, GainFromPoints, ReplyOptions,
     optional=frozenset((*HARDWARE.fields, "predicted_gain", "gain_uncertainty")))
 AlternativesArguments = merge_arguments(
     "SuggestAlternativesArguments", RunSpec, AlternativesOptions, ReplyOptions,
@@ -150,6 +162,18 @@ AlternativesArguments = merge_arguments(
 MemoryArguments = merge_arguments("EstimateMemoryArguments", MemorySpec, ReplyOptions)
 SplitArguments = merge_arguments("SplitBudgetArguments", SplitSpec, ReplyOptions)
 CompareArguments = merge_arguments("CompareCandidatesArguments", CompareSpec, ReplyOptions)
+
+
+class PlotOption(BaseModel):
+    """Whether a tool adds a picture."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    plot: bool | None = Field(default=None, description="true: add the picture as a PNG image.")
+
+
+FitArguments = merge_arguments("FitScalingLawArguments", FitSpec, PlotOption, ReplyOptions)
+OptimalArguments = merge_arguments("ComputeOptimalArguments", OptimalSpec, ReplyOptions)
 
 
 class ListAcceleratorsArguments(ReplyOptions):
@@ -178,7 +202,7 @@ def _estimate(arguments: BaseModel) -> tuple[BaseModel, str]:
 def _verdict(arguments: BaseModel) -> tuple[BaseModel, str]:
     estimate = estimate_run(_pick(RunSpec, arguments))
     inputs: DecisionInputs = _pick(DecisionInputs, arguments)
-    decision = decision_summary(estimate, **inputs.model_dump(), kind=estimate.kind)
+    decision = decide(estimate, inputs, _pick(GainFromPoints, arguments))
     return decision, render_decision(decision)
 
 
@@ -201,6 +225,26 @@ def _split(arguments: BaseModel) -> tuple[BaseModel, str]:
 def _compare(arguments: BaseModel) -> tuple[BaseModel, str]:
     comparison = compare_candidates(_pick(CompareSpec, arguments))
     return comparison, render_comparison(comparison)
+
+
+def _fit(arguments: BaseModel) -> tuple[BaseModel, str]:
+    result = predict(_pick(FitSpec, arguments))
+    return result, render_fit(result)
+
+
+def _fit_picture(arguments: BaseModel, result: BaseModel) -> bytes | None:
+    if not getattr(arguments, "plot", None):
+        return None
+    if not isinstance(result, ScalingFit):
+        raise ComputeBudgetError("plot: a picture needs a fit of your points (give points)")
+    from ..prompts.plots import draw_png, fit_picture_data
+
+    return draw_png(fit_picture_data(result, _pick(FitSpec, arguments).points))
+
+
+def _optimal(arguments: BaseModel) -> tuple[BaseModel, str]:
+    result = optimal(_pick(OptimalSpec, arguments))
+    return result, render_optimal(result)
 
 
 def _matches(query: str, *labels: str) -> bool:
@@ -232,6 +276,10 @@ def _drop_empty_items(key: str) -> Any:
     return trim
 
 
+DESCRIBED_ON_ESTIMATE = frozenset(RunSpec.model_fields)
+"""Run arguments: described once, in estimate_run_cost's schema; other tools list them bare."""
+DESCRIBED_ON_VERDICT = frozenset(DecisionInputs.model_fields)
+"""The gain and money arguments: described once, in render_verdict's schema."""
 CORE_RUN = ("params", "config", "preset", "tokens", "gpu", "gpu_count", "kind")
 """The run arguments render_verdict and suggest_alternatives list; they take the rest of
 estimate_run_cost's too (described once, there)."""
@@ -242,6 +290,8 @@ ESTIMATE_BRIEF: dict[str, Any] = {
     "param_breakdown": True, "flops_breakdown": True,
     "peak_source": True, "price_reference": True, "mfu_prior": {"runs", "source", "basis"},
     "memory": MEMORY_BRIEF,
+    "energy": {"board_power_w": {"source", "as_of"}, "pue": {"source", "as_of"},
+               "grid_kg_co2_per_kwh": {"source", "as_of"}},
 }
 """The estimate without the breakdowns, the long source quotes and the memory's detail."""
 
@@ -255,17 +305,20 @@ def tool_specs() -> list[ToolSpec]:
         ToolSpec("render_verdict", "Go / marginal / no-go verdict on a run",
                  tool_description("render_verdict"), VerdictArguments, Decision, _verdict,
                  (HARDWARE, GAIN), brief={"findings": {"__all__": {"numbers"}}},
-                 published=(*CORE_RUN, *DecisionInputs.model_fields, "detail")),
+                 published=(*CORE_RUN, *DecisionInputs.model_fields,
+                            *GainFromPoints.model_fields, "detail"),
+                 undescribed=DESCRIBED_ON_ESTIMATE),
         ToolSpec("suggest_alternatives", "Price cheaper alternatives to a run",
                  tool_description("suggest_alternatives"), AlternativesArguments,
                  AlternativesReport, _alternatives, (HARDWARE,),
                  published=(*CORE_RUN, *AlternativesOptions.model_fields, "detail"),
+                 undescribed=DESCRIBED_ON_ESTIMATE | DESCRIBED_ON_VERDICT,
                  brief={"original": ESTIMATE_BRIEF | {"memory": True},
                         "alternatives": {"__all__": {"estimate"}}},
                  trim=_drop_empty_items("alternatives")),
         ToolSpec("estimate_memory", "Memory per device and whether it fits",
                  tool_description("estimate_memory"), MemoryArguments, MemoryEstimate, _memory,
-                 brief=MEMORY_BRIEF),
+                 brief=MEMORY_BRIEF, undescribed=DESCRIBED_ON_ESTIMATE),
         ToolSpec("split_budget", "Split a compute budget between model size and data",
                  tool_description("split_budget"), SplitArguments, BudgetSplit, _split,
                  brief={"mfu_prior": True, "peak_source": True}),
@@ -277,7 +330,13 @@ def tool_specs() -> list[ToolSpec]:
                  trim=_drop_empty_items("accelerators")),
         ToolSpec("compare_candidates", "Rank candidate runs by gain per dollar",
                  tool_description("compare_candidates"), CompareArguments, Comparison,
-                 _compare, brief={"candidates": {"__all__": {"estimate", "decision"}}}),
+                 _compare, brief={"candidates": {"__all__": {"estimate", "decision"}}},
+                 undescribed=DESCRIBED_ON_VERDICT),
+        ToolSpec("fit_scaling_law", "Predict a run's loss and gain from small runs",
+                 tool_description("fit_scaling_law"), FitArguments, ScalingFit, _fit,
+                 brief={"curve": True}, picture=_fit_picture),
+        ToolSpec("compute_optimal", "Compute-optimal params and tokens for a budget",
+                 tool_description("compute_optimal"), OptimalArguments, OptimalSplit, _optimal),
     ]
 
 

@@ -106,6 +106,8 @@ class ToolSpec:
     ``model_dump`` exclude): nested copies a program rarely needs."""
     trim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """A last pass over the brief structured content (e.g. drop empty keys of list items)."""
+    undescribed: frozenset[str] = frozenset()
+    """Arguments listed without a description: ``estimate_run_cost`` describes them."""
     picture: Callable[[BaseModel, BaseModel], bytes | None] | None = None
     """(arguments, result) → a PNG sent as an image content item beside the markdown, or None
     (the tool's ``plot`` argument asks for it)."""
@@ -317,7 +319,7 @@ def build_tool(spec: ToolSpec) -> Tool:
         f"{spec.name}_passthrough", __base__=_LetThrough, **anything
     )
     # Published compactly (an assistant pays for every byte); validated by our own models.
-    tool.parameters = compact_input_schema(spec.arguments, spec.published)
+    tool.parameters = compact_input_schema(spec.arguments, spec.published, spec.undescribed)
     tool.fn_metadata.output_schema = compact_output_schema(spec.output)
     tool.fn_metadata.output_model = None
     return tool
