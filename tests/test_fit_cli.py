@@ -1,0 +1,177 @@
+"""`fit`, `optimal`, `decide --points` and the energy columns on the command line (issue 10)."""
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+from inline_snapshot import snapshot
+
+from compute_budget.cli import main
+from compute_budget.prompts.plots import fit_picture_data
+from compute_budget.skill import ScalingPoint, fit_scaling_law
+
+# A clean saturating curve L = 2.245 + 960.9·C^-0.1693 read off at seven computes (rounded to
+# the third decimal, as a training log would report them).
+POINTS = """compute,loss
+1e17,3.52
+3e17,3.30
+1e18,3.11
+3e18,2.96
+1e19,2.83
+3e19,2.73
+1e20,2.64
+"""
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def points(tmp_path: Path) -> Path:
+    path = tmp_path / "points.csv"
+    path.write_text(POINTS)
+    return path
+
+
+def test_fit_json_contract(capsys: pytest.CaptureFixture[str], points: Path) -> None:
+    code, out, err = run(capsys, "fit", "--points", str(points), "--target-compute", "1e22",
+                         "--baseline-loss", "2.6", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    low, high = data["interval"]
+    assert low <= data["predicted"] <= high
+    assert data["predicted_gain"] == pytest.approx(2.6 - data["predicted"])
+    assert data["gain_uncertainty"] > 0
+    assert 2.3 < data["predicted"] < 2.5  # the curve above at 1e22 is 2.43
+
+
+def test_fit_markdown_names_the_gain_and_the_loss_check(capsys: pytest.CaptureFixture[str],
+                                                        points: Path) -> None:
+    code, out, _ = run(capsys, "fit", "--points", str(points), "--target-compute", "1e23",
+                       "--baseline-loss", "2.6")
+    assert code == 0
+    assert out.startswith("### Scaling fit: loss = E + a·C^−b on 7 small runs")
+    assert "**Far extrapolation:** the target is 1,000× the largest small run" in out
+    assert "**Loss check for the long run:** at 10% of its compute" in out
+    assert "are the predicted gain and uncertainty for the verdict" in out
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == PNG_SIGNATURE
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
+    return width, height
+
+
+def test_fit_plot_writes_a_png(capsys: pytest.CaptureFixture[str], points: Path,
+                               tmp_path: Path) -> None:
+    picture = tmp_path / "fit.png"
+    code, _, _ = run(capsys, "fit", "--points", str(points), "--target-compute", "1e22",
+                     "--baseline-loss", "2.6", "--plot", str(picture))
+    assert code == 0
+    data = picture.read_bytes()
+    assert _png_size(data) == (825, 506)  # 7.5 × 4.6 in at 110 dpi
+    assert len(data) > 10_000  # axes, labels, curve: not an empty canvas
+
+
+def test_fit_plot_data_snapshot() -> None:
+    """What the fit picture plots, rounded: the points, the band and the target marker."""
+    pts = [ScalingPoint(compute=c, loss=loss) for c, loss in (
+        (1e17, 3.52), (1e18, 3.11), (1e19, 2.83), (1e20, 2.64))]
+    fit = fit_scaling_law(pts, target_compute=1e21, baseline_loss=2.6, seed=0, resamples=200)
+    data = fit_picture_data(fit, pts).as_dict()
+    kinds = [(s["label"], s["kind"], len(s["x"])) for s in data["series"]]
+    assert kinds == snapshot([("interval (80%)", "band", 40), ("fitted curve", "line", 40),
+                              ("small runs", "points", 4), ("prediction at the target", "marker", 1),
+                              ("baseline loss", "hline", 0)])
+    points = data["series"][2]
+    assert points["x"] == [1e17, 1e18, 1e19, 1e20] and points["y"] == [3.52, 3.11, 2.83, 2.64]
+    band = data["series"][0]
+    assert band["x"][0] == 1e17 and band["x"][-1] == 1e21
+    assert all(lo <= hi for lo, hi in zip(band["low"], band["high"], strict=True))
+    assert data["series"][3]["y"] == [float(f"{fit.predicted:.6g}")]
+
+
+def test_fit_without_points_is_the_labelled_published_fallback(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "fit", "--target-params", "70B", "--target-tokens", "1.4T",
+                       "--baseline-params", "7B", "--baseline-tokens", "140B")
+    assert code == 0
+    assert "A fallback for language models only" in out
+    assert "not a statistical interval" in out
+    code, out, _ = run(capsys, "fit", "--target-params", "70B", "--target-tokens", "1.4T",
+                       "--json")
+    # Hoffmann et al. 2022's fit at Chinchilla's own size: 1.69 + 406.4/N^0.34 + 410.7/D^0.28
+    loss = 1.69 + 406.4 / 70e9 ** 0.34 + 410.7 / 1.4e12 ** 0.28
+    assert json.loads(out)["fits"][0]["predicted_loss"] == pytest.approx(loss)
+
+
+@pytest.mark.parametrize(("rows", "says"), [
+    ("compute,loss\n1e17,3.5\n1e18,3.1\n1e19,2.8\n", "error: --points: "),  # too few
+    ("compute,loss\n1e17,2.5\n1e18,2.7\n1e19,2.9\n1e20,3.1\n", "error: --points: "),  # rising
+    ("compute,loss\n1e17,3.5\n1e17,3.4\n1e17,3.6\n1e17,3.5\n", "error: --points: "),  # one compute
+    ("compute,loss\n-1e17,3.5\n1e18,3.1\n1e19,2.8\n1e20,2.6\n", "error: --points[0].compute: "),
+    ("compute,loss\n1e17,nan\n1e18,3.1\n1e19,2.8\n1e20,2.6\n", "error: --points[0].loss: "),
+])
+def test_bad_points_exit_2_naming_the_field(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                            rows: str, says: str) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(rows)
+    code, out, err = run(capsys, "fit", "--points", str(path), "--target-compute", "1e22")
+    assert (code, out) == (2, "")
+    assert err.startswith(says), err
+
+
+def test_optimal_json_contract_and_placement(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "optimal", "--flops", "5.76e23", "--json")
+    data = json.loads(out)
+    # 20 tokens per parameter: N = sqrt(C / 120) = 69.3B, D = 1.39T (Hoffmann et al. 2022 trained
+    # Chinchilla, 70B on 1.4T tokens, with this compute)
+    assert data["params"] == pytest.approx((5.76e23 / 120) ** 0.5)
+    assert data["tokens"] == pytest.approx(20 * data["params"])
+    code, out, _ = run(capsys, "optimal", "--params", "7B", "--tokens", "100B")
+    assert "is 14.3 tokens per parameter" in out and "under-trained for its size" in out
+
+
+def test_decide_takes_the_gain_from_points(capsys: pytest.CaptureFixture[str],
+                                           points: Path) -> None:
+    run_flags = ["--params", "1B", "--tokens", "20B", "--gpu", "h100", "--gpus", "8"]
+    code, out, _ = run(capsys, "decide", *run_flags, "--points", str(points),
+                       "--baseline-loss", "2.7", "--json")
+    assert code == 0
+    decision = json.loads(out)
+    fit = fit_scaling_law([ScalingPoint(compute=float(c), loss=float(v)) for c, v in (
+        line.split(",") for line in POINTS.strip().splitlines()[1:])],
+        target_compute=6 * 1e9 * 20e9, target_params=1e9, target_tokens=20e9,
+        baseline_loss=2.7)
+    assert decision["predicted_gain"] == pytest.approx(fit.predicted_gain)
+    assert decision["gain_uncertainty"] == pytest.approx(fit.gain_uncertainty)
+    assert decision["gain_fit"]["points_used"] == 7
+    loss = [k for k in decision["kill_criteria"] if k["metric"] == "loss_by_day"]
+    assert len(loss) == 1 and loss[0]["threshold"] == pytest.approx(fit.kill_loss.interval[1])
+    code, _, err = run(capsys, "decide", *run_flags, "--points", str(points),
+                       "--baseline-loss", "2.7", "--gain", "1")
+    assert code == 2 and err.startswith("error: --gain: ")
+    code, _, err = run(capsys, "decide", *run_flags, "--points", str(points))
+    assert code == 2 and err.startswith("error: --baseline-loss: ")
+
+
+def test_estimate_energy_from_board_power_pue_and_grid(capsys: pytest.CaptureFixture[str]) -> None:
+    flags = ["estimate", "--params", "7B", "--tokens", "100B", "--gpu", "h100", "--gpus", "8",
+             "--mfu", "0.4", "--json"]
+    _, out, _ = run(capsys, *flags, "--pue", "1.2", "--grid-kg-co2-per-kwh", "0.4")
+    e = json.loads(out)
+    # 8 devices × 0.700 kW (H100 SXM, NVIDIA's "up to 700 W") × wall hours × PUE 1.2
+    kwh = 8 * 0.7 * e["wall_hours"] * 1.2
+    assert e["energy"]["kwh"] == pytest.approx(kwh)
+    assert e["energy"]["co2_kg"] == pytest.approx(kwh * 0.4)
+    assert e["energy"]["pue"]["origin"] == "user"
+    _, out, _ = run(capsys, *flags[:-1], "--board-power-w", "500")
+    assert "500 W per device (given by you" in out
+    _, out, _ = run(capsys, "estimate", "--params", "7B", "--tokens", "100B", "--gpu",
+                    "tpu-v5e", "--gpus", "8", "--json")
+    assert json.loads(out)["energy"]["kwh"] is None  # no sourced board power: unknown, not 0
