@@ -4,6 +4,9 @@ Run with ``uv run python -m benchmarks.plan_search``. For each case it times the
 (:func:`compute_budget.skill.plan.plan_run` over every accelerator type with a dense peak, up to
 the default 4096 devices) and reports the median, the run estimates the search computed, and
 how many a blind search would need (every type at every count: 1, 2, 4, then whole nodes of 8).
+It also prints the batch cap each case ran under (the default, B_opt = 0.2920·C^0.3271 tokens
+of DeepSeek LLM's fit, unless the case gives ``max_batch_tokens``) and the fastest plan, which
+is the largest count within that cap.
 The target is the issue's: the whole search under 0.5 s on this 2-core machine. One estimate
 with its layout search costs about 1–5 ms (more when nothing fits, as it then looks for
 remedies), so the ratio of estimates to the blind count is where the speed comes from.
@@ -38,6 +41,9 @@ CASES: dict[str, dict[str, Any]] = {
     "7B in 1 day on ≤ 64 devices (nothing feasible)": {"params": "7B", "tokens": "1T",
                                                        "deadline_days": 1,
                                                        "max_gpu_count": 64},
+    "7B, 1T tokens, 10 days, batch ≤ 1M tokens": {"params": "7B", "tokens": "1T",
+                                                  "deadline_days": 10,
+                                                  "max_batch_tokens": "1M"},
 }
 
 
@@ -50,6 +56,20 @@ class Timing:
     estimates: int
     blind: int
     report: PlanReport
+
+    @property
+    def cap(self) -> str:
+        """The batch cap in millions of tokens, and where it comes from."""
+        basis = "B_opt" if self.report.max_batch_tokens_basis == "default_formula" else "given"
+        return f"{self.report.max_batch_tokens / 1e6:.2f}M ({basis})"
+
+    @property
+    def quickest(self) -> str:
+        """The fastest plan, or a dash."""
+        if not self.report.feasible:
+            return "–"
+        plan = self.report.fastest[0]
+        return f"{plan.gpu_count} × {plan.gpu}, {plan.wall_days:.1f} d"
 
     @property
     def outcome(self) -> str:
@@ -81,11 +101,13 @@ def measure() -> list[Timing]:
 
 def render(timings: list[Timing]) -> str:
     """The table, with the target."""
-    lines = ["| case | cheapest plan | whole search | estimates | blind search | under target |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| case | batch cap | cheapest plan | fastest plan | whole search | estimates | "
+             "blind search | under target |",
+             "|---|---|---|---|---|---|---|---|"]
     for t in timings:
-        lines.append(f"| {t.case} | {t.outcome} | {t.seconds * 1000:.0f} ms | {t.estimates} | "
-                     f"{t.blind:,} | {'yes' if t.seconds < TARGET_S else '**no**'} |")
+        lines.append(f"| {t.case} | {t.cap} | {t.outcome} | {t.quickest} | "
+                     f"{t.seconds * 1000:.0f} ms | {t.estimates} | {t.blind:,} | "
+                     f"{'yes' if t.seconds < TARGET_S else '**no**'} |")
     return "\n".join(lines)
 
 

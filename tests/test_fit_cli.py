@@ -85,9 +85,9 @@ def test_fit_plot_data_snapshot() -> None:
     fit = fit_scaling_law(pts, target_compute=1e21, baseline_loss=2.6, seed=0, resamples=200)
     data = fit_picture_data(fit, pts).as_dict()
     kinds = [(s["label"], s["kind"], len(s["x"])) for s in data["series"]]
-    assert kinds == snapshot([("interval (80%)", "band", 40), ("fitted curve", "line", 40),
-                              ("small runs", "points", 4), ("prediction at the target", "marker", 1),
-                              ("baseline loss", "hline", 0)])
+    assert kinds == snapshot([
+        ("interval (80%)", "band", 40), ("fitted curve", "line", 40), ("small runs", "points", 4),
+        ("prediction at the target", "marker", 1), ("baseline loss", "hline", 0)])
     points = data["series"][2]
     assert points["x"] == [1e17, 1e18, 1e19, 1e20] and points["y"] == [3.52, 3.11, 2.83, 2.64]
     band = data["series"][0]
@@ -127,13 +127,13 @@ def test_bad_points_exit_2_naming_the_field(capsys: pytest.CaptureFixture[str], 
 
 
 def test_optimal_json_contract_and_placement(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "optimal", "--flops", "5.76e23", "--json")
+    _, out, _ = run(capsys, "optimal", "--flops", "5.76e23", "--json")
     data = json.loads(out)
     # 20 tokens per parameter: N = sqrt(C / 120) = 69.3B, D = 1.39T (Hoffmann et al. 2022 trained
     # Chinchilla, 70B on 1.4T tokens, with this compute)
     assert data["params"] == pytest.approx((5.76e23 / 120) ** 0.5)
     assert data["tokens"] == pytest.approx(20 * data["params"])
-    code, out, _ = run(capsys, "optimal", "--params", "7B", "--tokens", "100B")
+    _, out, _ = run(capsys, "optimal", "--params", "7B", "--tokens", "100B")
     assert "is 14.3 tokens per parameter" in out and "under-trained for its size" in out
 
 
@@ -175,3 +175,31 @@ def test_estimate_energy_from_board_power_pue_and_grid(capsys: pytest.CaptureFix
     _, out, _ = run(capsys, "estimate", "--params", "7B", "--tokens", "100B", "--gpu",
                     "tpu-v5e", "--gpus", "8", "--json")
     assert json.loads(out)["energy"]["kwh"] is None  # no sourced board power: unknown, not 0
+
+
+def test_plan_json_contract_matches_estimate(capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    picture = tmp_path / "plan.png"
+    code, out, err = run(capsys, "plan", "--params", "7B", "--tokens", "300B",
+                         "--deadline-days", "20", "--gpu-types", "h100,a100,mi300x",
+                         "--json", "--plot", str(picture))
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    plans = report["plans"]
+    costs = [p["dollar_cost"] for p in plans]
+    assert costs == sorted(costs) and all(p["wall_days"] <= 20 for p in plans)
+    first = plans[0]
+    code, out, _ = run(capsys, "estimate", "--params", "7B", "--tokens", "300B", "--gpu",
+                       first["gpu"], "--gpus", str(first["gpu_count"]), "--json")
+    estimate = json.loads(out)
+    assert estimate["wall_days"] == pytest.approx(first["wall_days"])
+    assert estimate["dollar_cost"] == pytest.approx(first["dollar_cost"])
+    assert _png_size(picture.read_bytes()) == (825, 506)
+
+
+def test_plan_says_which_constraint_binds(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "plan", "--params", "70B", "--tokens", "2T",
+                       "--deadline-days", "20", "--budget", "$500k", "--gpu-types", "h100")
+    assert code == 0
+    assert "**No plan meets every constraint.**" in out
+    assert "- Budget: the cheapest plan in time" in out and "above the $500,000 budget" in out

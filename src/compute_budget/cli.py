@@ -29,6 +29,7 @@ from .prompts import (
     render_memory,
     render_optimal,
     render_params,
+    render_plan,
     render_presets,
     render_split,
 )
@@ -342,6 +343,33 @@ def _cmd_optimal(args: argparse.Namespace) -> None:
     _emit(args, result, render_optimal(result))
 
 
+def _pairs(text: str, field: str) -> dict[str, str]:
+    """``h100=64,a100=128`` → {"h100": "64", "a100": "128"}."""
+    out: dict[str, str] = {}
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        name, sep, count = item.partition("=")
+        if not sep or not name.strip() or not count.strip():
+            raise InputError(field, text, "NAME=COUNT pairs separated by commas, e.g. "
+                                          "h100=64,a100=128")
+        out[name.strip()] = count.strip()
+    return out
+
+
+def _cmd_plan(args: argparse.Namespace) -> None:
+    fields = _given(args, *(f for f in sk.PlanSpec.model_fields
+                            if f not in ("gpus", "available")))
+    if args.gpus is not None:
+        fields["gpus"] = [g.strip() for g in args.gpus.split(",") if g.strip()]
+    if args.available is not None:
+        fields["available"] = _pairs(args.available, "available")
+    report = sk.plan_run(sk.PlanSpec(**fields))
+    if args.plot is not None:
+        from .prompts.plots import plan_picture_data
+
+        _write_plot(args, plan_picture_data(report, report.deadline_days, report.budget_usd))
+    _emit(args, report, render_plan(report))
+
+
 def _cmd_gpus(args: argparse.Namespace) -> None:
     accelerators = list(sk.list_accelerators())
     _emit(args, accelerators, render_accelerators(accelerators, show_sources=args.sources))
@@ -438,6 +466,32 @@ def _optimal_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.OptimalSpec, "tokens", metavar="D")
 
 
+def _plan_flags(p: argparse.ArgumentParser) -> None:
+    _flag(p, sk.PlanSpec, "tokens", required=True, metavar="T")
+    _flag(p, sk.PlanSpec, "deadline_days", required=True, metavar="D")
+    _flag(p, sk.PlanSpec, "budget_usd", "--budget", metavar="USD")
+    _flag(p, sk.PlanSpec, "gpus", "--gpu-types", metavar="A,B",
+          note="Comma-separated, e.g. h100,a100-80gb.")
+    _flag(p, sk.PlanSpec, "available", metavar="A=K,...", note="E.g. h100=64,a100=128.")
+    _flag(p, sk.PlanSpec, "max_gpu_count", "--max-gpus", metavar="K", type=int)
+    _flag(p, sk.PlanSpec, "must_fit", "--ignore-memory", action="store_const", const=False,
+          note="Give this flag to keep plans that do not fit in memory.")
+    _flag(p, sk.PlanSpec, "max_batch_tokens", metavar="T")
+    _flag(p, sk.PlanSpec, "top", metavar="K", type=int)
+    _add_model_flags(p, sk.PlanSpec)
+    _add_fine_tuning_flags(p)
+    _flag(p, sk.PlanSpec, "mfu", metavar="F")
+    _flag(p, sk.PlanSpec, "usd_per_gpu_hour", "--price", metavar="USD")
+    _flag(p, sk.PlanSpec, "precision", choices=["bf16", "fp16", "fp8"])
+    _flag(p, sk.PlanSpec, "failure_budget", metavar="X")
+    _flag(p, sk.PlanSpec, "kind",
+          choices=["pretrain", "continued-pretrain", "fine-tune", "ablation"])
+    _add_layout_flags(p, sk.PlanSpec)
+    p.add_argument("--plot", metavar="PNG",
+                   help="Also draw cost against wall days per accelerator, with the deadline "
+                        "and the budget, to this PNG file.")
+
+
 def _gpus_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sources", action="store_true", help="also print every source")
 
@@ -463,6 +517,8 @@ COMMANDS: dict[str, tuple[str, _Handler, _Flags]] = {
             _cmd_fit, _fit_flags),
     "optimal": ("the compute-optimal params and tokens for a budget, and where a run sits",
                 _cmd_optimal, _optimal_flags),
+    "plan": ("the cheapest and fastest devices and counts that meet a deadline",
+             _cmd_plan, _plan_flags),
     "gpus": ("the accelerator catalog: dense peaks, memory, prices, sources",
              _cmd_gpus, _gpus_flags),
 }

@@ -1,5 +1,6 @@
 """The cheapest plan under constraints: the search against trying every count, the equality
-with `estimate`, the wins, unpriced types, what binds when nothing is feasible, bad input."""
+with `estimate`, the wins, unpriced types, the batch cap, what binds when nothing is feasible,
+bad input."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from compute_budget.skill.catalog import get_accelerator, list_accelerators
-from compute_budget.skill.errors import describe_error
+from compute_budget.skill.errors import InputError, describe_error
 from compute_budget.skill.estimate import RunEstimate, estimate_run
 from compute_budget.skill.plan import TIE, Plan, PlanReport, PlanSpec, plan_run
+from compute_budget.skill.plan_spec import optimal_batch_tokens
 from compute_budget.skill.run_spec import RunSpec
 
 
@@ -21,8 +23,14 @@ def _counts(cap: int, step: int = 1) -> list[int]:
     return [n for n in (1, 2, 4, *range(8, cap + 1, 8)) if n % step == 0]
 
 
+def _batch(e: RunEstimate) -> float:
+    """The smallest global batch of an estimate: one micro-batch per data-parallel rank."""
+    assert e.memory is not None
+    return e.memory.data_parallel * e.memory.micro_batch * e.seq_len
+
+
 def _exhaustive(run: dict[str, Any], gpus: list[str], cap: int, deadline: float,
-                budget: float | None = None) -> dict[str, list[RunEstimate]]:
+                budget: float | None, max_batch: float) -> dict[str, list[RunEstimate]]:
     """Every feasible (type, count), by estimating each one."""
     out: dict[str, list[RunEstimate]] = {}
     for gpu in gpus:
@@ -32,7 +40,8 @@ def _exhaustive(run: dict[str, Any], gpus: list[str], cap: int, deadline: float,
             e = estimate_run(RunSpec(**run, gpu=gpu, gpu_count=n))
             cost = e.dollar_cost_with_failures
             if (e.feasibility != "does_not_fit" and e.wall_days <= deadline
-                    and (budget is None or (cost is not None and cost <= budget))):
+                    and (budget is None or (cost is not None and cost <= budget))
+                    and _batch(e) <= max_batch):
                 out[key].append(e)
     return out
 
@@ -52,31 +61,51 @@ def _won(plans: list[Plan], code: str) -> tuple[str, int] | None:
     return found[0] if found else None
 
 
-BRUTE_FORCE = {
+# run, types, max_gpu_count, deadline_days, budget_usd, max_batch_tokens (None: the default,
+# which does not bind at 64 devices in the first seven cases)
+BRUTE_FORCE: dict[str, tuple[dict[str, Any], list[str], int, float, float | None,
+                             float | None]] = {
     "small model": ({"params": "1B", "tokens": "20B"},
-                    ["a100-40gb", "h100", "tpu-v5e", "mi300x"], 64, 2.0, None),
+                    ["a100-40gb", "h100", "tpu-v5e", "mi300x"], 64, 2.0, None, None),
     "70B that needs many devices": ({"preset": "llama-2-70b", "tokens": "100B"},
-                                    ["a100-40gb", "h100", "mi300x", "l40s"], 64, 60.0, None),
+                                    ["a100-40gb", "h100", "mi300x", "l40s"], 64, 60.0, None,
+                                    None),
     "a deadline that excludes slow types": ({"params": "7B", "tokens": "100B"},
-                                            ["v100", "l4", "h100", "b200"], 64, 4.0, None),
+                                            ["v100", "l4", "h100", "b200"], 64, 4.0, None, None),
     "a budget": ({"params": "7B", "tokens": "200B"},
-                 ["a100-40gb", "h100", "mi300x", "tpu-v5e"], 64, 30.0, 25_000.0),
+                 ["a100-40gb", "h100", "mi300x", "tpu-v5e"], 64, 30.0, 25_000.0, None),
     "mixture of experts": ({"preset": "mixtral-8x7b", "tokens": "100B"},
-                           ["a100-80gb", "h200", "gaudi3", "tpu-v5p"], 64, 30.0, None),
+                           ["a100-80gb", "h200", "gaudi3", "tpu-v5p"], 64, 30.0, None, None),
     # memory decides the fewest devices, and recomputation the cheapest count
     "70B bound by memory": ({"preset": "llama-2-70b", "tokens": "10B"},
-                            ["a100-40gb", "l40s", "rtx-4090", "h100"], 64, 60.0, None),
+                            ["a100-40gb", "l40s", "rtx-4090", "h100"], 64, 60.0, None, None),
     "long context": ({"preset": "llama-3-8b", "tokens": "20B", "seq_len": 32768},
-                     ["a100-40gb", "l4", "h100", "tpu-v5e"], 64, 30.0, None),
+                     ["a100-40gb", "l4", "h100", "tpu-v5e"], 64, 30.0, None, None),
+    # the batch cap binds: 12 sequences of 4096 tokens (one type finishes in time only above)
+    "a batch cap": ({"params": "1B", "tokens": "20B"},
+                    ["a100-40gb", "h100", "tpu-v5e", "mi300x"], 64, 2.0, None, 12 * 4096),
+    "a batch cap and a budget": ({"params": "7B", "tokens": "200B"},
+                                 ["a100-40gb", "h100", "mi300x", "tpu-v5e"], 64, 30.0, 25_000.0,
+                                 40 * 4096),
+    # tensor parallelism puts 4 devices on each sequence of 32k tokens: 16 devices are within
+    "a batch cap at a tensor-parallel layout": ({"preset": "llama-3-8b", "tokens": "20B",
+                                                 "seq_len": 32768},
+                                                ["a100-40gb", "l4", "h100", "tpu-v5e"], 64, 30.0,
+                                                None, 4 * 32768),
+    "a batch cap on a mixture of experts": ({"preset": "mixtral-8x7b", "tokens": "100B"},
+                                            ["a100-80gb", "h200", "gaudi3", "tpu-v5p"], 64, 30.0,
+                                            None, 12 * 4096),
 }
 
 
 @pytest.mark.parametrize("case", list(BRUTE_FORCE))
 def test_the_search_finds_what_trying_every_count_finds(case: str) -> None:
-    run, gpus, cap, deadline, budget = BRUTE_FORCE[case]
+    run, gpus, cap, deadline, budget, max_batch = BRUTE_FORCE[case]
     report = plan_run(PlanSpec(**run, gpus=gpus, max_gpu_count=cap, deadline_days=deadline,
-                               budget_usd=budget))
-    every = _exhaustive(run, gpus, cap, deadline, budget)
+                               budget_usd=budget, max_batch_tokens=max_batch))
+    if max_batch is not None:
+        assert (report.max_batch_tokens, report.max_batch_tokens_basis) == (max_batch, "user")
+    every = _exhaustive(run, gpus, cap, deadline, budget, report.max_batch_tokens)
     feasible = [e for points in every.values() for e in points]
     assert report.feasible == bool(feasible)
     assert feasible, "each case has a plan"
@@ -102,7 +131,7 @@ def test_the_search_finds_what_trying_every_count_finds(case: str) -> None:
 
 
 def test_a_deadline_that_excludes_slow_types_leaves_them_out() -> None:
-    run, gpus, cap, deadline, _ = BRUTE_FORCE["a deadline that excludes slow types"]
+    run, gpus, cap, deadline, _, _ = BRUTE_FORCE["a deadline that excludes slow types"]
     report = plan_run(PlanSpec(**run, gpus=gpus, max_gpu_count=cap, deadline_days=deadline))
     status = {f.gpu: f.status for f in report.frontier}
     assert status["v100"] == status["l4"] == "misses_deadline"
@@ -312,6 +341,87 @@ def test_the_smallest_batch_of_a_plan() -> None:
                                             * plan.estimate.seq_len)
 
 
+def test_the_default_batch_cap_is_the_compute_optimal_batch() -> None:
+    # DeepSeek LLM (Bi et al. 2024), eq. 1: B_opt = 0.2920·C^0.3271 tokens. By hand, for 7B
+    # parameters and 1T tokens: C = 6·7e9·1e12 = 4.2e22 FLOPs; ln C = ln 4.2 + 22·ln 10
+    # = 1.435085 + 50.656872 = 52.091957; 0.3271·ln C = 17.039279; e^17.039279 = 2.512261e7;
+    # × 0.2920 = 7.33580e6 tokens.
+    report = plan_run(PlanSpec(params="7B", tokens="1T", deadline_days=30, gpus=["h100"],
+                               max_gpu_count=64))
+    assert report.compute_flops == pytest.approx(4.2e22)
+    assert report.max_batch_tokens == pytest.approx(7.33580e6, rel=1e-5)
+    assert report.max_batch_tokens_basis == "default_formula"
+    assert report.max_batch_tokens_source is not None
+    assert "DeepSeek" in report.max_batch_tokens_source
+    assert optimal_batch_tokens(4.2e22) == report.max_batch_tokens
+    with pytest.raises(InputError, match="compute_flops"):
+        optimal_batch_tokens(0.0)
+    # a mixture of experts counts its active parameters, as the FLOPs do
+    moe = PlanSpec(preset="mixtral-8x7b", tokens="1T", deadline_days=30)
+    assert moe.model.active < moe.model.total
+    assert moe.compute_flops == pytest.approx(6 * moe.model.active * 1e12)
+    assert moe.batch_cap == (optimal_batch_tokens(moe.compute_flops), "default_formula")
+
+
+def test_the_fastest_plan_is_the_largest_count_within_the_batch_cap() -> None:
+    # 7.3358e6 tokens / 4096 per sequence = 1790.97 data-parallel ranks at most; at tp = pp = 1
+    # the last whole node within is 1784 devices. Without the cap it was all 4096.
+    report = plan_run(PlanSpec(params="7B", tokens="1T", deadline_days=30, gpus=["h100"]))
+    cap = report.max_batch_tokens
+    fastest = report.fastest[0]
+    memory = fastest.estimate.memory
+    assert memory is not None and memory.tp == memory.pp == 1
+    assert fastest.gpu_count == 1784 and "fastest" in fastest.wins
+    assert fastest.min_global_batch_tokens == 1784 * 4096 <= cap
+    above = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=1792))
+    assert _batch(above) == 1792 * 4096 > cap and above.wall_days < fastest.wall_days
+    (frontier,) = report.frontier
+    assert frontier.status == "feasible"
+    for point in frontier.points:
+        direct = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100",
+                                      gpu_count=point.gpu_count))
+        assert point.min_global_batch_tokens == _batch(direct)
+        assert point.within_batch_cap == (_batch(direct) <= cap)
+        assert not point.feasible or point.within_batch_cap
+    largest = frontier.points[-1]
+    assert largest.gpu_count == 4096 and largest.meets_deadline and largest.fits
+    assert not largest.within_batch_cap and not largest.feasible
+    assert report.notes == ["linear_scaling"]
+
+
+def test_a_batch_cap_you_give_overrides_the_formula() -> None:
+    base = dict(params="7B", tokens="1T", deadline_days=30, gpus=["h100"])
+    default = plan_run(PlanSpec(**base))
+    report = plan_run(PlanSpec(**base, max_batch_tokens="1M"))
+    assert report.max_batch_tokens == 1e6 and report.max_batch_tokens_basis == "user"
+    assert report.max_batch_tokens_source is None
+    # 1e6 / 4096 = 244.1 ranks: the last whole node within is 240 devices
+    fastest = report.fastest[0]
+    assert fastest.gpu_count == 240 and fastest.min_global_batch_tokens == 240 * 4096
+    assert fastest.wall_days > default.fastest[0].wall_days
+    # the cheapest plan needs fewer devices than either cap: it does not move
+    assert report.plans[0].gpu_count == default.plans[0].gpu_count < 240
+
+
+def test_nothing_feasible_the_batch_cap_binds() -> None:
+    base = dict(params="7B", tokens="1T", deadline_days=30, gpus=["h100", "a100"])
+    report = plan_run(PlanSpec(**base, max_batch_tokens=16 * 4096))
+    assert {f.status for f in report.frontier} == {"over_batch_cap"}
+    numbers = _binding(report, "batch")
+    # the fewest devices in time, on the faster type: the count below misses the deadline
+    n = numbers["gpu_count"]
+    assert numbers["gpu"] == "h100-sxm" and numbers["max_batch_tokens"] == 16 * 4096
+    at_n = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=n))
+    below = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=n - 8))
+    assert at_n.wall_days <= 30 < below.wall_days
+    assert numbers["min_global_batch_tokens"] == _batch(at_n) > 16 * 4096
+    # with that batch allowed, the fewest devices in time are the plan (and the fastest)
+    allowed = plan_run(PlanSpec(**base, max_batch_tokens=_batch(at_n)))
+    assert allowed.feasible
+    assert (allowed.plans[0].gpu, allowed.plans[0].gpu_count) == ("h100-sxm", n)
+    assert (allowed.fastest[0].gpu, allowed.fastest[0].gpu_count) == ("h100-sxm", n)
+
+
 def test_the_spec_reuses_the_run_spec_fields_and_drops_the_devices() -> None:
     schema = PlanSpec.model_json_schema()["properties"]
     assert "gpu" not in schema and "gpu_count" not in schema
@@ -348,6 +458,9 @@ def test_the_spec_reuses_the_run_spec_fields_and_drops_the_devices() -> None:
         ({"gpu_count": 8}, "gpu_count"),
         ({"top": 0}, "top"),
         ({"tokens": True}, "tokens"),
+        ({"max_batch_tokens": 0}, "max_batch_tokens"),
+        ({"max_batch_tokens": True}, "max_batch_tokens"),
+        ({"max_batch_tokens": "lots"}, "max_batch_tokens"),
     ],
 )
 def test_bad_plan_input_names_the_field(fields: dict[str, Any], name: str) -> None:

@@ -17,16 +17,19 @@ def _text(result: Any) -> str:
 
 async def test_layout_knobs_are_optional_with_no_default_in_every_schema(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    for name in ("estimate_run_cost", "estimate_memory"):
-        schema = tools[name].input_schema
-        for knob in LAYOUT_KNOBS:
-            prop = schema["properties"][knob]
-            assert prop.get("default") is None, (name, knob)  # a filled-in default is "not set"
-            assert knob not in schema.get("required", [])
-        for new in ("lora_rank", "lora_targets", "weights_bits", "stack"):
-            assert new in schema["properties"], (name, new)
-    # the verdict and the alternatives take the same run arguments (described once)
-    for name in ("render_verdict", "suggest_alternatives"):
+    schema = tools["estimate_run_cost"].input_schema
+    for knob in LAYOUT_KNOBS:
+        prop = schema["properties"][knob]
+        assert prop.get("default") is None, knob  # a filled-in default is "not set"
+        assert knob not in schema.get("required", [])
+    for new in ("lora_rank", "lora_targets", "weights_bits", "stack"):
+        assert new in schema["properties"], new
+    # estimate_memory lists the common knobs and takes the rest of estimate_run_cost's, like the
+    # verdict and the alternatives take its run arguments (described once)
+    memory = tools["estimate_memory"].input_schema
+    for knob in set(LAYOUT_KNOBS) & set(memory["properties"]):
+        assert memory["properties"][knob].get("default") is None, knob
+    for name in ("render_verdict", "suggest_alternatives", "estimate_memory"):
         assert tools[name].input_schema["additionalProperties"] is True
     assert "tokens" not in tools["estimate_memory"].input_schema["properties"]
 
@@ -112,3 +115,14 @@ async def test_bad_layout_and_fine_tuning_arguments_name_the_argument(
     # and the server keeps serving
     assert not (await client.call_tool("estimate_memory", {"params": "1B", "gpu_count": 1})
                 ).is_error
+
+
+async def test_memory_takes_the_knobs_it_does_not_list(client: Client) -> None:
+    result = await client.call_tool("estimate_memory", {
+        "preset": "llama-3-8b", "gpu": "h100", "gpu_count": 8, "tp": 2, "sp": True,
+        "stack": "megatron", "lora_targets": "all-linear", "lora_rank": 16})
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["stack"] == "megatron"
+    assert "sp" in result.structured_content["layout"]["pinned"]
+    bad = await client.call_tool("estimate_memory", {"params": "7B", "gpu_count": 8, "ep": 0})
+    assert bad.is_error and "ep" in bad.content[0].text

@@ -15,6 +15,7 @@ from compute_budget import (
     Decision,
     MemoryEstimate,
     OptimalSplit,
+    PlanReport,
     RunEstimate,
     ScalingFit,
 )
@@ -44,6 +45,8 @@ VALID_CALLS: dict[str, tuple[dict[str, Any], type]] = {
                                     for c in (1e17, 1e18, 1e19, 1e20, 1e21)],
                          "target_compute": "1e23", "baseline_loss": 2.3}, ScalingFit),
     "compute_optimal": ({"flops": "5.76e23"}, OptimalSplit),
+    "plan_run": ({"params": "7B", "tokens": "100B", "deadline_days": 14,
+                  "gpus": ["h100", "a100"]}, PlanReport),
 }
 
 
@@ -68,7 +71,8 @@ async def test_lists_the_tools_with_schemas_and_annotations(client: Client) -> N
         assert schema["type"] == "object"
         # render_verdict and suggest_alternatives list the core run arguments and take the rest
         # of estimate_run_cost's (described once, there); the others list every argument.
-        shared = tool.name in ("render_verdict", "suggest_alternatives")
+        shared = tool.name in ("render_verdict", "suggest_alternatives", "estimate_memory",
+                               "plan_run")
         assert schema["additionalProperties"] is shared
         for name, prop in schema["properties"].items():
             # each argument is described once, on the tool that owns it

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         MemoryEstimate,
         OptimalSplit,
         ParamReport,
+        PlanReport,
         PublishedPrediction,
         RunEstimate,
         ScalingFit,
@@ -33,6 +34,7 @@ __all__ = [
     "render_memory",
     "render_optimal",
     "render_params",
+    "render_plan",
     "render_presets",
     "render_split",
 ]
@@ -79,6 +81,11 @@ def render_fit(result: ScalingFit | PublishedPrediction) -> str:
 def render_optimal(optimal: OptimalSplit) -> str:
     """The compute-optimal split of a budget, and where a proposed run sits against it."""
     return render("optimal", optimal=optimal)
+
+
+def render_plan(report: PlanReport) -> str:
+    """The cheapest and fastest plans for a deadline, or what keeps every plan out."""
+    return render("plan", report=report)
 
 
 def render_split(split: BudgetSplit) -> str:

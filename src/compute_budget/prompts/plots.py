@@ -121,7 +121,10 @@ def draw_png(picture: Picture) -> bytes:
     axes.set_xlabel(picture.x_label)
     axes.set_ylabel(picture.y_label)
     axes.grid(True, which="major", alpha=0.3)
-    axes.legend(fontsize=8, loc="best")
+    if len(picture.series) > 6:  # many accelerators: the legend beside the axes, not over them
+        axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    else:
+        axes.legend(fontsize=8, loc="best")
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")

@@ -100,6 +100,9 @@ if TYPE_CHECKING:
         PlanSpec,
         plan_run,
     )
+    from .plan_spec import (
+        optimal_batch_tokens,
+    )
     from .points import (
         ScalingPoint,
         parse_points,
@@ -180,6 +183,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                      "published_prediction"),
     "prediction": ("FitSpec", "GainFromPoints", "OptimalSpec", "decide", "gain_for_run",
                    "optimal", "predict"),
+    "plan_spec": ("optimal_batch_tokens",),
 }
 """Each module under ``skill`` → the public names it defines."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -269,6 +273,7 @@ __all__ = [
     "mfu_from_achieved",
     "mfu_prior",
     "optimal",
+    "optimal_batch_tokens",
     "param_report",
     "params_for_budget",
     "parse_candidates",

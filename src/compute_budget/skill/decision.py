@@ -84,10 +84,10 @@ class DecisionInputs(BaseModel):
                     "'$50k'; no-go when that value is below the cost with failure budget.",
     )
     budget_usd: UsdAmount | None = Field(
-        default=None, description="Optional: budget cap in US dollars (e.g. '$400k').")
+        default=None, description="Optional: budget cap, US dollars. E.g. '$400k'.")
     benefit: str | None = Field(
         default=None, max_length=500,
-        description="Optional: what the gain buys (a paper, a deployment, a contract).",
+        description="Optional: what the gain buys. A paper, a deployment, a contract.",
     )
 
 

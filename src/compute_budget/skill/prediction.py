@@ -44,9 +44,9 @@ class FitSpec(BaseModel):
                     "6·params·tokens when absent; at least 4 (6 when params and tokens both "
                     "vary). Without points: the published Chinchilla fits, for language models.")
     target_compute: FlopCount | None = Field(
-        default=None, description="Compute of the run to predict, FLOPs (e.g. '1e23').")
+        default=None, description="Compute of the run to predict, FLOPs.")
     target_params: ParamCount | None = Field(
-        default=None, description="Parameters of the run to predict (with target_tokens).")
+        default=None, description="Parameters of the run to predict.")
     target_tokens: TokenCount | None = Field(
         default=None, description="Training tokens of the run to predict.")
     baseline_loss: Gain | None = Field(
@@ -55,15 +55,15 @@ class FitSpec(BaseModel):
                     "with its 1σ, feeds the verdict.")
     baseline_params: ParamCount | None = Field(
         default=None,
-        description="Without points: the current model's parameters (with baseline_tokens), "
-                    "for the gain under the published fits.")
+        description="Without points: the current model's size, for the published "
+                    "fits' gain (with baseline_tokens).")
     baseline_tokens: TokenCount | None = Field(
-        default=None, description="Without points: the current model's training tokens.")
+        default=None, description="Without points: the current model's tokens.")
     higher_is_better: bool = Field(
         default=False,
         description="True for a metric that rises with compute (accuracy); default a loss.")
     level: Level = Field(default=0.8,
-                         description="Probability the interval covers, 0.5 to 0.99 (e.g. 0.8).")
+                         description="Interval probability, 0.5 to 0.99.")
 
     @model_validator(mode="after")
     def _a_target(self) -> FitSpec:

@@ -81,7 +81,7 @@ class SplitSpec(BaseModel):
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
     ratio: TokensPerParam = Field(
         default=COMPUTE_OPTIMAL_RATIO,
-        description="Tokens per parameter for the highlighted split (default 20, Chinchilla).",
+        description="Tokens per parameter of the highlighted split (20: Chinchilla).",
     )
     params: list[ParamCount] | None = Field(
         default=None, max_length=50,

@@ -39,6 +39,7 @@ from ..prompts import (
     render_fit,
     render_memory,
     render_optimal,
+    render_plan,
     render_split,
 )
 from ..prompts.mcp_texts import (
@@ -64,6 +65,8 @@ from ..skill import (
     MemorySpec,
     OptimalSpec,
     OptimalSplit,
+    PlanReport,
+    PlanSpec,
     RunEstimate,
     RunSpec,
     ScalingFit,
@@ -78,6 +81,7 @@ from ..skill import (
     list_accelerators,
     load_catalog,
     optimal,
+    plan_run,
     predict,
     suggest_alternatives,
 )
@@ -96,6 +100,7 @@ TOOL_NAMES = (
     "compare_candidates",
     "fit_scaling_law",
     "compute_optimal",
+    "plan_run",
 )
 CATALOG_URI = "compute-budget://catalog"
 CATALOG_JSON_URI = "compute-budget://catalog.json"
@@ -174,6 +179,7 @@ class PlotOption(BaseModel):
 
 FitArguments = merge_arguments("FitScalingLawArguments", FitSpec, PlotOption, ReplyOptions)
 OptimalArguments = merge_arguments("ComputeOptimalArguments", OptimalSpec, ReplyOptions)
+PlanArguments = merge_arguments("PlanRunArguments", PlanSpec, PlotOption, ReplyOptions)
 
 
 class ListAcceleratorsArguments(ReplyOptions):
@@ -187,7 +193,8 @@ class ListAcceleratorsArguments(ReplyOptions):
 
 
 def _pick(model: type[BaseModel], arguments: BaseModel) -> Any:
-    values = arguments.model_dump(include=set(model.model_fields), exclude_none=True)
+    values = arguments.model_dump(include=set(model.model_fields), exclude_none=True,
+                                  exclude_unset=True)  # a default is not a choice
     return model.model_validate(values)
 
 
@@ -247,6 +254,20 @@ def _optimal(arguments: BaseModel) -> tuple[BaseModel, str]:
     return result, render_optimal(result)
 
 
+def _plan(arguments: BaseModel) -> tuple[BaseModel, str]:
+    report = plan_run(_pick(PlanSpec, arguments))
+    return report, render_plan(report)
+
+
+def _plan_picture(arguments: BaseModel, result: BaseModel) -> bytes | None:
+    if not getattr(arguments, "plot", None):
+        return None
+    from ..prompts.plots import draw_png, plan_picture_data
+
+    assert isinstance(result, PlanReport)
+    return draw_png(plan_picture_data(result, result.deadline_days, result.budget_usd))
+
+
 def _matches(query: str, *labels: str) -> bool:
     wanted = normalize_name(query)
     return any(wanted in normalize_name(label) for label in labels)
@@ -280,6 +301,8 @@ DESCRIBED_ON_ESTIMATE = frozenset(RunSpec.model_fields)
 """Run arguments: described once, in estimate_run_cost's schema; other tools list them bare."""
 DESCRIBED_ON_VERDICT = frozenset(DecisionInputs.model_fields)
 """The gain and money arguments: described once, in render_verdict's schema."""
+DESCRIBED_ON_FIT = frozenset(GainFromPoints.model_fields)
+"""Small-run points and the baseline loss: described once, in fit_scaling_law's schema."""
 CORE_RUN = ("params", "config", "preset", "tokens", "gpu", "gpu_count", "kind")
 """The run arguments render_verdict and suggest_alternatives list; they take the rest of
 estimate_run_cost's too (described once, there)."""
@@ -307,7 +330,7 @@ def tool_specs() -> list[ToolSpec]:
                  (HARDWARE, GAIN), brief={"findings": {"__all__": {"numbers"}}},
                  published=(*CORE_RUN, *DecisionInputs.model_fields,
                             *GainFromPoints.model_fields, "detail"),
-                 undescribed=DESCRIBED_ON_ESTIMATE),
+                 undescribed=DESCRIBED_ON_ESTIMATE | DESCRIBED_ON_FIT),
         ToolSpec("suggest_alternatives", "Price cheaper alternatives to a run",
                  tool_description("suggest_alternatives"), AlternativesArguments,
                  AlternativesReport, _alternatives, (HARDWARE,),
@@ -318,7 +341,10 @@ def tool_specs() -> list[ToolSpec]:
                  trim=_drop_empty_items("alternatives")),
         ToolSpec("estimate_memory", "Memory per device and whether it fits",
                  tool_description("estimate_memory"), MemoryArguments, MemoryEstimate, _memory,
-                 brief=MEMORY_BRIEF, undescribed=DESCRIBED_ON_ESTIMATE),
+                 brief=MEMORY_BRIEF, undescribed=DESCRIBED_ON_ESTIMATE,
+                 published=("params", "config", "preset", "gpu", "gpu_count", "lora_rank",
+                            "weights_bits", "seq_len", "micro_batch", "zero", "tp", "pp",
+                            "recompute", "offload", "optimizer", "detail")),
         ToolSpec("split_budget", "Split a compute budget between model size and data",
                  tool_description("split_budget"), SplitArguments, BudgetSplit, _split,
                  brief={"mfu_prior": True, "peak_source": True}),
@@ -337,6 +363,15 @@ def tool_specs() -> list[ToolSpec]:
                  brief={"curve": True}, picture=_fit_picture),
         ToolSpec("compute_optimal", "Compute-optimal params and tokens for a budget",
                  tool_description("compute_optimal"), OptimalArguments, OptimalSplit, _optimal),
+        ToolSpec("plan_run", "Cheapest devices and count to meet a deadline",
+                 tool_description("plan_run"), PlanArguments, PlanReport, _plan,
+                 published=("params", "config", "preset", "tokens", "kind", "deadline_days",
+                            "budget_usd", "gpus", "available", "max_gpu_count",
+                            "max_batch_tokens", "plot", "detail"),
+                 undescribed=DESCRIBED_ON_ESTIMATE | DESCRIBED_ON_VERDICT,
+                 brief={"frontier": True, "plans": {"__all__": {"estimate"}},
+                        "fastest": {"__all__": {"estimate"}}},
+                 picture=_plan_picture),
     ]
 
 
