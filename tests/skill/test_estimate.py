@@ -237,3 +237,20 @@ def test_memory_fits_leaves_room_for_the_runtime() -> None:
     assert m.gpu_memory_bytes is not None and m.per_gpu_bytes.total < m.gpu_memory_bytes
     assert m.fits is False
     assert "too_tight" in m.notes
+
+
+def test_warns_when_pretraining_far_below_the_compute_optimal_tokens() -> None:
+    """70B on 300B tokens is 4.3 tokens per parameter, under half of Hoffmann et al.'s 20: the
+    same compute, C = 6·70e9·300e9 = 1.26e23 FLOPs, buys N = sqrt(C/120) = 32.4B on 648B."""
+    from compute_budget.skill import RunSpec, estimate_run
+
+    def codes(**run: object) -> dict[str, dict[str, object]]:
+        spec = RunSpec.model_validate({"gpu": "h100", "gpu_count": 64, **run})
+        return {w.code: w.numbers for w in estimate_run(spec, check_memory=False).warnings}
+
+    under = codes(params="70B", tokens="300B")["under_trained"]
+    assert under["tokens_per_param"] == pytest.approx(300 / 70)
+    assert under["optimal_params"] == pytest.approx((6 * 70e9 * 300e9 / 120) ** 0.5)
+    assert "under_trained" not in codes(params="7B", tokens="100B")  # 14 per parameter: close
+    assert "under_trained" not in codes(params="70B", tokens="300B", kind="fine-tune")
+    assert "under_trained" not in codes(params="70B", active_params="13B", tokens="100B")

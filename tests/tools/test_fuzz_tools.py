@@ -63,7 +63,7 @@ def _check(tool: str, arguments: dict[str, Any], result: Any) -> None:
     assert "Traceback" not in text
     if result.is_error:
         assert text.strip() != f"Error executing tool {tool}", (tool, arguments)
-        named = set(re.findall(r"(?:^|: |\n)([a-z_]+)[.:/[]", text))
+        named = set(re.findall(r"(?:^|: |\n)([a-z0-9_]+)[.:/[]", text))
         assert named & ARGUMENTS[tool], (text, arguments)
         return
     assert not NOT_FINITE_TEXT.search(text), (NOT_FINITE_TEXT.search(text), arguments)

@@ -27,7 +27,7 @@ from .flops import (
     rule_of_thumb,
 )
 from .flops import flops_per_token as flops_per_token_of
-from .lesson import FLOPS_PER_PARAM_PER_TOKEN
+from .lesson import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN
 from .memory_estimate import MemoryEstimate, estimate_memory
 from .mfu import MfuPrior, ModelFamily, mfu_prior
 from .model_source import differs
@@ -46,7 +46,7 @@ Range = tuple[float, float]
 FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "scaled"]
 Feasibility = Literal["ok", "does_not_fit", "too_long"]
 WarningCode = Literal["sparse_peak", "peak_above_catalog", "mfu_near_peak", "params_differ",
-                      "active_params_differ", "moe_without_active_params"]
+                      "active_params_differ", "moe_without_active_params", "under_trained"]
 
 
 class RunEstimate(CostEstimate):
@@ -193,6 +193,30 @@ def _count_warnings(spec: RunSpec, counts: ParamBreakdown | None) -> list[Estima
     return notes
 
 
+UNDER_TRAINED_WARNING = 0.5
+"""Warn below this share of the compute-optimal tokens per parameter (10 of 20)."""
+
+
+def _training_warnings(spec: RunSpec, params: float) -> list[EstimateWarning]:
+    """A dense model pre-trained from scratch on less than half the tokens per parameter of
+    the compute-optimal split: at the same compute a smaller model on more tokens reaches a
+    clearly lower loss (closer to 20, the loss cost is a few thousandths of a nat, not worth
+    a warning)."""
+    if (spec.resolved_kind != "pretrain" or spec.resolved_family != "dense"
+            or spec.model.trainable < spec.model.total
+            or spec.tokens / params >= UNDER_TRAINED_WARNING * COMPUTE_OPTIMAL_RATIO):
+        return []
+    from .scaling_laws import compute_optimal  # only here: it brings the published fits
+
+    split = compute_optimal(6.0 * params * spec.tokens, proposed_params=params,
+                            proposed_tokens=spec.tokens)
+    if split.proposed is None or split.proposed.placement != "under_trained":
+        return []
+    return [EstimateWarning(code="under_trained", numbers={
+        "tokens_per_param": split.proposed.tokens_per_param, "optimal": split.rule_ratio,
+        "optimal_params": split.params, "optimal_tokens": split.tokens})]
+
+
 def _family_warnings(spec: RunSpec) -> list[EstimateWarning]:
     if spec.family == "moe" and spec.architecture is None and spec.active_params is None:
         return [EstimateWarning(code="moe_without_active_params")]
@@ -334,7 +358,8 @@ def estimate_run(
     elif point.wall_days > MAX_PLAN_DAYS:
         feasibility = "too_long"
     warnings = (_mfu_warnings(spec.mfu) + _peak_warnings(spec, acc, precision)
-                + _count_warnings(spec, counts) + _family_warnings(spec))
+                + _count_warnings(spec, counts) + _family_warnings(spec)
+                + _training_warnings(spec, model.total))
     energy = energy_of(
         _Timed(acc, spec.gpu_count, point.wall_hours, _range(fast.wall_hours, slow.wall_hours)),
         board_power_w=spec.board_power_w, pue=spec.pue,

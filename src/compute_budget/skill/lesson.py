@@ -14,6 +14,7 @@ from .errors import InputError
 from .quantities import check_positive
 
 __all__ = [
+    "COMPUTE_OPTIMAL_RATIO",
     "FLOPS_PER_PARAM_PER_TOKEN",
     "params_for_budget",
     "split_budget",
@@ -24,6 +25,8 @@ __all__ = [
 
 FLOPS_PER_PARAM_PER_TOKEN = 6.0
 """2 forward + 4 backward FLOPs per parameter per token (Kaplan et al. 2020, Table 1)."""
+COMPUTE_OPTIMAL_RATIO = 20.0
+"""Tokens per parameter at the compute optimum (Hoffmann et al. 2022, "Chinchilla")."""
 
 
 def train_flops(N: float, D: float) -> float:

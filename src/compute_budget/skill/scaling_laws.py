@@ -44,9 +44,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError
-from .lesson import FLOPS_PER_PARAM_PER_TOKEN, split_budget
+from .lesson import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN, split_budget
 from .quantities import parse_quantity
-from .split import COMPUTE_OPTIMAL_RATIO
 
 if TYPE_CHECKING:
     from .scaling_fit import ScalingFit

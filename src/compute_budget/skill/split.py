@@ -32,7 +32,7 @@ from .catalog import Precision, get_accelerator, load_catalog
 from .cost import DEFAULT_FAILURE_BUDGET, CostEstimate, FailureBudget, Mfu, cost_from_flops
 from .errors import InputError
 from .estimate import MAX_PLAN_DAYS
-from .lesson import split_budget, tokens_for_budget
+from .lesson import COMPUTE_OPTIMAL_RATIO, split_budget, tokens_for_budget
 from .memory_estimate import MemorySpec, estimate_memory
 from .mfu import MfuPrior, mfu_prior
 from .quantities import (
@@ -56,9 +56,6 @@ __all__ = [
 
 RateBasis = Literal["none", "your_rate", "gpu_with_prior", "gpu_with_your_mfu"]
 Range = tuple[float, float]
-
-COMPUTE_OPTIMAL_RATIO = 20.0
-"""Tokens per parameter at the compute optimum (Hoffmann et al. 2022, "Chinchilla")."""
 
 DEFAULT_GPU_COUNT = 8
 """Devices when a GPU type is given without a count: one 8-device server (HGX/DGX nodes and
