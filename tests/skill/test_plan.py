@@ -476,3 +476,22 @@ def test_every_searched_type_has_a_dense_peak() -> None:
     assert "a10g" not in keys  # no published dense peak
     assert keys == {acc.key for acc in list_accelerators()
                     if acc.peak_tflops.get(acc.default_precision) is not None}
+
+
+def test_a_plan_that_misses_the_deadline_at_the_slow_end_says_how_many_would_not() -> None:
+    """13B on 500B tokens by day 21: the cheapest plan's central estimate is within the deadline
+    but the slow end of the MFU band is not; by the estimate's linear scaling, n·slow/deadline
+    devices (rounded up to whole nodes) would finish in time even there."""
+    import math
+
+    from compute_budget.skill.plan import PlanSpec, plan_run
+
+    report = plan_run(PlanSpec(params="13B", tokens="500B", deadline_days=21, gpus=["h100"]))
+    plan = report.plans[0]
+    slow = plan.wall_days_range[1]
+    assert plan.wall_days <= 21 < slow
+    assert plan.gpu_count_for_slow_end == 8 * math.ceil(plan.gpu_count * slow / 21 / 8)
+    # memory, not the deadline, sets the count here (2 devices): the slow end is within 40 days
+    relaxed = plan_run(PlanSpec(params="13B", tokens="10B", deadline_days=40, gpus=["h100"]))
+    assert relaxed.plans[0].wall_days_range[1] <= 40
+    assert relaxed.plans[0].gpu_count_for_slow_end is None

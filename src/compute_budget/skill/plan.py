@@ -35,7 +35,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .estimate import RunEstimate
+from .model_spec import GPUS_PER_NODE
 from .plan_search import (
+    SMALL_COUNTS,
     TIE,  # noqa: F401 (re-exported: the tests break ties as the search does)
     TypeStatus,
     _pick,
@@ -130,6 +132,11 @@ class Plan(_Frozen):
     min_global_batch_tokens: float = Field(
         description="Tokens per optimizer step with one sequence per data-parallel rank and no "
                     "gradient accumulation: the smallest batch this layout implies.")
+    gpu_count_for_slow_end: int | None = Field(
+        default=None,
+        description="When the slow end of the MFU band misses the deadline: the devices that "
+                    "would meet it even there (linear scaling, not re-estimated); None when "
+                    "the plan meets it across the band.")
     wins: list[Win] = Field(description="What this plan is best at (see Win).")
     notes: list[PlanNote] = Field(description="Things to check (see PlanNote).")
     estimate: RunEstimate = Field(
@@ -183,7 +190,18 @@ class PlanReport(_Frozen):
     notes: list[ReportNote] = Field(description="Assumptions of every plan (see ReportNote).")
 
 
-def _plan(e: RunEstimate, wins: list[Win], must_fit: bool) -> Plan:
+def _count_for_slow_end(e: RunEstimate, deadline_days: float) -> int | None:
+    """Devices that would finish by the deadline even at the slow end of the MFU band, by the
+    estimate's own linear scaling (whole nodes above 4); None when the plan already does."""
+    slow = e.wall_days_range[1]
+    if slow <= deadline_days:
+        return None
+    needed = e.gpu_count * slow / deadline_days
+    small = next((c for c in SMALL_COUNTS if c >= needed), None)
+    return small if small is not None else GPUS_PER_NODE * math.ceil(needed / GPUS_PER_NODE)
+
+
+def _plan(e: RunEstimate, wins: list[Win], must_fit: bool, deadline_days: float) -> Plan:
     notes: list[PlanNote] = []
     if e.dollar_cost is None:
         notes.append("unpriced")
@@ -201,6 +219,7 @@ def _plan(e: RunEstimate, wins: list[Win], must_fit: bool) -> Plan:
         usd_per_gpu_hour=e.usd_per_gpu_hour, dollar_cost=e.dollar_cost,
         dollar_cost_with_failures=e.dollar_cost_with_failures,
         min_global_batch_tokens=min_global_batch_tokens(e),
+        gpu_count_for_slow_end=_count_for_slow_end(e, deadline_days),
         wins=wins, notes=notes, estimate=e,
     )
 
@@ -326,7 +345,7 @@ def plan_run(spec: PlanSpec) -> PlanReport:
         win(r, r.fastest, "fastest_on_type")
 
     def plan_of(r: _TypeResult, n: int) -> Plan:
-        return _plan(r.points[n], wins[(r.acc.key, n)], spec.must_fit)
+        return _plan(r.points[n], wins[(r.acc.key, n)], spec.must_fit, spec.deadline_days)
 
     by_cost = sorted(feasible, key=lambda r: (
         r is not cheapest, _cost(best(r)), best(r).wall_days, best(r).gpu_count, r.acc.key))
