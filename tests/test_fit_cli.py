@@ -203,3 +203,23 @@ def test_plan_says_which_constraint_binds(capsys: pytest.CaptureFixture[str]) ->
     assert code == 0
     assert "**No plan meets every constraint.**" in out
     assert "- Budget: the cheapest plan in time" in out and "above the $500,000 budget" in out
+
+
+def test_plan_plot_data_is_the_frontier_that_fits() -> None:
+    """What the plan picture plots: per type, cost with failures against wall days over the
+    counts that fit, the chosen plans as markers, the deadline and the budget as lines."""
+    from compute_budget.prompts.plots import plan_picture_data
+    from compute_budget.skill import PlanSpec, plan_run
+
+    report = plan_run(PlanSpec(params="7B", tokens="300B", deadline_days=20,
+                               budget_usd=200_000, gpus=["h100", "a100"]))
+    data = plan_picture_data(report, 20, 200_000).as_dict()
+    lines = {s["label"]: s for s in data["series"] if s["kind"] == "line"}
+    assert set(lines) == {"H100 SXM", "A100 80GB SXM"}
+    for front in report.frontier:
+        fitting = sorted((p for p in front.points if p.fits), key=lambda p: p.wall_days)
+        assert lines[front.accelerator]["x"] == [float(f"{p.wall_days:.6g}") for p in fitting]
+    markers = [s["label"] for s in data["series"] if s["kind"] == "marker"]
+    assert markers[0] == f"{report.plans[0].gpu_count} × {report.plans[0].accelerator}"
+    assert [s["kind"] for s in data["series"][-2:]] == ["vline", "hline"]
+    assert data["x_log"] and data["y_log"]
