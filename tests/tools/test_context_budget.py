@@ -59,3 +59,19 @@ def test_a_non_finite_result_is_never_sent() -> None:
     assert _finite({"a": [1.0, {"b": 2}], "c": "inf"})
     assert not _finite({"a": [1.0, {"b": float("inf")}]})
     assert not _finite((float("nan"),))
+
+
+def test_the_fast_output_schema_matches_the_json_schema_reading() -> None:
+    """Output schemas are read from the result models' annotations at start-up (the full JSON
+    schema of a nested result costs tens of milliseconds per tool); both readings agree."""
+    from compute_budget.tools.schemas import (
+        compact_output_schema,
+        compact_output_schema_from_json_schema,
+    )
+    from compute_budget.tools.server import tool_specs
+
+    for spec in tool_specs():
+        fast = compact_output_schema(spec.output)
+        assert fast == compact_output_schema_from_json_schema(spec.output), spec.name
+        assert list(fast["properties"]) == list(
+            compact_output_schema_from_json_schema(spec.output)["properties"])

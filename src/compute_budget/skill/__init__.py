@@ -121,7 +121,6 @@ if TYPE_CHECKING:
     from .run_kind import RunKind
     from .run_spec import RunSpec
     from .scaling_fit import (
-        ScalingFit,
         fit_scaling_law,
     )
     from .scaling_laws import (
@@ -130,6 +129,9 @@ if TYPE_CHECKING:
         compute_optimal,
         published_loss,
         published_prediction,
+    )
+    from .scaling_result import (
+        ScalingFit,
     )
     from .split import BudgetSplit, SplitRow, SplitSpec, budget_split
 
@@ -178,7 +180,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "energy": ("EnergyEstimate", "energy_of"),
     "plan": ("Plan", "PlanReport", "PlanSpec", "plan_run"),
     "points": ("ScalingPoint", "parse_points", "points_from_objects"),
-    "scaling_fit": ("ScalingFit", "fit_scaling_law"),
+    "scaling_fit": ("fit_scaling_law",),
+    "scaling_result": ("ScalingFit",),
     "scaling_laws": ("OptimalSplit", "PublishedPrediction", "compute_optimal", "published_loss",
                      "published_prediction"),
     "prediction": ("FitSpec", "GainFromPoints", "OptimalSpec", "decide", "gain_for_run",

@@ -45,7 +45,6 @@ import math
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .candidates import MAX_CANDIDATES, MIN_CANDIDATES, Candidate, validate_candidates
@@ -207,6 +206,8 @@ def _pack(gains: Sequence[float], units: Sequence[int], items: Sequence[int],
           capacity: int) -> tuple[list[int], float]:
     """0/1 knapsack over ``items`` (indices into gains and units) within ``capacity`` units:
     the indices of the best set (fewest units among the best) and its total gain."""
+    import numpy as np  # only with a pool: the server and the CLI start without it
+
     if capacity <= 0:
         return [], 0.0
     items = [i for i in items if units[i] <= capacity]

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .errors import InputError
 
 if TYPE_CHECKING:
-    from .scaling_fit import ScalingFit  # numpy and scipy: imported only to fit
+    from .scaling_result import ScalingFit
 
 __all__ = ["GainFit", "GainNote", "GainReading", "normal_cdf", "read_gain"]
 

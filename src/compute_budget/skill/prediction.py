@@ -23,8 +23,8 @@ from .estimate import RunEstimate
 from .gain import GainFit
 from .points import MAX_POINTS, ScalingPoint
 from .quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
-from .scaling_fit import ScalingFit, fit_scaling_law
 from .scaling_laws import OptimalSplit, PublishedPrediction, compute_optimal, published_prediction
+from .scaling_result import ScalingFit
 
 __all__ = ["FitSpec", "GainFromPoints", "OptimalSpec", "decide", "gain_for_run", "optimal",
            "predict"]
@@ -98,6 +98,8 @@ def predict(spec: FitSpec, *, seed: int = 0) -> ScalingFit | PublishedPrediction
         return published_prediction(spec.target_params, spec.target_tokens,
                                     baseline_params=spec.baseline_params,
                                     baseline_tokens=spec.baseline_tokens)
+    from .scaling_fit import fit_scaling_law  # numpy and scipy: imported only to fit
+
     return fit_scaling_law(spec.points, target_compute=spec.target_compute,
                            target_params=spec.target_params, target_tokens=spec.target_tokens,
                            baseline_loss=spec.baseline_loss,
@@ -109,6 +111,8 @@ def gain_for_run(points: list[ScalingPoint], *, params: float, tokens: float,
     """The fit aimed at a run being decided (``params`` active parameters, ``tokens``): its
     predicted gain over ``baseline_loss`` and the gain's 1σ for the verdict, and the loss to
     expect at 10% of its tokens for the kill criteria."""
+    from .scaling_fit import fit_scaling_law  # numpy and scipy: imported only to fit
+
     return fit_scaling_law(points, target_compute=6.0 * params * tokens, target_params=params,
                            target_tokens=tokens, baseline_loss=baseline_loss,
                            higher_is_better=higher_is_better)

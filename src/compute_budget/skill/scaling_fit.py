@@ -54,11 +54,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
 from scipy import optimize, stats
 
 from .errors import InputError
@@ -66,15 +64,19 @@ from .lesson import FLOPS_PER_PARAM_PER_TOKEN
 from .points import ScalingPoint, as_points
 from .quantities import GAIN_LIMIT, parse_quantity
 from .scaling_laws import optimal_split
+from .scaling_result import (
+    FitWarning,
+    Form,
+    LossCheckpoint,
+    NextRun,
+    Note,
+    ScalingFit,
+)
 
 __all__ = ["FitWarning", "LossCheckpoint", "NextRun", "ScalingFit", "fit_scaling_law"]
 
 Array = NDArray[np.float64]
-Form = Literal["compute", "params_tokens"]
-WarningCode = Literal["far_extrapolation", "interval_wider_than_gain", "few_points", "poor_fit"]
-Note = Literal["fitted_as_negation", "target_at_fit_optimum", "two_variable_data_fitted_in_compute"]
 Range = tuple[float, float]
-
 FAR_EXTRAPOLATION = 100.0
 POINTS_PER_PARAMETER = 2
 POOR_FIT_R2 = 0.95
@@ -91,88 +93,6 @@ _GRID: dict[int, list[tuple[float, ...]]] = {
     2: [(a, b) for a in (0.1, 0.25, 0.5, 0.8) for b in (0.1, 0.25, 0.5, 0.8)]}
 _FALLS = "a loss that falls as compute grows (or say higher_is_better for a metric that rises)"
 
-
-class FitWarning(BaseModel):
-    """Something about the fit to weigh, as a code with its numbers."""
-
-    model_config = ConfigDict(frozen=True)
-
-    code: WarningCode
-    numbers: dict[str, float | str | None] = Field(default_factory=dict)
-
-
-class LossCheckpoint(BaseModel):
-    """The loss to expect part-way through the target run (a kill criterion)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    share: float = Field(description="Share of the target's tokens (or compute) at the check.")
-    compute: float = Field(description="Compute at the check, FLOPs.")
-    params: float | None = Field(description="Parameters at the check; None when unknown.")
-    tokens: float | None = Field(description="Tokens at the check; None when unknown.")
-    expected: float = Field(description="Fitted loss (or metric) there, the user's units.")
-    interval: Range = Field(description="[low, high] at the fit's level, the user's units.")
-
-
-class NextRun(BaseModel):
-    """The small run that would narrow the interval at the target most."""
-
-    model_config = ConfigDict(frozen=True)
-
-    compute: float = Field(description="Its compute, FLOPs.")
-    multiple: float = Field(description="Its compute ÷ the largest point's.")
-    params: float | None = Field(description="Its parameters (fit's optimal split); None for "
-                                             "the compute form.")
-    tokens: float | None = Field(description="Its tokens; None for the compute form.")
-    expected_loss: float = Field(description="The fitted loss (or metric) there.")
-    width_now: float = Field(description="Width of the interval at the target today.")
-    width_after: float = Field(description="Expected width with this run added (delta method).")
-    candidates: list[Range] = Field(description="(compute, expected width) of each candidate.")
-
-
-class ScalingFit(BaseModel):
-    """A scaling law fitted to small runs and what it predicts at the target."""
-
-    model_config = ConfigDict(frozen=True)
-
-    form: Form = Field(description="compute: L(C) = E + a·C^(−b); params_tokens: L(N, D) = "
-                                   "E + A/N^α + B/D^β.")
-    parameters: dict[str, float] = Field(
-        description="E, a, b (C in FLOPs) or E, A, alpha, B, beta (N in parameters, D in "
-                    "tokens), in the user's units; for a metric, of metric = E − a·C^(−b).")
-    higher_is_better: bool = Field(description="True for a metric fitted as its negation.")
-    points_used: int = Field(description="Points the fit used.")
-    target_compute: float = Field(description="Target compute, FLOPs.")
-    target_params: float | None = Field(description="Target parameters; None when unknown.")
-    target_tokens: float | None = Field(description="Target tokens; None when unknown.")
-    predicted: float = Field(description="Fitted loss (or metric) at the target.")
-    interval: Range = Field(description="[low, high] of the prediction at level (bootstrap).")
-    level: float = Field(description="Probability the interval is meant to cover.")
-    method: Literal["parametric_bootstrap_t_inflated"] = Field(
-        description="How the interval is made (module docstring).")
-    resamples: int = Field(description="Bootstrap resamples.")
-    inflation: float = Field(description="t_{n−p}(q)/z(q), the small-sample factor applied.")
-    baseline_loss: float | None = Field(description="The baseline's loss (or metric).")
-    predicted_gain: float | None = Field(
-        description="baseline − predicted for a loss, predicted − baseline for a metric; None "
-                    "without a baseline.")
-    gain_uncertainty: float | None = Field(
-        description="1σ of the gain: bootstrap standard deviation × inflation; None without a "
-                    "baseline.")
-    extrapolation_ratio: float = Field(description="Target compute ÷ the largest point's.")
-    residual_std: float = Field(description="sqrt(RSS/(n − p)) of the fit, the user's units.")
-    r_squared: float = Field(description="1 − RSS/TSS of the fit on the points.")
-    warnings: list[FitWarning] = Field(description="Codes with numbers (module docstring).")
-    notes: list[Note] = Field(description="How the inputs were read, as codes.")
-    next_run: NextRun | None = Field(description="None when no candidate lies below the target.")
-    kill_loss: LossCheckpoint = Field(description="The loss expected at 10% of the target.")
-    curve: list[tuple[float, float, float, float]] = Field(
-        description="(compute, predicted, low, high) at 40 log-spaced computes from the smallest "
-                    "point to the target (two-variable form: at the target's tokens per "
-                    "parameter).")
-
-
-# --- the curve y = E + Σ exp(u_j − e_j·x_j), x the log of the normalised coordinates --------
 
 def _value(theta: Array, x: Array) -> Array:
     k = x.shape[1]

@@ -48,7 +48,7 @@ from .lesson import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN, split_budg
 from .quantities import parse_quantity
 
 if TYPE_CHECKING:
-    from .scaling_fit import ScalingFit
+    from .scaling_result import ScalingFit
 
 __all__ = [
     "BESIROGLU_2024",

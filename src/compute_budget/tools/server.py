@@ -9,6 +9,7 @@ Every tool is a thin layer: arguments model → one ``skill`` call → one templ
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from collections.abc import Sequence
@@ -531,7 +532,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     set_config_policy(policy)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, force=True)
-    server = build_server()
+    # Building ten tools' models and schemas allocates tens of thousands of objects that all
+    # live as long as the server: collecting garbage meanwhile only delays the first answer
+    # (about 50 ms of 120 on the development machine). Afterwards they are frozen: moved out
+    # of the collector's way for good.
+    gc.disable()
+    try:
+        server = build_server()
+    finally:
+        gc.enable()
+    gc.freeze()
     logging.getLogger().setLevel(args.log_level)
     if args.http:
         http.serve(server, args.port, args.log_level, limits)

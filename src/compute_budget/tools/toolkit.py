@@ -292,7 +292,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
     parameters.append(
         inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
     )
-    returns = Annotated[CallToolResult, spec.output]
+    returns = CallToolResult  # the output schema is ours (compact), set in build_tool
     handle.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
     handle.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
     handle.__name__ = spec.name
