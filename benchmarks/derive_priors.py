@@ -3,27 +3,33 @@
     uv run python -m benchmarks.derive_priors          # rewrite the packaged mfu_priors.json
     uv run python -m benchmarks.derive_priors --check  # exit 1 if the packaged file is stale
 
-Reads ``benchmarks/data/published_runs.csv`` (a copy of the project's reference data) and writes
+Reads the packaged calibration set ``src/compute_budget/skill/data/calibration_runs.csv`` (one
+row per published run: parameters, tokens, hardware, device count, GPU-hours, the source with
+the quoted figure, how the GPU-hours were derived and what is assumed) and writes
 ``src/compute_budget/skill/data/mfu_priors.json``, which the package reads at run time.
 
-The rule, in one sentence: the default MFU is the median end-to-end MFU of the published dense
-runs on the same hardware generation (a generation with fewer than ``MIN_RUNS`` takes the
-calibrated generation nearest in dense peak, at run time; the pooled prior, also derived here,
-only serves devices whose peak is unknown), times the median MoE-to-dense ratio for
-mixture-of-experts models, and the band is the central ×/÷ the factor that covers ``COVERAGE`` of
-the dense runs around their median.
+The rule, in one sentence: log10 of the end-to-end MFU is a level per hardware generation plus
+one slope in log10 of the active parameters shared by all generations, fitted robustly (soft-L1,
+scipy.optimize.least_squares) to the published dense runs of the generations with at least
+``MIN_RUNS`` of them; MoE runs take the dense prior at their active parameters times the median
+ratio of the published MoE runs to it (at most 1); the band is the central ×/÷ the factor that
+covers ``COVERAGE`` of the runs around the fit, each run's residual taken with the fit redone
+without it, so that it covers what it claims on new runs (a generation with fewer runs takes, at
+run time, the calibrated generation nearest in dense peak, or the lower pooled level, with the
+wider pooled band).
 
 End-to-end MFU = 6·N·T / (GPU-hours · 3600 · BF16 dense peak), N = active parameters for MoE. It
 is lower than the MFU papers quote because reported hours include restarts, evaluation and
 downtime; it is the figure an hours-and-dollars estimator needs.
 
-Why this rule: it has three numbers per generation, each a median or a percentile an outsider can
-recompute by hand from the CSV, and nothing is fitted to individual runs (no size or token terms),
-so it should carry over to runs outside the calibration set; ``benchmarks/accuracy.py`` checks that
-with leave-one-out. Runs whose numbers do not measure end-to-end utilisation are kept in the
-benchmark but left out of the derivation (:data:`EXCLUDED`); FP8 runs are left out because the
-priors are against the BF16 peak and converting an FP8 run would assume the very FP8 speed-up the
-package applies on top (:data:`compute_budget.skill.mfu.FP8_SPEEDUP`).
+Why this rule: per generation it has one level, plus one slope for all, each an outsider can
+check against the CSV; ``benchmarks/accuracy.py`` checks with leave-one-out that it carries over
+to runs it has not seen, and that the size term earns its place (the per-generation median alone
+is kept there as a baseline). Cluster size was not added: too few rows report a device count.
+Runs whose numbers do not measure end-to-end utilisation are kept in the benchmark but left out
+of the derivation (:data:`EXCLUDED`); FP8 runs are left out because the priors are against the
+BF16 peak and converting an FP8 run would assume the very FP8 speed-up the package applies on top
+(:data:`compute_budget.skill.mfu.FP8_SPEEDUP`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+from scipy import optimize  # type: ignore[import-untyped]
 
 from compute_budget.skill.catalog import Accelerator, Precision, get_accelerator
 from compute_budget.skill.mfu import (
@@ -59,6 +68,7 @@ __all__ = [
     "KEPT_WITH_CAVEAT",
     "MIN_RUNS",
     "PRIORS_PATH",
+    "REFERENCE_PARAMS",
     "PublishedRun",
     "derive",
     "load_runs",
@@ -68,17 +78,25 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
-CSV_PATH = Path(__file__).resolve().parent / "data" / "published_runs.csv"
-PRIORS_PATH = ROOT / "src" / "compute_budget" / "skill" / "data" / "mfu_priors.json"
+DATA = ROOT / "src" / "compute_budget" / "skill" / "data"
+CSV_PATH = DATA / "calibration_runs.csv"
+PRIORS_PATH = DATA / "mfu_priors.json"
 
-AS_OF = "2026-11-30"
-"""Date of the calibration set: when the shared reference data was copied into the project."""
+AS_OF = "2026-12-01"
+"""Date of the calibration set (when its rows were last sourced)."""
 
 MIN_RUNS = 3
-"""Dense runs a generation needs for its own prior; fewer and it gets the pooled prior."""
+"""Dense runs a generation needs for its own level; fewer and it borrows the nearest one's."""
 
 COVERAGE = 0.9
-"""Share of the calibration runs the band factor covers around their generation's median."""
+"""Share of the calibration runs the band factor covers around the fit, each run's residual
+taken with the fit redone without it (the earlier per-generation rule: in-sample residuals)."""
+
+REFERENCE_PARAMS = 1e10
+"""Active parameters at which the generation levels are quoted (10B)."""
+
+ROBUST_SCALE = 0.05
+"""Soft-L1 scale of the fit, in log10 MFU (a factor of 1.12): residuals beyond it count less."""
 
 SKILL_MOE_RATIO = FAMILY_PRIORS["moe"].central / FAMILY_PRIORS["dense"].central
 """The skill's MoE/dense ratio, used only if no published MoE run is usable."""
@@ -132,6 +150,8 @@ class PublishedRun:
     gpu_hours: float | None
     accelerator: Accelerator | None
     skip_reason: str | None
+    gpu_hours_basis: str = "reported"
+    assumptions: str = ""
 
     @property
     def precision(self) -> Precision | None:
@@ -162,13 +182,15 @@ class PublishedRun:
     def note(self) -> str:
         if self.name in EXCLUDED:
             return EXCLUDED[self.name]
-        if self.precision == "fp8":
+        if self.precision == "fp8" and self.usable:
             return (
                 "flagged FP8 and left out of the derivation: the priors are against the BF16 "
                 "peak, and converting an FP8 run needs the assumed FP8 speed-up the package "
                 "applies anyway; the benchmark checks it through the FP8 path"
             )
-        return KEPT_WITH_CAVEAT.get(self.name, "")
+        if self.name in KEPT_WITH_CAVEAT:
+            return KEPT_WITH_CAVEAT[self.name]
+        return f"assumed: {self.assumptions}" if self.assumptions else ""
 
     @property
     def end_to_end_mfu(self) -> float:
@@ -185,12 +207,15 @@ def map_hardware(text: str) -> tuple[Accelerator | None, str | None]:
     """The catalog accelerator a row's ``hardware`` text names, or None and the reason.
 
     H100 without a form factor is taken as SXM (the 80 GB training part); A100 without a memory
-    size as the 80 GB part (both have the same 312 TFLOP/s BF16 peak).
+    size as the 80 GB part (both have the same 312 TFLOP/s BF16 peak); V100 as the catalog's
+    (both memory sizes have the same 125 TFLOP/s FP16 peak).
     """
     t = text.lower()
     if "not stated" in t:
         return None, f"hardware not stated ({text!r})"
     keys: list[str] = [f"tpu-v{m}" for m in re.findall(r"tpu\s*v(\d+[a-z]?)", t)]
+    if "v100" in t:
+        keys.append("v100")
     if "a100" in t:
         keys.append("a100-40gb" if re.search(r"40\s*g", t) else "a100-80gb")
     if "a800" in t:
@@ -226,7 +251,9 @@ def load_runs(path: Path = CSV_PATH) -> list[PublishedRun]:
                 reasons.append("token count not disclosed")
             if hardware_problem is not None:
                 reasons.append(hardware_problem)
-            if gpu_hours is not None and "basis: upper bound" in row["source"]:
+            basis = row.get("gpu_hours_basis") or ""
+            if gpu_hours is not None and (basis.startswith("upper bound")
+                                          or "basis: upper bound" in row["source"]):
                 reasons.append("GPU-hours only an upper bound")
             runs.append(PublishedRun(
                 name=row["model"],
@@ -238,6 +265,8 @@ def load_runs(path: Path = CSV_PATH) -> list[PublishedRun]:
                 gpu_hours=gpu_hours,
                 accelerator=accelerator,
                 skip_reason="; ".join(reasons) or None,
+                gpu_hours_basis=basis or "reported",
+                assumptions=row.get("assumptions") or "",
             ))
     return runs
 
@@ -262,10 +291,9 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
-def _spread(mfus: Sequence[float], centrals: Sequence[float]) -> float:
-    """The ×/÷ factor around the centrals that covers COVERAGE of the runs, to 2 digits."""
-    logs = [abs(math.log(m / c)) for m, c in zip(mfus, centrals, strict=True)]
-    return float(f"{math.exp(_quantile(logs, COVERAGE)):.2g}")
+def _spread(residuals: Sequence[float]) -> float:
+    """The ×/÷ factor that covers COVERAGE of the log10 residuals, to 3 digits."""
+    return float(f"{10 ** _quantile([abs(r) for r in residuals], COVERAGE):.3g}")
 
 
 def _labels(generations: Sequence[str]) -> str:
@@ -273,8 +301,61 @@ def _labels(generations: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def derive(runs: Sequence[PublishedRun]) -> MfuPriorTable:
-    """The prior table for ``runs`` (the benchmark calls this without one run for leave-one-out).
+def _x(run: PublishedRun) -> float:
+    return math.log10(run.compute_params / REFERENCE_PARAMS)
+
+
+def _y(run: PublishedRun) -> float:
+    return math.log10(run.end_to_end_mfu)
+
+
+def _fit(by_generation: dict[str, list[PublishedRun]], size_term: bool) -> tuple[
+        dict[str, float], float]:
+    """Per-generation log10 levels and the shared slope (0 without the size term)."""
+    generations = sorted(by_generation)
+    if not size_term:
+        return ({g: statistics.median(_y(r) for r in by_generation[g]) for g in generations},
+                0.0)
+    rows = [(i, r) for i, g in enumerate(generations) for r in by_generation[g]]
+    design = np.zeros((len(rows), len(generations) + 1))
+    target = np.array([_y(r) for _, r in rows])
+    for k, (i, r) in enumerate(rows):
+        design[k, i] = 1.0
+        design[k, -1] = _x(r)
+    start = np.append([statistics.median(_y(r) for r in by_generation[g]) for g in generations],
+                      0.0)
+    solution = optimize.least_squares(lambda b: design @ b - target, start, loss="soft_l1",
+                                      f_scale=ROBUST_SCALE).x
+    return {g: float(solution[i]) for i, g in enumerate(generations)}, float(solution[-1])
+
+
+def _held_out_residuals(calibrated: dict[str, list[PublishedRun]], moe: Sequence[PublishedRun],
+                        size_term: bool) -> list[float]:
+    """log10(MFU / prior) of each run with the fit (levels, slope, MoE ratio) redone without it:
+    the band is set on these, so that it covers what it claims on runs it has not seen."""
+    out: list[float] = []
+    levels, slope = _fit(calibrated, size_term)
+    for generation, members in calibrated.items():
+        for run in members:
+            rest = {g: [r for r in rs if r is not run] for g, rs in calibrated.items()}
+            if len(rest[generation]) < MIN_RUNS:
+                continue
+            held_levels, held_slope = _fit(rest, size_term)
+            out.append(_y(run) - held_levels[generation] - held_slope * _x(run))
+    for run in moe:
+        generation = _generation(run)
+        if generation not in levels:
+            continue
+        others = [10 ** (_y(r) - levels[_generation(r)] - slope * _x(r))
+                  for r in moe if r is not run and _generation(r) in levels]
+        ratio = min(1.0, statistics.median(others)) if others else SKILL_MOE_RATIO
+        out.append(_y(run) - levels[generation] - slope * _x(run) - math.log10(ratio))
+    return out
+
+
+def derive(runs: Sequence[PublishedRun], *, size_term: bool = True) -> MfuPriorTable:
+    """The prior table for ``runs`` (the benchmark calls this without one run for leave-one-out;
+    ``size_term=False`` gives the earlier per-generation-median rule, kept as a baseline).
 
     Rows that are not usable are recorded as skipped; usable rows left out of the derivation are
     recorded with the reason.
@@ -286,89 +367,112 @@ def derive(runs: Sequence[PublishedRun]) -> MfuPriorTable:
     if not dense:
         raise ValueError("no usable dense runs to calibrate on")
     source = (
-        f"compute-budget calibration set published_runs.csv: {len(runs)} published training "
-        f"runs, GPU-hours as their authors report them in papers and model cards, {AS_OF}"
+        f"compute-budget calibration set calibration_runs.csv: {len(runs)} published training "
+        f"runs from papers, model cards and technical reports, GPU-hours as reported or derived "
+        f"from device count × duration as each row says, {AS_OF}"
     )
 
     by_generation: dict[str, list[PublishedRun]] = {}
     for run in dense:
         by_generation.setdefault(_generation(run), []).append(run)
     calibrated = {g: rs for g, rs in by_generation.items() if len(rs) >= MIN_RUNS}
-    raw_central = {g: statistics.median(r.end_to_end_mfu for r in rs)
-                   for g, rs in calibrated.items()}
-    raw_pooled = statistics.median(r.end_to_end_mfu for r in dense)
+    if not calibrated:
+        calibrated = {POOLED: dense}
+    levels, slope = _fit(calibrated, size_term)
+    slope = round(slope, 3)
+    pooled_level = statistics.median(_y(r) - slope * _x(r) for r in dense)
 
-    def dense_central(generation: str) -> float:
-        return raw_central.get(generation, raw_pooled)
+    def predicted(run: PublishedRun) -> float:
+        """log10 of the dense prior's central for ``run``'s generation and size."""
+        generation = _generation(run)
+        return levels.get(generation, pooled_level) + slope * _x(run)
 
-    pooled_factor = _spread([r.end_to_end_mfu for r in dense], [raw_pooled] * len(dense))
     in_calibrated = [r for r in dense if _generation(r) in calibrated]
-    factor = _spread([r.end_to_end_mfu for r in in_calibrated],
-                     [dense_central(_generation(r)) for r in in_calibrated]) \
-        if in_calibrated else pooled_factor
-
+    dense_residuals = [_y(r) - predicted(r) for r in in_calibrated]
     if moe:
-        ratios = [r.end_to_end_mfu / dense_central(_generation(r)) for r in moe]
+        ratios = [10 ** (_y(r) - predicted(r)) for r in moe]
         moe_ratio = round(min(1.0, statistics.median(ratios)), 2)
         moe_generations = sorted({_generation(r) for r in moe})
         moe_basis = (f"the median ratio of the {len(moe)} published BF16 MoE runs (on "
-                     f"{_labels(moe_generations)}) to the dense prior of their generation")
+                     f"{_labels(moe_generations)}) to the dense prior at their active parameters")
     else:
         moe_ratio = round(SKILL_MOE_RATIO, 2)
         moe_basis = "the skill's MoE-to-dense ratio, no published MoE run being usable"
+    moe_residuals = [_y(r) - predicted(r) - math.log10(moe_ratio) for r in moe]
+    factor = _spread(_held_out_residuals(calibrated, moe, size_term)
+                     if size_term else dense_residuals + moe_residuals)
+    pooled_factor = _spread([_y(r) - pooled_level - slope * _x(r) for r in dense]
+                            + moe_residuals)
 
+    if size_term:
+        size_note = (f"at {REFERENCE_PARAMS / 1e9:g}B active parameters, ×{10 ** slope:.2f} per "
+                     "tenfold more (one slope fitted across generations)")
+    else:
+        size_note = "whatever the model size"
     peak_note = "6·N·T ÷ reported GPU-hours ÷ BF16 dense peak"
     entries: list[MfuPriorEntry] = []
 
     def add(family: CalibratedFamily, generation: str, central: float, k: float,
             members: Sequence[PublishedRun], basis: str) -> None:
-        low, high = round(central / k, 2), round(central * k, 2)
+        low, high = round(central / k, 3), round(central * k, 3)
         entries.append(MfuPriorEntry(
             family=family, generation=generation, central=central, low=low, high=high,
             n_runs=len(members), runs=tuple(r.name for r in members),
             basis=basis.format(lo=low, hi=high), source=source, as_of=AS_OF,
+            reference_params=REFERENCE_PARAMS,
         ))
 
     for generation in sorted(calibrated, key=lambda g: -len(calibrated[g])):
+        if generation == POOLED:
+            continue
         members = calibrated[generation]
         label = generation_label(generation)
-        central = round(raw_central[generation], 2)
+        central = round(10 ** levels[generation], 3)
         add("dense", generation, central, factor, members,
-            f"Median end-to-end MFU ({peak_note}) of the {len(members)} published dense runs on "
-            f"{label}, {central:.2f}, with a band of ×/÷ {factor:g} ({{lo:.2f}}–{{hi:.2f}}) that "
-            f"covers {COVERAGE:.0%} of the published dense runs around their generation's "
-            "median.")
-        moe_central = round(central * moe_ratio, 2)
+            f"End-to-end MFU ({peak_note}) fitted to the {len(members)} published dense runs on "
+            f"{label}: {central:.2f} {size_note}, with a band of ×/÷ {factor:g} that covers "
+            f"{COVERAGE:.0%} of the published runs around the fit.")
+        moe_central = round(central * moe_ratio, 3)
         add("moe", generation, moe_central, factor, [*members, *moe],
-            f"The {label} dense prior {central:.2f} ({len(members)} published runs) × "
-            f"{moe_ratio:.2f}, {moe_basis}, with a band of ×/÷ {factor:g} "
-            "({lo:.2f}–{hi:.2f}).")
+            f"The {label} dense prior ({len(members)} published runs, {central:.2f} "
+            f"{size_note}) × {moe_ratio:.2f}, {moe_basis}, with a band of ×/÷ {factor:g}.")
 
     all_generations = sorted(by_generation, key=lambda g: -len(by_generation[g]))
-    pooled = round(raw_pooled, 2)
+    pooled = round(10 ** pooled_level, 3)
     add("dense", POOLED, pooled, pooled_factor, dense,
-        f"Median end-to-end MFU ({peak_note}) of the {len(dense)} published dense runs pooled "
-        f"across {_labels(all_generations)}, {pooled:.2f}, with a band of ×/÷ "
-        f"{pooled_factor:g} ({{lo:.2f}}–{{hi:.2f}}) that covers {COVERAGE:.0%} of them.")
-    pooled_moe = round(pooled * moe_ratio, 2)
+        f"End-to-end MFU ({peak_note}) of the {len(dense)} published dense runs pooled across "
+        f"{_labels(all_generations)}: {pooled:.2f} {size_note}, with a band of ×/÷ "
+        f"{pooled_factor:g} that covers {COVERAGE:.0%} of them.")
+    pooled_moe = round(pooled * moe_ratio, 3)
     add("moe", POOLED, pooled_moe, pooled_factor, [*dense, *moe],
-        f"The pooled dense prior {pooled:.2f} ({len(dense)} published runs across "
-        f"{_labels(all_generations)}) × {moe_ratio:.2f}, {moe_basis}, with a band of ×/÷ "
-        f"{pooled_factor:g} ({{lo:.2f}}–{{hi:.2f}}).")
+        f"The pooled dense prior ({len(dense)} published runs across "
+        f"{_labels(all_generations)}, {pooled:.2f} {size_note}) × {moe_ratio:.2f}, {moe_basis}, "
+        f"with a band of ×/÷ {pooled_factor:g}.")
 
     rule = (
-        "Default MFU = the median end-to-end MFU of the published dense runs on the same hardware "
-        f"generation (one with fewer than {MIN_RUNS} takes the calibrated generation nearest in "
-        "dense peak; the pooled prior only when the device's peak is unknown), × the median "
-        "MoE-to-dense ratio of the published BF16 MoE runs (at most 1) for MoE, with a band of "
-        f"×/÷ the factor that covers {COVERAGE:.0%} of the dense runs around their median; "
-        "against the BF16 dense peak, rescaled for FP8."
+        "Default MFU = a level per hardware generation (fitted to its published dense runs; one "
+        f"with fewer than {MIN_RUNS} takes the calibrated generation nearest in dense peak with "
+        "the pooled band) "
+        + ("× a size term, one slope in log10 active parameters shared by all generations and "
+           "clamped to the calibration range, " if size_term else "")
+        + "× the median MoE-to-dense ratio of the published BF16 MoE runs (at most 1) for MoE, "
+        f"with a band of ×/÷ the factor that covers {COVERAGE:.0%} of the runs around the fit; "
+        "end-to-end 6·N·T over the BF16 dense peak, rescaled for FP8."
     )
+    fit_runs = [r for r in used if _generation(r) in calibrated or POOLED in calibrated]
+    sizes = [r.compute_params for r in fit_runs] or [REFERENCE_PARAMS]
+
+    def fitted(run: PublishedRun) -> float | None:
+        if not run.used:
+            return None
+        ratio = moe_ratio if run.family == "moe" else 1.0
+        return round(10 ** predicted(run) * ratio, 4)
+
     records = tuple(
         CalibrationRun(
             name=r.name, accelerator=r.accelerator.key, generation=r.accelerator.generation,
             family=r.family, fp8=r.precision == "fp8", end_to_end_mfu=round(r.end_to_end_mfu, 4),
-            used=r.used, note=r.note,
+            params=r.compute_params, fitted_mfu=fitted(r), used=r.used, note=r.note,
         )
         for r in usable if r.accelerator is not None
     )
@@ -377,7 +481,9 @@ def derive(runs: Sequence[PublishedRun]) -> MfuPriorTable:
     return MfuPriorTable(
         calibration_set=source, as_of=AS_OF, rule=rule, min_runs=MIN_RUNS,
         coverage_target=COVERAGE, band_factor=factor, pooled_band_factor=pooled_factor,
-        moe_ratio=moe_ratio, priors=tuple(entries), runs=records, skipped=skipped,
+        moe_ratio=moe_ratio, size_slope=slope, reference_params=REFERENCE_PARAMS,
+        params_range=(min(sizes), max(sizes)),
+        priors=tuple(entries), runs=records, skipped=skipped,
     )
 
 

@@ -33,7 +33,7 @@ def test_json_is_the_ranked_list_of_candidates(capsys: pytest.CaptureFixture[str
     code, out, err = run(capsys, "compare", str(table), "--json")
     assert code == 0 and err == ""
     rows = json.loads(out)
-    assert [r["name"] for r in rows] == ["distill", "bigger-model", "more-data"]
+    assert [r["name"] for r in rows] == ["bigger-model", "distill", "more-data"]
     ratios = [r["gain_per_dollar"] for r in rows]
     assert ratios == sorted(ratios, reverse=True)
     for r in rows:  # the ratio is the gain over the cost with the failure budget
@@ -60,8 +60,8 @@ def test_markdown_with_a_pool_names_the_best_set(capsys: pytest.CaptureFixture[s
                        "--horizon-days", "30")
     assert code == 0
     assert out.startswith("### 3 candidate runs, ranked by predicted gain per dollar")
-    assert "**Best use of the pool (2,000 device-days within 30 days):** distill, " \
-           "bigger-model" in out
+    assert "**Best use of the pool (2,000 device-days within 30 days):** bigger-model, " \
+           "distill, a total gain of 2.8" in out
     assert "Running **more-data** displaces bigger-model" in out
 
 

@@ -29,7 +29,7 @@ def test_public_surface() -> None:
         "points_from_objects", "ScalingFit", "fit_scaling_law", "OptimalSplit",
         "PublishedPrediction", "compute_optimal", "published_loss", "published_prediction",
         "FitSpec", "gain_for_run", "predict", "OptimalSpec", "optimal",
-        "GainFromPoints", "decide", "optimal_batch_tokens",
+        "GainFromPoints", "decide", "optimal_batch_tokens", "fetch_config",
     ])
     for name in compute_budget.__all__:
         assert getattr(compute_budget, name) is getattr(skill, name)

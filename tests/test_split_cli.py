@@ -38,9 +38,14 @@ def test_json_rows_have_days_dollars_and_ranges(capsys: pytest.CaptureFixture[st
         low, high = row["wall_days_range"]
         assert low <= row["wall_days"] <= high
         assert row["wall_days"] == pytest.approx(row["hours"] / 24)
-    # 50,000 / 1.5 / 2.49 = 13,387 GPU-h, on 8 devices 1,673 h = 69.7 days, every row.
-    assert rows[0]["wall_days"] == pytest.approx(50_000 / 1.5 / 2.49 / 8 / 24)
-    assert rows[0]["dollar_cost_with_failures"] == pytest.approx(50_000)
+    # The split the budget buys: 50,000 / 1.5 / 2.49 = 13,387 GPU-h, on 8 devices 1,673 h =
+    # 69.7 days. The other rows spend the same FLOPs at their own size's MFU: a smaller model
+    # runs at a lower MFU, so it takes longer and costs more.
+    best = data["ratio_split"]
+    assert best["wall_days"] == pytest.approx(50_000 / 1.5 / 2.49 / 8 / 24)
+    assert best["dollar_cost_with_failures"] == pytest.approx(50_000)
+    costs = [r["dollar_cost_with_failures"] for r in rows]
+    assert costs == sorted(costs, reverse=True) and costs[0] > 50_000
 
 
 def test_reply_for_a_dollar_budget(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,23 +55,23 @@ def test_reply_for_a_dollar_budget(capsys: pytest.CaptureFixture[str]) -> None:
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size if the run reaches the median MFU (0.22): 9.35B parameters on 187B tokens** (20 tokens per parameter, 1.05 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.33 – 0.15) the same run takes 46.5 – 102 days and costs $33,333 – $73,333: at the slow end, with the failure budget, it overshoots the budget.
+**Best size if the run reaches the median MFU (0.23): 9.58B parameters on 192B tokens** (20 tokens per parameter, 1.10 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.35 – 0.15) the same run takes 46.1 – 105 days and costs $33,095 – $75,490: at the slow end, with the failure budget, it overshoots the budget.
 
-**Size that stays within $50,000 even at the slow end (MFU 0.15): 7.72B parameters on 154B tokens** (20 tokens per parameter, 7.15 × 10²¹ FLOPs): 47.5 days and $34,091 at the median MFU; 31.7 – 69.7 days and $22,727 – $50,000 over the band.
+**Size that stays within $50,000 even at the slow end (MFU 0.15): 7.75B parameters on 155B tokens** (20 tokens per parameter, 7.20 × 10²¹ FLOPs): 46.2 days and $33,114 at the median MFU; 30.6 – 69.7 days and $21,948 – $50,000 over the band.
 
-Every row below spends 1.05 × 10²² FLOPs, what $50,000 buys at the median MFU: tokens D = C / (6·N). Times are on 8 × H100 SXM; ranges are over the MFU band, fast end (0.33) to slow end (0.15).
+Every row below spends 1.10 × 10²² FLOPs, what $50,000 buys at the median MFU: tokens D = C / (6·N). Times are on 8 × H100 SXM; ranges are over the MFU band, fast end (0.35) to slow end (0.15).
 
 | parameters N | tokens D = C / 6N | tokens per parameter | wall time (range) | cost with ×1.50 failure budget (range) | fits on 8 × H100 SXM |
 |---|---|---|---|---|---|
-| 1B | 1.75T | 1,749 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
-| 7B | 250B | 35.68 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
-| **9.35B** | **187B** | **20** (your ratio) | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
+| 1B | 1.84T | 1,836 | 80.9 days (53.5 – 122) | $58,040 ($38,372 – $87,500) | yes |
+| 7B | 262B | 37.47 | 71.0 days (47.1 – 107) | $50,881 ($33,772 – $77,000) | yes |
+| **9.58B** | **192B** | **20** (your ratio) | 69.7 days (46.1 – 105) | $50,000 ($33,095 – $75,490) | yes |
 
 **Assumptions**
 - Devices: 8 × H100 SXM: not given, so the default of one 8-device server (an HGX/DGX node, the usual cloud instance); give your device count. The count changes the wall time, not the dollars: the budget buys the same FLOPs on any number of devices.
-- Peak: 989.5 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'.
-- MFU: 0.22, band 0.15 – 0.33 — a prior, not a measurement. Median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 5 published dense runs on Hopper, 0.22, with a band of ×/÷ 1.5 (0.15–0.33) that covers 90% of the published dense runs around their generation's median. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Give a measured MFU to replace it.
-- Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
+- Peak: 989.5 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'.
+- MFU: 0.23, band 0.15 – 0.35 — a prior, not a measurement. End-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) fitted to the 11 published dense runs on Hopper: 0.23 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations), with a band of ×/÷ 1.51 that covers 90% of the published runs around the fit. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Give a measured MFU to replace it.
+- Price: $2.49 per GPU-hour, on-demand, as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50: of $50,000, $33,333 buys compute and the rest is kept for a failed or repeated run.
 
 A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.

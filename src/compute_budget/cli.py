@@ -118,6 +118,7 @@ def _flag(
 
 def _add_model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     _flag(p, model, "params", metavar="N")
+    _flag(p, model, "model_id", "--model", metavar="ORG/NAME")
     _flag(p, model, "config", metavar="PATH")
     _flag(p, model, "preset", metavar="NAME", note="(`compute-budget params --list`)")
 
@@ -157,6 +158,8 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.RunSpec, "mfu", metavar="F")
     _flag(p, sk.RunSpec, "achieved_tflops", metavar="TF")
     _flag(p, sk.RunSpec, "usd_per_gpu_hour", "--price", metavar="USD")
+    _flag(p, sk.RunSpec, "price_kind", choices=["on-demand", "reserved", "spot"])
+    _flag(p, sk.RunSpec, "mfu_convention", choices=["6n", "causal", "full"])
     _flag(p, sk.RunSpec, "precision", choices=["bf16", "fp16", "fp8"])
     _flag(p, sk.RunSpec, "peak_tflops", metavar="TF")
     _flag(p, sk.RunSpec, "family", choices=["dense", "moe", "cnn", "snn"])
@@ -232,10 +235,11 @@ def _cmd_params(args: argparse.Namespace) -> None:
         reports = [sk.param_report(sk.get_preset(name)) for name in sk.list_presets()]
         _emit(args, reports, render_presets(reports))
         return
-    source = sk.ModelSource(**_given(args, "config", "preset"))
+    source = sk.ModelSource(**_given(args, "config", "preset", "model_id"))
     arch = source.architecture
     if arch is None:
-        raise InputError("config", None, "a config.json path (--config) or a preset (--preset)")
+        raise InputError("config", None, "a config.json path (--config), a Hugging Face model "
+                                         "id (--model) or a preset (--preset)")
     report = sk.param_report(arch)
     _emit(args, report, render_params(report))
 
@@ -413,6 +417,7 @@ def _memory_flags(p: argparse.ArgumentParser) -> None:
 def _params_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.ModelSource, "config", metavar="PATH")
     _flag(p, sk.ModelSource, "preset", metavar="NAME")
+    _flag(p, sk.ModelSource, "model_id", "--model", metavar="ORG/NAME")
     p.add_argument("--list", dest="list_presets", action="store_true",
                    help="list the presets and exit")
 

@@ -39,24 +39,24 @@ def test_estimate_template() -> None:
     assert render_estimate(estimate_run(WORKED), detail="full") == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
-| | estimate | range (MFU 0.40 – 0.26) |
+| | estimate | range (MFU 0.40 – 0.24) |
 |---|---|---|
 | Compute | 4.20 × 10²¹ FLOPs | |
-| Wall time | 1,169 h (48.7 days) | 1,169 – 1,798 h (48.7 – 74.9 days) |
-| GPU-hours | 9,348 GPU-h | 9,348 – 14,382 GPU-h |
-| Cost | $14,022 | $14,022 – $21,573 |
-| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $32,359 |
-| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 8,974 kWh |
+| Wall time | 1,169 h (48.7 days) | 1,169 – 1,908 h (48.7 – 79.5 days) |
+| GPU-hours | 9,348 GPU-h | 9,348 – 15,263 GPU-h |
+| Cost | $14,022 | $14,022 – $22,894 |
+| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $34,341 |
+| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 9,524 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
-- Peak: 312 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
-- MFU: 0.40, given by you. For comparison, the dense prior is 0.26–0.58; the range above spans both.
+- Peak: 312 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
+- MFU: 0.40, given by you. For comparison, the dense prior is 0.24–0.56; the range above spans both.
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
 - Energy: 400 W per device (NVIDIA A100 datasheet (via glennklockwood.com processor notes and a cloud provider's spec table): the 80GB SXM4 part has the 40GB part's power, 400 W maximum (PCIe 80GB: 300 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=hf (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu_convention=6n (default); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=hf (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 60.0 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is it (±1σ), and what does the cheapest alternative already give? With those, the verdict weighs the gain against the cost.
@@ -69,24 +69,24 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 47B params (13B active) × 1T tokens on 64 × H100 SXM (bf16)
 
-| | estimate | range (MFU 0.29 – 0.13) |
+| | estimate | range (MFU 0.30 – 0.13) |
 |---|---|---|
 | Compute | 7.80 × 10²² FLOPs | |
-| Wall time | 900 h (37.5 days) | 590 – 1,316 h (24.6 – 54.8 days) |
-| GPU-hours | 57,623 GPU-h | 37,753 – 84,218 GPU-h |
-| Cost | $143,480 | $94,004 – $209,702 |
-| Cost with failure budget (×1.50) | **$215,220** | $141,006 – $314,553 |
-| Energy | 62,924 kWh, 30.2 t CO2e | 41,226 – 91,966 kWh |
+| Wall time | 855 h (35.6 days) | 565 – 1,286 h (23.5 – 53.6 days) |
+| GPU-hours | 54,741 GPU-h | 36,133 – 82,318 GPU-h |
+| Cost | $136,306 | $89,971 – $204,972 |
+| Cost with failure budget (×1.50) | **$204,459** | $134,957 – $307,458 |
+| Energy | 59,778 kWh, 28.7 t CO2e | 39,457 – 89,891 kWh |
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 1,979 TFLOP/s bf16 per device (the device's default training precision). Source: given by you
-- MFU: 0.19 — a prior, not a measurement. The Hopper dense prior 0.22 (5 published runs) × 0.87, the median ratio of the 2 published BF16 MoE runs (on Hopper) to the dense prior of their generation, with a band of ×/÷ 1.5 (0.13–0.29). Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family moe inferred (fewer active than total parameters). Give a measured MFU or achieved TFLOP/s to replace it.
-- Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
+- MFU: 0.20 — a prior, not a measurement. The Hopper dense prior (11 published runs, 0.23 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations)) × 0.85, the median ratio of the 5 published BF16 MoE runs (on Hopper) to the dense prior at their active parameters, with a band of ×/÷ 1.51. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family moe inferred (fewer active than total parameters). Give a measured MFU or achieved TFLOP/s to replace it.
+- Price: $2.49 per GPU-hour, on-demand, as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 376 TFLOP/s and 4,821 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 396 TFLOP/s and 5,074 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 700 W per device (NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: max thermal design power up to 700 W (configurable); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.19 (calibrated prior); usd_per_gpu_hour=2.49 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.2 (calibrated prior); usd_per_gpu_hour=2.49 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 66.2 GiB of 80.0 GiB per device at ZeRO 2, TP 2 × PP 1 × DP 32, SP, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: TP communication ×1.03); shape guessed from N. The memory tool has the breakdown.
 
 **Check these:**
@@ -99,24 +99,24 @@ def test_estimate_template_unknown_price() -> None:
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 1B params × 20B tokens on 16 × TPU v4 (per chip) (bf16)
 
-| | estimate | range (MFU 0.58 – 0.26) |
+| | estimate | range (MFU 0.38 – 0.15) |
 |---|---|---|
 | Compute | 1.20 × 10²⁰ FLOPs | |
-| Wall time | 19.4 h (0.809 days) | 13.1 – 29.1 h (0.544 – 1.21 days) |
-| GPU-hours | 311 GPU-h | 209 – 466 GPU-h |
+| Wall time | 31.0 h (1.29 days) | 19.8 – 48.9 h (0.824 – 2.04 days) |
+| GPU-hours | 497 GPU-h | 316 – 782 GPU-h |
 | Cost | unknown: no price for TPU v4 (per chip) in the catalog | give a price per GPU-hour |
-| GPU-hours with failure budget (×1.50) | 466 GPU-h | |
-| Energy | 93.1 kWh, 44.7 kg CO2e | 62.6 – 140 kWh |
+| GPU-hours with failure budget (×1.50) | 745 GPU-h | |
+| Energy | 149 kWh, 71.4 kg CO2e | 94.8 – 234 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
-- Peak: 275 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): cloud.google.com/tpu/docs/v4: 'Peak compute per chip 275 teraflops (bf16 or int8)', 'HBM2 capacity and bandwidth 32 GiB, 1200 GBps', measured 90/170/192 W. No FP8. PaLM App. B uses 275 as the MFU peak.
-- MFU: 0.39 — a prior, not a measurement. No published runs on TPU v4 calibrate a prior, so this is the prior of Ampere, the calibrated generation nearest in dense peak (275 vs 312 TFLOP/s): end-to-end MFU falls as peak FLOP/s outgrows memory and network bandwidth (0.39 on Ampere, 0.22 on Hopper in the published runs); median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 14 published dense runs on Ampere, 0.39, with a band of ×/÷ 1.5 (0.26–0.58) that covers 90% of the published dense runs around their generation's median. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Family dense inferred (no active parameter count below the total). Give a measured MFU or achieved TFLOP/s to replace it.
+- Peak: 275 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): cloud.google.com/tpu/docs/v4: 'Peak compute per chip 275 teraflops (bf16 or int8)', 'HBM2 capacity and bandwidth 32 GiB, 1200 GBps', measured 90/170/192 W. No FP8. PaLM App. B uses 275 as the MFU peak.
+- MFU: 0.24 — a prior, not a measurement. Only 1 published dense run on TPU v4, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 33 published dense runs pooled across Ampere, Hopper, TPU v3, Volta and TPU v4: 0.28 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations), with a band of ×/÷ 1.57 that covers 90% of them. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family dense inferred (no active parameter count below the total). Give a measured MFU or achieved TFLOP/s to replace it.
 - Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 107 TFLOP/s and 17,875 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 67.1 TFLOP/s and 11,183 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 192 W per device (cloud.google.com/tpu/docs/v4: measured power per chip 90 W min / 170 W mean / 192 W max; the measured maximum is used (mean 170 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.39 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.244 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 19.4 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 3 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
@@ -191,8 +191,8 @@ The net gain 1 ± 0.5 clears its uncertainty: the chance that it beats the basel
 Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.
 
 **Kill criteria** (launch and watch):
-- Throughput at least 1,931 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
-- By day 4.9: at least 6.54B tokens trained.
+- Throughput at least 1,820 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
+- By day 4.9: at least 6.16B tokens trained.
 - By day 4.9: about $1,411 spent; a run behind the token line above is spending without progress.
 
 **Next:**
@@ -237,8 +237,8 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 |---|---|---|---|---|---|
 | Smaller scale | 3.5B params × 50B tokens from scratch: same tokens per parameter, ¼ of the FLOPs; the gap you are testing usually shows at this scale | 12.2 | 2,337 | $3,506 | $10,517 (75%) |
 | Shorter run first | 30B tokens (30% of the plan), then decide on the rest from its curve | 14.6 | 2,804 | $4,207 | $9,816 (70%) |
-| Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand (TensorWave; Vultr 1.85), 2025), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $3,815 | $10,208 (73%); uncalibrated: from no saving to $10,208 |
-| Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand (RunPod; Nebius 5.50; Modal 6.25), 2025/2026), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.75 | 1,296 | $6,469 | $7,554 (54%); uncalibrated: from no saving ($3,227 more) to $7,554 |
+| Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand, 2025), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $3,815 | $10,208 (73%); uncalibrated: from no saving to $10,208 |
+| Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand, 2026), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.75 | 1,296 | $6,469 | $7,554 (54%); uncalibrated: from no saving ($3,946 more) to $7,554 |
 | A different idea | spend the same compute on the experiment with the best expected gain per dollar: it buys about 4 smaller-scale runs | | | | opportunity cost |
 
 Each row uses the same MFU source as the original (yours) and the same failure budget; saving is against the nominal cost. Savings in dollars are unknown where a price is unknown.
@@ -271,24 +271,24 @@ def test_split_template_dollars() -> None:
     assert render_split(split) == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size if the run reaches the median MFU (0.22): 9.35B parameters on 187B tokens** (20 tokens per parameter, 1.05 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.33 – 0.15) the same run takes 46.5 – 102 days and costs $33,333 – $73,333: at the slow end, with the failure budget, it overshoots the budget.
+**Best size if the run reaches the median MFU (0.23): 9.58B parameters on 192B tokens** (20 tokens per parameter, 1.10 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.35 – 0.15) the same run takes 46.1 – 105 days and costs $33,095 – $75,490: at the slow end, with the failure budget, it overshoots the budget.
 
-**Size that stays within $50,000 even at the slow end (MFU 0.15): 7.72B parameters on 154B tokens** (20 tokens per parameter, 7.15 × 10²¹ FLOPs): 47.5 days and $34,091 at the median MFU; 31.7 – 69.7 days and $22,727 – $50,000 over the band.
+**Size that stays within $50,000 even at the slow end (MFU 0.15): 7.75B parameters on 155B tokens** (20 tokens per parameter, 7.20 × 10²¹ FLOPs): 46.2 days and $33,114 at the median MFU; 30.6 – 69.7 days and $21,948 – $50,000 over the band.
 
-Every row below spends 1.05 × 10²² FLOPs, what $50,000 buys at the median MFU: tokens D = C / (6·N). Times are on 8 × H100 SXM; ranges are over the MFU band, fast end (0.33) to slow end (0.15).
+Every row below spends 1.10 × 10²² FLOPs, what $50,000 buys at the median MFU: tokens D = C / (6·N). Times are on 8 × H100 SXM; ranges are over the MFU band, fast end (0.35) to slow end (0.15).
 
 | parameters N | tokens D = C / 6N | tokens per parameter | wall time (range) | cost with ×1.50 failure budget (range) | fits on 8 × H100 SXM |
 |---|---|---|---|---|---|
-| 1B | 1.75T | 1,749 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
-| 3B | 583B | 194.3 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
-| 7B | 250B | 35.68 | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
-| **9.35B** | **187B** | **20** (your ratio) | 69.7 days (46.5 – 102) | $50,000 ($33,333 – $73,333) | yes |
+| 1B | 1.84T | 1,836 | 80.9 days (53.5 – 122) | $58,040 ($38,372 – $87,500) | yes |
+| 3B | 612B | 204.0 | 75.3 days (49.7 – 113) | $53,972 ($35,648 – $81,338) | yes |
+| 7B | 262B | 37.47 | 71.0 days (47.1 – 107) | $50,881 ($33,772 – $77,000) | yes |
+| **9.58B** | **192B** | **20** (your ratio) | 69.7 days (46.1 – 105) | $50,000 ($33,095 – $75,490) | yes |
 
 **Assumptions**
 - Devices: 8 × H100 SXM, given by you. The count changes the wall time, not the dollars: the budget buys the same FLOPs on any number of devices.
-- Peak: 989.5 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-11-30): NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'.
-- MFU: 0.22, band 0.15 – 0.33 — a prior, not a measurement. Median end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 5 published dense runs on Hopper, 0.22, with a band of ×/÷ 1.5 (0.15–0.33) that covers 90% of the published dense runs around their generation's median. Source: compute-budget calibration set published_runs.csv: 35 published training runs, GPU-hours as their authors report them in papers and model cards, 2026-11-30. Give a measured MFU to replace it.
-- Price: $2.49 per GPU-hour, on-demand tier-2 clouds (low end of 2.49-2.85), as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
+- Peak: 989.5 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'.
+- MFU: 0.23, band 0.15 – 0.35 — a prior, not a measurement. End-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) fitted to the 11 published dense runs on Hopper: 0.23 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations), with a band of ×/÷ 1.51 that covers 90% of the published runs around the fit. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Give a measured MFU to replace it.
+- Price: $2.49 per GPU-hour, on-demand, as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50: of $50,000, $33,333 buys compute and the rest is kept for a failed or repeated run.
 
 A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
@@ -315,19 +315,19 @@ def test_accelerators_template() -> None:
     table = render_accelerators([get_accelerator("h100"), get_accelerator("a10g")],
                                 show_sources=True)
     assert table == snapshot("""\
-### Accelerator catalog (compiled 2026-11-30)
+### Accelerator catalog (compiled 2026-12-01)
 
 Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no source gives a figure. Prices are the newest dated observation; give your own with a price override.
 
 | name | device | BF16 TFLOP/s | FP16 | FP8 | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
-| `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $2.49/h (on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1) |
-| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (AWS g5.xlarge on-demand us-east-1 (1 GPU + 4 vCPU), 2024) |
+| `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $2.49/h (on-demand, 2026-Q1) |
+| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (on-demand, 2024) |
 
 **Sources**
-- H100 SXM: NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'. Price $4.92/h: AWS EC2 Capacity Blocks (p5.48xlarge / 8), 2025-01, AWS Capacity Blocks pricing page. Price $2.49/h: on-demand tier-2 clouds (low end of 2.49-2.85), 2026-Q1, industry price survey (secondary).
+- H100 SXM: NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'. Price $4.92/h: reserved, 2025-01, AWS Capacity Blocks pricing page. Price $2.49/h: on-demand, 2026-Q1, industry price survey (secondary).
 
-- A10G (AWS G5): AWS-only variant of the A10. Baseten blog 'NVIDIA A10 vs A10G for ML model inference': same 24 GB GDDR6 / 600 GB/s as A10, but lower tensor throughput than the A10. No vendor datasheet with an A10G tensor TFLOPS figure was found; the A10 (not G) datasheet lists BF16 125 dense / 250 sparse (seen only in secondary text). Leave blank or benchmark. Price $1.01/h: AWS g5.xlarge on-demand us-east-1 (1 GPU + 4 vCPU), 2024, instance price index (secondary).
+- A10G (AWS G5): AWS-only variant of the A10. Baseten blog 'NVIDIA A10 vs A10G for ML model inference': same 24 GB GDDR6 / 600 GB/s as A10, but lower tensor throughput than the A10 (the A10 'prioritizes tensor compute, while the A10G has a higher CUDA core performance'). No vendor datasheet with an A10G dense tensor TFLOPS figure was found in this pass, so the peaks stay unknown: give peak_tflops, or use 'a10' (BF16 125 dense) as an upper bound. Price $1.01/h: on-demand, 2024, instance price index (secondary).
 """)
 
 
@@ -363,14 +363,14 @@ def test_estimate_template_short_by_default() -> None:
     assert text == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
-| | estimate | range (MFU 0.40 – 0.26) |
+| | estimate | range (MFU 0.40 – 0.24) |
 |---|---|---|
 | Compute | 4.20 × 10²¹ FLOPs | |
-| Wall time | 1,169 h (48.7 days) | 1,169 – 1,798 h (48.7 – 74.9 days) |
-| GPU-hours | 9,348 GPU-h | 9,348 – 14,382 GPU-h |
-| Cost | $14,022 | $14,022 – $21,573 |
-| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $32,359 |
-| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 8,974 kWh |
+| Wall time | 1,169 h (48.7 days) | 1,169 – 1,908 h (48.7 – 79.5 days) |
+| GPU-hours | 9,348 GPU-h | 9,348 – 15,263 GPU-h |
+| Cost | $14,022 | $14,022 – $22,894 |
+| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $34,341 |
+| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 9,524 kWh |
 
 **Assumptions** (the full detail has every source and the breakdowns)
 - Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).

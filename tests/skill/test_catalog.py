@@ -3,7 +3,7 @@
 import pytest
 
 from compute_budget import UnknownAcceleratorError, get_accelerator, list_accelerators
-from compute_budget.skill.catalog import normalize_name
+from compute_budget.skill.catalog import PRICE_KINDS, as_of_key, normalize_name
 from compute_budget.skill.errors import InputError
 
 
@@ -38,6 +38,25 @@ from compute_budget.skill.errors import InputError
         ("Gaudi 2", "gaudi2"),
         ("4090", "rtx-4090"),
         ("a800", "a800"),
+        ("b300", "b300"),
+        ("gb300", "gb300"),
+        ("mi350x", "mi350x"),
+        ("mi355x", "mi355x"),
+        ("tpu-v6e", "tpu-v6e"),
+        ("trillium", "tpu-v6e"),
+        ("tpu-v7", "tpu-v7"),
+        ("TPU7x", "tpu-v7"),
+        ("ironwood", "tpu-v7"),
+        ("h100-nvl", "h100-nvl"),
+        ("h20", "h20"),
+        ("gh200", "gh200"),
+        ("a10", "a10"),
+        ("t4", "t4"),
+        ("rtx-5090", "rtx-5090"),
+        ("5090", "rtx-5090"),
+        ("a100-pcie", "a100-pcie"),
+        ("trainium2", "trainium2"),
+        ("trn2", "trainium2"),
     ],
 )
 def test_aliases(alias: str, key: str) -> None:
@@ -112,14 +131,16 @@ def test_a10g_tensor_peak_is_unknown_not_zero() -> None:
         a10g.peak("bf16")
 
 
-def test_every_entry_has_a_source_and_dated_prices() -> None:
+def test_every_entry_has_a_dated_source_and_dated_prices_of_one_kind() -> None:
     for acc in list_accelerators():
         assert acc.spec_source.strip()
+        as_of_key(acc.spec_as_of)  # YYYY, YYYY-MM or YYYY-Qn
         for quote in acc.prices:
-            assert quote.as_of and quote.source and quote.kind
+            assert quote.kind in PRICE_KINDS
+            assert quote.as_of and quote.source.strip() and quote.offer.strip()
             assert quote.usd_per_gpu_hour > 0
-        if acc.prices:
-            assert sum(q.default for q in acc.prices) == 1
+        on_demand = [q for q in acc.prices if q.kind == "on-demand"]
+        assert sum(q.default for q in acc.prices) == (1 if on_demand else 0), acc.key
 
 
 def test_no_figure_is_zero() -> None:
@@ -135,6 +156,7 @@ def test_default_price_is_the_newest() -> None:
     assert quote is not None
     assert quote.usd_per_gpu_hour == 2.49
     assert quote.as_of == "2026-Q1"
+    assert quote.kind == "on-demand"
     assert get_accelerator("tpu-v4").default_price is None
 
 
@@ -148,6 +170,7 @@ def test_price_yours_beats_the_catalog_and_unknown_stays_unknown() -> None:
     catalog = h100.price(None)
     assert (catalog.usd_per_gpu_hour, catalog.source) == (2.49, "catalog")
     assert catalog.provenance()["price_as_of"] == "2026-Q1"
+    assert catalog.provenance()["price_kind"] == "on-demand"
     assert catalog.provenance()["price_reference"]
     # No quote for a TPU v4: the price is unknown (None), never 0.
     assert get_accelerator("tpu-v4").price(None) == (None, None, None)

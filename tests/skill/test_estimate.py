@@ -207,8 +207,8 @@ def test_moe_family_without_active_params_is_flagged() -> None:
 
 
 def test_explicit_sequence_length_adds_attention_for_a_guessed_shape() -> None:
-    short = estimate_run(_spec(params="7B", mfu=0.3))
-    long = estimate_run(_spec(params="7B", mfu=0.3, seq_len=131072))
+    short = estimate_run(_spec(params="7B"))
+    long = estimate_run(_spec(params="7B", seq_len=131072))
     assert short.flops_method == "6N"
     assert long.flops_method == "6N+attention"
     b = long.flops_breakdown

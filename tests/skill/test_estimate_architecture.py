@@ -25,10 +25,14 @@ def test_config_path_gives_exact_counts_and_flops_terms() -> None:
     assert est.flops_method == "architecture"
     b = est.flops_breakdown
     assert b is not None and est.param_breakdown is not None
-    assert est.flops_per_token == pytest.approx(b.matmul + b.attention + b.lm_head)
+    assert b.total == pytest.approx(b.matmul + b.attention + b.lm_head)
     # Causal attention at 8192 tokens: 6·L·H·Q·T (half of PaLM's 12·L·H·Q·T).
     assert b.attention == pytest.approx(6 * 32 * 32 * 128 * 8192)
     assert b.lm_head == pytest.approx(6 * 4096 * 128256)
+    # The estimate counts in the prior's convention: 6·N from the exact count plus only the
+    # causal attention beyond the 4k calibration context (8192 − 4096 tokens of it).
+    assert est.flop_counts is not None and est.flop_counts.calibration_context == 4096
+    assert est.flops_per_token == pytest.approx(6 * 8_030_261_248 + 6 * 32 * 32 * 128 * 4096)
     assert est.flops == pytest.approx(est.flops_per_token * 1e12)
     assert not est.seq_len_inferred
 
@@ -206,10 +210,79 @@ def test_alternatives_with_an_architecture_keep_their_ratios() -> None:
     report = suggest_alternatives(_spec(preset="llama-3-8b", seq_len=8192, mfu=0.3,
                                         usd_per_gpu_hour=2.0))
     by_kind = {a.kind: a for a in report.alternatives}
-    assert by_kind["smaller_scale"].cost_ratio == pytest.approx(0.25)
+    # The given MFU (6n convention) fixes the original's time at 6·N·T; the scaled alternative
+    # runs its per-token count (attention beyond the 4k calibration context included) at it.
+    counts = report.original.flop_counts
+    assert counts is not None
+    assert by_kind["smaller_scale"].cost_ratio == pytest.approx(
+        0.25 * counts.estimate / counts.six_n)
     assert by_kind["shorter_run"].cost_ratio == pytest.approx(0.3)
     distilled = by_kind["distillation"]
     # the teacher is the next larger Llama 3, the 70B (70,553,706,496 parameters): its forward
     # pass, 2 FLOPs per parameter per token, on a tenth of the tokens
     assert distilled.flops == pytest.approx(
         (report.original.flops_per_token + 2 * 70_553_706_496) * 1e11)
+
+
+# --- One FLOP convention (issue 11): the prior applies to 6·N_active·T ---------------------
+
+def _llama2(**fields: object) -> RunSpec:
+    return _spec(preset="llama-2-7b", tokens="2T", gpu="a100-80gb", gpu_count=256, **fields)
+
+
+def test_config_and_params_agree_at_ordinary_context() -> None:
+    # Llama 2 7B: 6,738,415,616 parameters (HF Llama-2-7b-hf); at its 4k training context the
+    # exact config and "7B" differ only by 7B / 6.74B (3.9%), not the +6% of term-by-term FLOPs.
+    exact = estimate_run(_llama2(seq_len=4096))
+    rough = estimate_run(_spec(params="7B", tokens="2T", gpu="a100-80gb", gpu_count=256,
+                               seq_len=4096))
+    assert exact.params == 6_738_415_616
+    assert exact.flops_per_token == pytest.approx(6 * 6_738_415_616)
+    assert exact.gpu_hours == pytest.approx(rough.gpu_hours, rel=0.04)
+
+
+def test_long_context_adds_only_the_attention_beyond_the_calibration_context() -> None:
+    at_4k = estimate_run(_llama2(seq_len=4096))
+    at_32k = estimate_run(_llama2(seq_len=32768))
+    # Causal attention 6·L·H·Q·T, L = 32, H·Q = 4096: what 32k adds beyond 4k.
+    beyond = 6 * 32 * 4096 * (32768 - 4096)
+    assert at_32k.flops_per_token - at_4k.flops_per_token == pytest.approx(beyond)
+    assert at_32k.flop_counts is not None
+    assert at_32k.flop_counts.attention_beyond_calibration == pytest.approx(beyond)
+    # Same prior, so the time grows by the FLOPs (+56% for Llama 2 7B at 32k).
+    assert at_32k.wall_hours / at_4k.wall_hours == pytest.approx(
+        at_32k.flops_per_token / at_4k.flops_per_token, rel=1e-3)
+
+
+@pytest.mark.parametrize(("convention", "attention"), [
+    ("6n", 0), ("causal", 6 * 32 * 4096 * 32768), ("full", 12 * 32 * 4096 * 32768)])
+def test_a_given_mfu_is_converted_from_its_convention(convention: str, attention: int) -> None:
+    # An MFU of 0.4 counted as 6N + attention (0 / causal / full at 32k) means the run does
+    # (6N + attention)·T at 0.4 of peak; the estimate's MFU is re-expressed on its own count.
+    est = estimate_run(_llama2(seq_len=32768, mfu=0.4, mfu_convention=convention))
+    six_n = 6 * 6_738_415_616
+    assert est.mfu_convention == convention and est.mfu_given == 0.4
+    assert est.mfu == pytest.approx(0.4 * est.flops_per_token / (six_n + attention))
+    assert est.wall_hours * 3600 == pytest.approx(
+        (six_n + attention) * 2e12 / (256 * 312e12 * 0.4), rel=1e-6)
+
+
+def test_full_attention_mfu_read_as_causal_would_be_too_short() -> None:
+    # Issue 11: a nanoGPT/torchtitan/PaLM MFU (full attention) read as causal makes a 32k run
+    # too short; here by (6N + full) / (6N + causal) = 1.39 for Llama 2 7B.
+    full = estimate_run(_llama2(seq_len=32768, mfu=0.4, mfu_convention="full"))
+    causal = estimate_run(_llama2(seq_len=32768, mfu=0.4, mfu_convention="causal"))
+    assert full.wall_hours / causal.wall_hours == pytest.approx(
+        (6 * 6_738_415_616 + 12 * 32 * 4096 * 32768) / (6 * 6_738_415_616 + 6 * 32 * 4096 * 32768))
+
+
+def test_mfu_convention_needs_an_mfu() -> None:
+    with pytest.raises(ValidationError) as info:
+        _llama2(mfu_convention="full")
+    assert "mfu_convention" in str(info.value)
+
+
+def test_default_convention_is_6n_and_says_so() -> None:
+    est = estimate_run(_llama2(seq_len=4096, mfu=0.4))
+    assert est.mfu_convention == "6n" and "mfu_convention=6n (default)" in est.defaults_used
+    assert estimate_run(_llama2(seq_len=4096)).mfu_convention is None

@@ -231,3 +231,19 @@ def test_longer_context_never_costs_less_and_recompute_never_saves(
     assert totals == sorted(totals)
     assert math.isclose(totals[0], short.total)
     assert short.total == pytest.approx(short.matmul + short.attention + short.lm_head)
+
+
+def test_flop_counts_by_convention_for_a_guessed_shape() -> None:
+    from compute_budget.skill.flops import CALIBRATION_CONTEXT, convert_mfu, flop_counts
+
+    # 12·L·d·T full, half of it causal (Chowdhery et al. 2022, App. B; Megatron-LM).
+    counts = flop_counts(6e9, 16384, layers=10, hidden=1000)
+    assert counts.attention_full == pytest.approx(12 * 10 * 1000 * 16384)
+    assert counts.attention_causal == pytest.approx(6 * 10 * 1000 * 16384)
+    assert counts.attention_at_calibration == pytest.approx(6 * 10 * 1000 * CALIBRATION_CONTEXT)
+    assert counts.estimate == pytest.approx(6e9 + 6 * 10 * 1000 * (16384 - CALIBRATION_CONTEXT))
+    assert counts.per_token("6n") == 6e9
+    assert convert_mfu(0.5, "full", counts) == pytest.approx(
+        0.5 * counts.estimate / (6e9 + 12 * 10 * 1000 * 16384))
+    # Below the calibration context nothing is added (the prior already contains it).
+    assert flop_counts(6e9, 2048, layers=10, hidden=1000).estimate == 6e9

@@ -1,7 +1,7 @@
 """The MFU priors: calibrated on published runs per generation, MoE lower, FP8 rescaled,
 a pooled fallback that says so, and a basis and source shown with every prior."""
 
-import statistics
+import math
 from importlib import resources
 
 import pytest
@@ -49,16 +49,50 @@ def test_every_prior_is_a_band_with_basis_and_source(gpu: str, family: str) -> N
         assert load_mfu_priors().as_of in prior.source
 
 
-def test_hopper_dense_prior_is_the_median_of_its_published_runs() -> None:
+def test_hopper_dense_prior_is_the_fitted_level_of_its_published_runs() -> None:
     table = load_mfu_priors()
-    hopper = [r.end_to_end_mfu for r in table.runs
+    hopper = [r for r in table.runs
               if r.used and r.family == "dense" and r.generation == "hopper"]
     assert len(hopper) >= table.min_runs
     prior = mfu_prior("dense", get_accelerator("h100"), "bf16")
-    assert prior.central == pytest.approx(round(statistics.median(hopper), 2))
+    assert prior.central == table.entry("dense", "hopper").central
+    assert min(r.end_to_end_mfu for r in hopper) < prior.central < max(
+        r.end_to_end_mfu for r in hopper)
     assert prior.scope == "generation" and prior.generation == "hopper"
-    assert prior.n_runs == len(hopper)
+    assert prior.n_runs == len(hopper) and prior.params is None and prior.size_factor == 1
     assert "Hopper" in prior.basis and f"{prior.n_runs} published dense runs" in prior.basis
+
+
+def test_bigger_models_get_a_higher_prior_by_the_fitted_slope() -> None:
+    # Llama 3.1 405B ran at 0.345 end to end on H100 (30.84M GPU-hours, 15.6T tokens): the size
+    # term moves the Hopper prior towards it, and its band now contains it.
+    table = load_mfu_priors()
+    h100 = get_accelerator("h100")
+    small = mfu_prior("dense", h100, "bf16", params=3e9)
+    big = mfu_prior("dense", h100, "bf16", params=405e9)
+    assert 0 < table.size_slope < 0.2
+    assert big.central == pytest.approx(
+        table.entry("dense", "hopper").central * 10 ** (table.size_slope * math.log10(40.5)),
+        abs=1e-3)
+    assert small.central < big.central and big.low < 0.345 < big.high
+    assert big.high / big.low == pytest.approx(table.band_factor ** 2, rel=0.01)
+
+
+def test_size_term_is_clamped_to_the_calibration_range() -> None:
+    table = load_mfu_priors()
+    h100 = get_accelerator("h100")
+    huge = mfu_prior("dense", h100, "bf16", params=2e12)
+    tiny = mfu_prior("dense", h100, "bf16", params=1e7)
+    assert huge.params_clamped and huge.params == table.params_range[1]
+    assert tiny.params_clamped and tiny.params == table.params_range[0]
+    assert huge.central == mfu_prior("dense", h100, "bf16", params=table.params_range[1]).central
+
+
+def test_every_calibration_run_records_its_fit() -> None:
+    table = load_mfu_priors()
+    for run in table.runs:
+        assert run.params > 0
+        assert (run.fitted_mfu is not None) == run.used
 
 
 def test_hopper_runs_reach_less_mfu_end_to_end_than_ampere_runs() -> None:
@@ -123,8 +157,6 @@ def test_fp8_on_a_device_whose_fp8_peak_equals_bf16_is_unchanged() -> None:
 @pytest.mark.parametrize(("gpu", "label", "runs", "nearest", "borrowed"), [
     ("b200", "Blackwell", 0, "hopper", "Hopper"),  # 2250 TF: nearer 989.5 than 312
     ("mi300x", "CDNA 3 (MI300)", 0, "hopper", "Hopper"),  # 1307 TF
-    ("tpu-v4", "TPU v4", 0, "ampere", "Ampere"),  # 275 TF
-    ("tpu-v3", "TPU v3", 1, "ampere", "Ampere"),  # 123 TF
 ])
 def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_says_so(
     gpu: str, label: str, runs: int, nearest: str, borrowed: str
@@ -135,13 +167,31 @@ def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_sa
     chosen = table.entry("dense", nearest)
     prior = mfu_prior("dense", get_accelerator(gpu), "bf16")
     assert prior.scope == "nearest"
-    assert (prior.central, prior.low, prior.high) == (chosen.central, chosen.low, chosen.high)
+    assert prior.central == chosen.central
+    # Conservative: the wider of the generation and pooled bands.
+    factor = max(table.band_factor, table.pooled_band_factor)
+    assert (prior.low, prior.high) == pytest.approx((chosen.central / factor,
+                                                     chosen.central * factor), abs=1e-3)
     assert (prior.generation_label, prior.runs_on_generation, prior.borrowed_from) == (
         label, runs, borrowed)
     sentence = environment().get_template("_macros.md.j2").module.mfu_basis(prior)
     phrase = (f"No published runs on {label}" if runs == 0
               else f"Only {runs} published dense run on {label}")
     assert sentence.startswith(phrase) and "nearest in dense peak" in sentence
+
+
+@pytest.mark.parametrize(("gpu", "runs"), [("tpu-v4", 1), ("tpu-v3", 1), ("v100", 1)])
+def test_uncalibrated_generation_takes_the_pooled_level_when_lower_than_the_nearest(
+    gpu: str, runs: int
+) -> None:
+    # TPU v3/v4 and Volta are nearest Ampere in peak, but their published runs (Gopher 0.30,
+    # PaLM 0.30, SantaCoder 0.24) sit near the pooled level, below Ampere's: the lower one.
+    table = load_mfu_priors()
+    pooled = table.entry("dense", POOLED)
+    assert pooled.central < table.entry("dense", "ampere").central
+    prior = mfu_prior("dense", get_accelerator(gpu), get_accelerator(gpu).default_precision)
+    assert prior.scope == "pooled" and prior.central == pooled.central
+    assert prior.runs_on_generation == runs
 
 
 def test_uncalibrated_hardware_never_gets_more_than_calibrated_newer_hardware() -> None:

@@ -101,17 +101,23 @@ def test_dollar_budget_on_a_gpu() -> None:
 
 
 def test_safe_split_fits_the_budget_at_the_slow_end_and_the_median_split_does_not() -> None:
-    # $50,000 on H100 at the prior (median 0.22, band 0.15–0.33): the median split buys
-    # C = 50,000 / 1.5 / 2.49 × 3600 × 989.5e12 × 0.22 = 1.049e22 FLOPs; at MFU 0.15 the same
-    # FLOPs cost $50,000 × 0.22 / 0.15 = $73,333. The safe split buys C × 0.15/0.22 and so has
-    # N × sqrt(0.15 / 0.22) = 9.35B × 0.826 = 7.72B parameters.
+    # $50,000 on H100 at the prior, which follows the model's size: the median split buys
+    # C = 50,000 / 1.5 / 2.49 × 3600 × 989.5e12 × MFU(N) FLOPs with N = sqrt(C / 120), N and
+    # the MFU settled together; the safe split the same at the slow end of N's band.
     budget = 50_000
     split = budget_split(SplitSpec(budget_usd=budget, gpu="h100"))
-    low, central = H100_PRIOR.low, H100_PRIOR.central
     median, safe = split.ratio_split, split.safe_split
     assert safe is not None
-    assert median.params == pytest.approx(9.35e9, rel=1e-3)
-    assert safe.params == pytest.approx(median.params * math.sqrt(low / central))
+    h100 = get_accelerator("h100")
+    prior = mfu_prior("dense", h100, "bf16", params=median.params)
+    low, central = prior.low, prior.central
+    c = budget / 1.5 / 2.49 * 3600 * 989.5e12 * central
+    assert median.flops == pytest.approx(c, rel=1e-6)
+    assert median.params == pytest.approx(math.sqrt(c / 120), rel=1e-6)
+    safe_prior = mfu_prior("dense", h100, "bf16", params=safe.params)
+    assert safe.flops == pytest.approx(budget / 1.5 / 2.49 * 3600 * 989.5e12 * safe_prior.low,
+                                       rel=1e-6)
+    assert safe.params < median.params * math.sqrt(low / central) * 1.01
     assert safe.tokens_per_param == pytest.approx(split.ratio)
     assert median.dollar_cost_with_failures == pytest.approx(budget)
     assert median.dollar_cost_with_failures_range[1] == pytest.approx(budget * central / low)

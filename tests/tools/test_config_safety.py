@@ -194,7 +194,7 @@ def test_a_secret_in_a_config_is_never_echoed(change: dict[str, Any], tmp_path: 
 
 def test_the_model_type_error_names_the_field_and_what_is_allowed() -> None:
     message = _refused({**LLAMA, "model_type": SECRET})
-    assert message.startswith("model_type: not one of gpt2, gpt_neox, llama")
+    assert message.startswith("model_type: not one of the supported families gpt2, gpt_neox, llama")
     assert message.endswith("(value not shown)")
 
 

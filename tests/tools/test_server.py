@@ -261,7 +261,7 @@ async def test_resources(client: Client) -> None:
     assert {"compute-budget://catalog", "compute-budget://catalog.json",
             "compute-budget://procedure"} <= set(resources)
     catalog = (await client.read_resource("compute-budget://catalog")).contents[0].text
-    assert "compiled 2026-11-30" in catalog and "**Sources**" in catalog
+    assert "compiled 2026-12-01" in catalog and "**Sources**" in catalog
     data = Catalog.model_validate_json(
         (await client.read_resource("compute-budget://catalog.json")).contents[0].text)
     assert any(a.key == "h100-sxm" for a in data.accelerators)
@@ -286,7 +286,8 @@ async def test_completions_for_accelerator_names(client: Client) -> None:
     template = ResourceTemplateReference(type="ref/resource",
                                          uri="compute-budget://accelerators/{name}")
     got = await client.complete(template, {"name": "name", "value": "mi"})
-    assert set(got.completion.values) == {"mi250x", "mi250x-gcd", "mi300x", "mi325x"}
+    assert set(got.completion.values) == {"mi250x", "mi250x-gcd", "mi300x", "mi325x", "mi350x",
+                                          "mi355x"}
     other = await client.complete(prompt, {"name": "description", "value": "a"})
     assert other.completion.values == []
 

@@ -81,6 +81,9 @@ if TYPE_CHECKING:
         seconds_from_achieved,
     )
     from .gain import GainReading, read_gain
+    from .hub import (
+        fetch_config,
+    )
     from .kill_criteria import KillCriterion
     from .layout import LayoutChoice, Remedy, Slowdown
     from .lesson import (
@@ -187,6 +190,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "prediction": ("FitSpec", "GainFromPoints", "OptimalSpec", "decide", "gain_for_run",
                    "optimal", "predict"),
     "plan_spec": ("optimal_batch_tokens",),
+    "hub": ("fetch_config",),
 }
 """Each module under ``skill`` → the public names it defines."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -262,6 +266,7 @@ __all__ = [
     "estimate_memory",
     "estimate_run",
     "estimate_run_cost",
+    "fetch_config",
     "fit_scaling_law",
     "flops_per_token",
     "from_hf_config",

@@ -433,8 +433,8 @@ def _smaller_base(spec: RunSpec, original: RunEstimate) -> Alternative | None:
     smaller = None if preset is None else smaller_in_family(preset)
     if smaller is None:
         return None
-    fields = spec.model_dump(exclude={"config", "params", "active_params", "tp", "pp", "ep",
-                                      "sp"})  # parallelism belongs to the model: searched anew
+    fields = spec.model_dump(exclude={"config", "model_id", "params", "active_params", "tp",
+                                      "pp", "ep", "sp"})  # parallelism: searched anew
     fields["preset"] = smaller
     if spec.trainable_params is not None:  # the same share of adapters
         share = spec.trainable_params / spec.model.total
@@ -560,6 +560,7 @@ def suggest_alternatives(
         half = SMALLER_SCALE_FACTOR ** 0.5
         smaller = estimate_run(derived.model_copy(update={
             "config": None,
+            "model_id": None,
             "preset": None,
             "params": original.params / half,
             "active_params": (None if original.active_params is None

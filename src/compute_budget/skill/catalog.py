@@ -4,6 +4,10 @@ The data lives in ``data/accelerators.json`` inside the package, compiled from p
 and dated price observations. Peaks are the *dense* figures: NVIDIA datasheets since Ampere print
 tensor throughput with 2:4 sparsity, which is twice what dense training can use. A figure that no
 source gives is ``None`` (unknown), never 0.
+
+Every price quote has one kind: ``on-demand``, ``reserved`` or ``spot``. A device's default price
+is its newest on-demand quote; :meth:`Accelerator.price` picks the newest quote of a chosen kind,
+so that one comparison never mixes kinds.
 """
 
 from __future__ import annotations
@@ -13,20 +17,32 @@ import json
 import re
 from functools import cache
 from importlib import resources
-from typing import Annotated, Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 from .errors import InputError, UnknownAcceleratorError
 
 __all__ = [
+    "DEFAULT_PRICE_KIND",
+    "PRICE_KINDS",
     "Accelerator",
     "AcceleratorKey",
     "Catalog",
     "ChosenPrice",
     "PeakTflops",
     "Precision",
+    "PriceKind",
     "PriceQuote",
+    "as_of_key",
     "get_accelerator",
     "list_accelerators",
     "load_catalog",
@@ -34,7 +50,29 @@ __all__ = [
 ]
 
 Precision = Literal["bf16", "fp16", "fp8"]
+PriceKind = Literal["on-demand", "reserved", "spot"]
+"""How a price is bought: ``on-demand`` (pay as you go, no commitment), ``reserved`` (a
+commitment or a booked block of capacity) or ``spot`` (preemptible, can be taken back)."""
+PRICE_KINDS: tuple[PriceKind, ...] = get_args(PriceKind)
+DEFAULT_PRICE_KIND: PriceKind = "on-demand"
 GIB = 2**30
+
+_AS_OF = re.compile(r"^(\d{4})(?:-(0[1-9]|1[0-2])|-Q([1-4]))?$")
+
+
+def as_of_key(as_of: str) -> tuple[int, int]:
+    """A sortable (year, month) for an ``as_of`` date: ``'2026-11'`` → (2026, 11), a quarter
+    counts as its last month (``'2026-Q1'`` → (2026, 3)), a bare year as month 0 (before any
+    dated month of that year). ValueError for any other shape."""
+    match = _AS_OF.match(as_of)
+    if match is None:
+        raise ValueError(f"as_of {as_of!r} is not YYYY, YYYY-MM or YYYY-Qn")
+    year, month, quarter = match.groups()
+    if month is not None:
+        return int(year), int(month)
+    if quarter is not None:
+        return int(year), 3 * int(quarter)
+    return int(year), 0
 
 
 class PeakTflops(BaseModel):
@@ -53,17 +91,26 @@ class PeakTflops(BaseModel):
 
 
 class PriceQuote(BaseModel):
-    """One dated observation of a rental price."""
+    """One dated observation of a rental price, of one kind (on-demand, reserved or spot)."""
 
     model_config = ConfigDict(frozen=True)
 
-    usd_per_gpu_hour: float = Field(description="US dollars per device-hour.")
-    kind: str = Field(description="What kind of price: on-demand, reservation, list price, ...")
-    as_of: str = Field(description="When the price was observed (year, quarter or month).")
+    usd_per_gpu_hour: float = Field(gt=0, description="US dollars per device-hour.")
+    kind: PriceKind = Field(
+        description="How the price is bought: 'on-demand' (no commitment), 'reserved' (a "
+                    "commitment or booked capacity) or 'spot' (preemptible).")
+    offer: str = Field(description="The offer quoted: provider, instance or tier, range.")
+    as_of: str = Field(description="When the price was observed: YYYY, YYYY-MM or YYYY-Qn.")
     source: str = Field(description="Where the price comes from.")
     default: bool = Field(
-        default=False, description="Whether this is the catalog's default price (newest)."
-    )
+        default=False,
+        description="Whether this is the catalog's default price: the newest on-demand quote.")
+
+    @field_validator("as_of")
+    @classmethod
+    def _dated(cls, value: str) -> str:
+        as_of_key(value)
+        return value
 
 
 class ChosenPrice(NamedTuple):
@@ -74,8 +121,8 @@ class ChosenPrice(NamedTuple):
     quote: PriceQuote | None
 
     def provenance(self) -> dict[str, str | None]:
-        """The ``price_source``, ``price_kind``, ``price_as_of`` and ``price_reference`` fields
-        that a result carries beside the price."""
+        """The ``price_source``, ``price_kind`` (on-demand, reserved or spot), ``price_as_of``
+        and ``price_reference`` fields that a result carries beside the price."""
         q = self.quote
         return dict(price_source=self.source, price_kind=q.kind if q else None,
                     price_as_of=q.as_of if q else None, price_reference=q.source if q else None)
@@ -95,13 +142,47 @@ class Accelerator(BaseModel):
     memory_gib: float | None = Field(description="Device memory in GiB (2³⁰ bytes).")
     memory_bandwidth_tbs: float | None = Field(description="Memory bandwidth in TB/s.")
     spec_source: str = Field(description="Where the peaks, memory and bandwidth come from.")
+    spec_as_of: str = Field(
+        description="When the spec source was published or read: YYYY, YYYY-MM or YYYY-Qn.")
     board_power_w: float | None = Field(
         default=None,
         description="Board power per device in watts: the datasheet's maximum (TDP / peak board "
                     "power), an upper bound on the draw; None when no source gives it.")
     board_power_source: str | None = Field(
         default=None, description="Where the board power comes from; None when it is unknown.")
-    prices: tuple[PriceQuote, ...] = Field(description="Dated price observations.")
+    prices: tuple[PriceQuote, ...] = Field(
+        description="Dated price observations, each of one kind (on-demand, reserved, spot).")
+
+    @field_validator("spec_as_of")
+    @classmethod
+    def _spec_dated(cls, value: str) -> str:
+        as_of_key(value)
+        return value
+
+    @model_validator(mode="after")
+    def _default_is_newest_on_demand(self) -> Accelerator:
+        defaults = [q for q in self.prices if q.default]
+        on_demand = [q for q in self.prices if q.kind == DEFAULT_PRICE_KIND]
+        if len(defaults) != (1 if on_demand else 0):
+            raise ValueError(f"{self.key}: exactly one default price when an on-demand quote "
+                             f"exists (none otherwise), found {len(defaults)}")
+        if defaults and defaults[0] is not self._newest(DEFAULT_PRICE_KIND):
+            raise ValueError(f"{self.key}: the default price must be the newest on-demand quote")
+        return self
+
+    def _newest(self, kind: PriceKind) -> PriceQuote | None:
+        """The newest quote of ``kind`` (the first listed among equally dated ones)."""
+        best: PriceQuote | None = None
+        for quote in self.prices:
+            if quote.kind == kind and (best is None
+                                       or as_of_key(quote.as_of) > as_of_key(best.as_of)):
+                best = quote
+        return best
+
+    @property
+    def price_kinds(self) -> tuple[PriceKind, ...]:
+        """The kinds of price the catalog has a quote of for this device, in PRICE_KINDS order."""
+        return tuple(k for k in PRICE_KINDS if any(q.kind == k for q in self.prices))
 
     @property
     def memory_bytes(self) -> float | None:
@@ -111,21 +192,35 @@ class Accelerator(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def default_price(self) -> PriceQuote | None:
-        """The catalog's default price (the newest observation), or None when none is known."""
+        """The catalog's default price: the newest on-demand quote, or None when there is none."""
         for quote in self.prices:
             if quote.default:
                 return quote
         return None
 
-    def price(self, given: float | None) -> ChosenPrice:
-        """The price a plan uses: ``given`` (yours) when set, else the catalog's default, else
-        unknown, with where it came from."""
+    def price(self, given: float | None, kind: str | None = None) -> ChosenPrice:
+        """The price a plan uses: ``given`` (yours) when set; else the newest catalog quote of
+        ``kind``; else, with no kind chosen, the default (newest on-demand) quote or unknown.
+
+        A ``kind`` that is not a price kind, or that this device has no quote of, raises
+        :class:`InputError` on ``price_kind`` listing the kinds it has."""
+        if kind is not None and kind not in PRICE_KINDS:
+            raise InputError("price_kind", kind, f"one of {', '.join(PRICE_KINDS)}")
         if given is not None:
             return ChosenPrice(given, "user", None)
-        quote = self.default_price
-        if quote is None:
-            return ChosenPrice(None, None, None)
-        return ChosenPrice(quote.usd_per_gpu_hour, "catalog", quote)
+        if kind is None:
+            quote = self.default_price
+            if quote is None:
+                return ChosenPrice(None, None, None)
+            return ChosenPrice(quote.usd_per_gpu_hour, "catalog", quote)
+        chosen = next((self._newest(k) for k in PRICE_KINDS if k == kind), None)
+        if chosen is None:
+            has = self.price_kinds
+            allowed = (f"a kind {self.name} has a catalog quote of: {', '.join(has)}" if has
+                       else f"none: the catalog has no price for {self.name}; give "
+                            "usd_per_gpu_hour yourself")
+            raise InputError("price_kind", kind, allowed)
+        return ChosenPrice(chosen.usd_per_gpu_hour, "catalog", chosen)
 
     @property
     def default_precision(self) -> Precision:

@@ -1,8 +1,11 @@
 """The run estimate: FLOPs, time, GPU-hours and dollars of a run spec, with the MFU band as the
 range, the memory check at the cheapest layout that fits, and every assumption's source.
 
-FLOPs per token come from the architecture when there is one (:mod:`.flops`), else 6·N; time
-and money from :mod:`.cost`; the layout from :mod:`.layout`. When the memory check chooses (or
+FLOPs per token are counted in the convention the MFU prior was calibrated on (:mod:`.flops`):
+6·N_active (the config's exact count when there is one) plus only the causal attention that a
+context beyond the calibration context (4k) adds; the term-by-term count is kept in the
+breakdown. A given MFU or achieved TFLOP/s is converted from its ``mfu_convention``. Time and
+money from :mod:`.cost`; the layout from :mod:`.layout`. When the memory check chooses (or
 the user sets) activation recomputation, the hardware executes more FLOPs than the model needs:
 a prior MFU, which describes runs at their usual hardware utilisation, is divided by the ratio.
 """
@@ -21,7 +24,11 @@ from .catalog import Accelerator, Precision, load_catalog
 from .cost import HOURS_PER_DAY, CostEstimate, cost_from_flops
 from .energy import EnergyEstimate, energy_of, load_energy_defaults
 from .flops import (
+    FlopCounts,
     FlopsBreakdown,
+    MfuConvention,
+    convert_mfu,
+    flop_counts,
     hardware_flops_per_token,
     mfu_from_achieved,
     rule_of_thumb,
@@ -61,14 +68,28 @@ class RunEstimate(CostEstimate):
     frozen_flops_saved_per_token: float = Field(
         description="FLOPs per token not spent on the weight gradients of frozen parameters."
     )
-    flops_per_token: float = Field(description="Model FLOPs per training token.")
+    flops_per_token: float = Field(
+        description="Model FLOPs per training token in the estimate's convention (the one the "
+                    "MFU prior is calibrated on): 6·N_active + attention beyond the calibration "
+                    "context.")
     flops_method: FlopsMethod = Field(
-        description="How FLOPs were counted: 6N (6·N_active), 6N+attention (plus causal "
-                    "attention at the given sequence length, from a shape guessed from N), "
-                    "architecture (matmul + attention + LM head from the config), distillation "
-                    "(student 6·N + teacher forward 2·N_t), scaled (the original's per-token "
-                    "FLOPs scaled with the model)."
+        description="How FLOPs were counted: 6N (6·N_active), 6N+attention (plus the causal "
+                    "attention beyond the calibration context at the given sequence length, "
+                    "from a shape guessed from N), architecture (6·N_active from the config's "
+                    "exact count plus the causal attention beyond the calibration context; the "
+                    "term-by-term count is in flops_breakdown), distillation (student 6·N + "
+                    "teacher forward 2·N_t), scaled (the original's per-token FLOPs scaled with "
+                    "the model)."
     )
+    flop_counts: FlopCounts | None = Field(
+        description="6·N, the attention terms at the context and at the calibration context, "
+                    "and the estimate's count per token; None when FLOPs per token were given.")
+    mfu_convention: MfuConvention | None = Field(
+        description="FLOP convention of the given MFU or achieved TFLOP/s (6n, causal, full); "
+                    "None when the prior was used.")
+    mfu_given: float | None = Field(
+        description="The MFU as given or as the achieved TFLOP/s imply it, in its own "
+                    "convention, before conversion to the estimate's count; None for the prior.")
     flops_breakdown: FlopsBreakdown | None = Field(
         description="Per-token FLOPs by term, when the architecture is known."
     )
@@ -229,6 +250,8 @@ def _run_defaults(spec: RunSpec, mfu: float, price_source: str | None, price: fl
     out = []
     if spec.mfu is None and spec.achieved_tflops is None:
         out.append(f"mfu={mfu:.3g} (calibrated prior)")
+    elif spec.mfu_convention is None:
+        out.append("mfu_convention=6n (default)")
     if spec.usd_per_gpu_hour is None:
         out.append(f"usd_per_gpu_hour={price:g} (catalog)" if price_source == "catalog"
                    else "usd_per_gpu_hour=unknown (no catalog price)")
@@ -287,27 +310,35 @@ def estimate_run(
     precision = spec.resolved_precision
     peak = spec.peak_tflops if spec.peak_tflops is not None else acc.peak(precision)
     family = spec.resolved_family
-    prior = mfu_prior(family, acc, precision)
     model = spec.model
     arch, counts = model.architecture, model.counts
     seq_len = spec.resolved_seq_len
     n_compute = model.active
+    prior = mfu_prior(family, acc, precision, params=n_compute)
 
     breakdown: FlopsBreakdown | None = None
+    convention_counts: FlopCounts | None = None
     if flops_per_token is not None:
         per_token, method = flops_per_token, flops_method
         terms = rule_of_thumb(per_token / FLOPS_PER_PARAM_PER_TOKEN)
     elif arch is not None:
+        # The prior's convention: 6·N_active from the exact count, attention only beyond the
+        # calibration context; the term-by-term count stays in the breakdown.
         breakdown = flops_per_token_of(arch, seq_len)
-        per_token, method, terms = breakdown.total, "architecture", breakdown
+        convention_counts = flop_counts(breakdown.six_n, seq_len, arch=arch)
+        per_token, method, terms = convention_counts.estimate, "architecture", breakdown
     elif spec.seq_len is not None:
         # A context was given but no architecture: attention from the given or guessed shape.
         breakdown = rule_of_thumb(n_compute, layers=model.shape.layers,
                                   hidden=model.shape.hidden, seq_len=seq_len)
-        per_token, method, terms = breakdown.total, "6N+attention", breakdown
+        convention_counts = flop_counts(breakdown.six_n, seq_len, layers=model.shape.layers,
+                                        hidden=model.shape.hidden)
+        per_token, method, terms = convention_counts.estimate, "6N+attention", breakdown
     else:
         terms = rule_of_thumb(n_compute)
         per_token, method = terms.total, "6N"
+        convention_counts = flop_counts(terms.six_n, seq_len, layers=model.shape.layers,
+                                        hidden=model.shape.hidden)
     frozen = 0.0
     frozen_base = model.trainable < model.total
     if frozen_base and flops_per_token is None:
@@ -326,11 +357,18 @@ def estimate_run(
     ratio = hardware.hardware_over_model
     hw_per_token = per_token * ratio
 
-    if spec.achieved_tflops is not None:
-        mfu = mfu_from_achieved(spec.achieved_tflops, peak, per_token, hw_per_token)
-        mfu_source: Literal["user", "prior", "achieved"] = "achieved"
-    elif spec.mfu is not None:
-        mfu, mfu_source = spec.mfu, "user"
+    convention: MfuConvention | None = None
+    given: float | None = None
+    if spec.achieved_tflops is not None or spec.mfu is not None:
+        convention = spec.mfu_convention or "6n"
+        given = (spec.mfu if spec.mfu is not None
+                 else mfu_from_achieved(spec.achieved_tflops or 0.0, peak, per_token,
+                                        hw_per_token))
+    if given is not None:
+        mfu = (given if convention_counts is None or convention is None
+               else convert_mfu(given, convention, convention_counts))
+        mfu_source: Literal["user", "prior", "achieved"] = (
+            "user" if spec.mfu is not None else "achieved")
     else:
         mfu, mfu_source = prior.central / ratio, "prior"
     # The band: the prior's (at the layout's hardware FLOPs); a given or measured MFU is an
@@ -339,7 +377,7 @@ def estimate_run(
     band = ((prior.low / ratio, prior.high / ratio) if mfu_source == "prior"
             else (min(prior.low / ratio, mfu), mfu))
 
-    chosen = acc.price(spec.usd_per_gpu_hour)
+    chosen = acc.price(spec.usd_per_gpu_hour, kind=spec.price_kind)
     price, price_source = chosen.usd_per_gpu_hour, chosen.source
 
     flops = per_token * spec.tokens
@@ -374,6 +412,9 @@ def estimate_run(
         frozen_flops_saved_per_token=FROZEN_SAVING_PER_PARAM * frozen,
         flops_per_token=per_token,
         flops_method=method,
+        flop_counts=convention_counts,
+        mfu_convention=convention,
+        mfu_given=given,
         flops_breakdown=breakdown,
         param_breakdown=counts,
         architecture_name=arch.name if arch is not None else None,

@@ -9,10 +9,21 @@ to no family, and nothing is guessed from its shape.
 
 - Llama 2: 7B and 70B (Touvron et al. 2023, "Llama 2: Open Foundation and Fine-Tuned Chat
   Models", Table 1; the 13B is released too but is no preset).
-- Llama 3: 8B and 70B (Meta, "Introducing Meta Llama 3", April 2024). Llama 3.1 and 3.2 are
-  later releases with other sizes (1B, 3B, 405B) and are no presets.
+- Llama 3: 8B and 70B (Meta, "Introducing Meta Llama 3", April 2024).
+- Llama 3.1 and 3.2: 1B and 3B (3.2), 8B, 70B and 405B (3.1), one tokenizer (Meta, "The Llama 3
+  Herd of Models", 2024; the 3.2 text models were distilled from 3.1 8B and 70B). Llama 3.3 70B
+  is a later fine-tune of the 3.1 70B architecture and stands alone.
+- Qwen2.5: 0.5B to 72B; Qwen3 dense: 0.6B to 32B (Qwen team, "Qwen2.5 Technical Report" and
+  "Qwen3 Technical Report", one tokenizer per generation). The Qwen3 mixtures of experts are
+  left out: their total and active sizes do not order like the dense ones.
+- Gemma 2: 2B, 9B and 27B (Gemma Team 2024, "Gemma 2", Table 1).
+- Phi-3: mini and medium (Abdin et al. 2024, "Phi-3 Technical Report").
+- OLMo 2: 7B and 13B (Team OLMo 2024, "2 OLMo 2 Furious").
+- SmolLM2: 135M, 360M and 1.7B (Allal et al. 2025, "SmolLM2").
 - Mistral: Mistral 7B and Mixtral 8x7B, which keeps Mistral 7B's layer shapes and tokenizer and
   replaces its MLP with 8 experts (Jiang et al. 2024, "Mixtral of Experts", Sec. 2).
+
+Each preset's Hugging Face repository (the first word of its ``source``) names its checkpoint too.
 """
 
 from __future__ import annotations
@@ -33,6 +44,15 @@ __all__ = [
 FAMILIES: dict[str, tuple[str, ...]] = {
     "llama-2": ("llama-2-7b", "llama-2-70b"),
     "llama-3": ("llama-3-8b", "llama-3-70b"),
+    "llama-3.1": ("llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "llama-3.1-70b",
+                  "llama-3.1-405b"),
+    "qwen2.5": ("qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b",
+                "qwen2.5-32b", "qwen2.5-72b"),
+    "qwen3": ("qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-8b", "qwen3-14b", "qwen3-32b"),
+    "gemma-2": ("gemma-2-2b", "gemma-2-9b", "gemma-2-27b"),
+    "phi-3": ("phi-3-mini-4k", "phi-3-medium-4k"),
+    "olmo-2": ("olmo-2-7b", "olmo-2-13b"),
+    "smollm2": ("smollm2-135m", "smollm2-360m", "smollm2-1.7b"),
     "mistral": ("mistral-7b", "mixtral-8x7b"),
 }
 """Family → its presets."""
@@ -66,8 +86,10 @@ def known_preset(arch: Architecture | None) -> str | None:
     if arch.name is None:
         return None
     wanted = _last_part(arch.name)
-    for key, names in CHECKPOINT_NAMES.items():
-        labels = (key, PRESETS[key].name or key, *names)
+    for key, preset in PRESETS.items():
+        repository = (preset.source or "").split(" ", 1)[0]
+        names = CHECKPOINT_NAMES.get(key, ())
+        labels = (key, preset.name or key, *names, *([repository] if "/" in repository else []))
         if any(_last_part(label) == wanted for label in labels):
             return key
     return None

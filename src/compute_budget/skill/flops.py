@@ -12,6 +12,18 @@ layers, H heads of size Q, hidden size d, vocabulary V and context T::
     model FLOPs = matmul + attention + LM head
 
 Model FLOPs are what the model needs, whatever the implementation; MFU divides them by the peak.
+
+**One convention for the estimate.** The MFU priors are calibrated on 6·N·T (what published runs
+report, N the active parameters with embeddings, at their typical 2k–8k context), so the estimate
+counts the same: 6·N_active per token, plus only the causal attention FLOPs that a context longer
+than :data:`CALIBRATION_CONTEXT` adds beyond what the calibration runs already contain
+(:class:`FlopCounts`). A measured MFU or achieved TFLOP/s says the convention it was counted in
+(:data:`MfuConvention`) and is converted to that count::
+
+    6n      6·N                      Kaplan et al. 2020; the calibration set, this package
+    causal  6·N + 6·L·H·Q·T          Megatron-LM num_floating_point_operations (causal halving)
+    full    6·N + 12·L·H·Q·T         PaLM App. B, nanoGPT estimate_mfu, torchtitan
+    MFU in the estimate's count = MFU_convention × estimate FLOPs / convention FLOPs
 Hardware FLOPs add what activation recomputation executes again; HFU divides those by the peak
 (Chowdhery et al. 2022, "PaLM", App. B). Full recomputation turns 6·N·T into about 8·N·T
 (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
@@ -21,6 +33,7 @@ Megatron-LM", eq. 3).
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,8 +43,14 @@ from .errors import InputError
 from .quantities import check_positive
 
 __all__ = [
+    "CALIBRATION_CONTEXT",
+    "MFU_CONVENTIONS",
+    "FlopCounts",
     "FlopsBreakdown",
     "HardwareFlops",
+    "MfuConvention",
+    "convert_mfu",
+    "flop_counts",
     "flops_per_token",
     "hardware_flops_per_token",
     "mfu_from_achieved",
@@ -44,6 +63,25 @@ TRAIN_FLOPS_PER_WEIGHT = 6
 FORWARD_SHARE = 1 / 3
 """The forward pass is a third of forward + backward (2 of 6 FLOPs per weight)."""
 TERA = 1e12
+
+CALIBRATION_CONTEXT = 4096
+"""Context (tokens) whose attention the calibrated MFU priors already contain: the published
+runs trained at 2k–8k (LLaMA 2k, Llama 2 4k, Llama 3 8k, Phi-3 4k), 4k typical."""
+
+MfuConvention = Literal["6n", "causal", "full"]
+"""How a measured MFU or achieved TFLOP/s counted model FLOPs per token: ``6n`` 6·N (Kaplan et
+al. 2020; published end-to-end figures, this package's priors); ``causal`` 6·N + causal attention
+6·L·H·Q·T (Megatron-LM's ``num_floating_point_operations``); ``full`` 6·N + 12·L·H·Q·T, attention
+over all T keys (PaLM App. B, nanoGPT's ``estimate_mfu``, torchtitan's MFU)."""
+
+MFU_CONVENTIONS: dict[MfuConvention, str] = {
+    "6n": "6·N per token (Kaplan et al. 2020; published end-to-end runs, this package's priors)",
+    "causal": "6·N + causal attention 6·L·H·Q·T per token (Megatron-LM "
+              "num_floating_point_operations)",
+    "full": "6·N + full attention 12·L·H·Q·T per token (PaLM App. B; nanoGPT estimate_mfu; "
+            "torchtitan)",
+}
+"""Each convention with its source, for the reply."""
 
 
 class FlopsBreakdown(BaseModel):
@@ -273,3 +311,82 @@ def seconds_from_achieved(
     ):
         raise InputError("devices", devices, "a whole number of devices, at least 1")
     return count * per_token / (int(devices) * rate * TERA)
+
+
+class FlopCounts(BaseModel):
+    """Model FLOPs per token in each convention, and the count the estimate uses."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq_len: int = Field(description="Training context T, tokens.")
+    six_n: float = Field(description="6 × active parameters (embeddings included), FLOPs/token.")
+    attention_causal: float = Field(
+        description="Causal attention at T (T/2 keys per query; less with a sliding window), "
+                    "FLOPs/token.")
+    attention_full: float = Field(
+        description="Attention over all T keys (or the window), FLOPs/token.")
+    calibration_context: int = Field(
+        description="Context the calibrated priors already contain the attention of, tokens.")
+    attention_at_calibration: float = Field(
+        description="Causal attention at the calibration context, FLOPs/token.")
+    attention_beyond_calibration: float = Field(
+        description="What the context adds beyond the calibration context: max(0, causal "
+                    "attention at T − at the calibration context), FLOPs/token.")
+    estimate: float = Field(
+        description="The estimate's count: 6·N + attention beyond the calibration context, "
+                    "FLOPs/token (what the MFU prior applies to).")
+
+    def per_token(self, convention: MfuConvention) -> float:
+        """Model FLOPs per token as ``convention`` counts them."""
+        if convention == "6n":
+            return self.six_n
+        if convention == "causal":
+            return self.six_n + self.attention_causal
+        if convention == "full":
+            return self.six_n + self.attention_full
+        raise InputError("mfu_convention", convention, "one of '6n', 'causal', 'full'")
+
+
+def flop_counts(
+    six_n: float,
+    seq_len: int,
+    *,
+    arch: Architecture | None = None,
+    layers: int | None = None,
+    hidden: int | None = None,
+) -> FlopCounts:
+    """6·N and the attention terms at ``seq_len`` and at :data:`CALIBRATION_CONTEXT`.
+
+    Attention from ``arch`` when given (heads, head size, sliding window, MLA: as
+    :func:`flops_per_token`), else 12·L·d·context from a (guessed) ``layers`` × ``hidden`` shape
+    (Chowdhery et al. 2022, App. B), else none.
+    """
+    n6 = check_positive(six_n, "six_n")
+    t = _check_seq_len(seq_len)
+
+    def attention(context: int, causal: bool) -> float:
+        if arch is not None:
+            return flops_per_token(arch, context, causal=causal).attention
+        if layers is None or hidden is None:
+            return 0.0
+        keys = context / 2 if causal else float(context)
+        return 2 * TRAIN_FLOPS_PER_WEIGHT * layers * hidden * keys
+
+    causal = attention(t, True)
+    at_calibration = attention(CALIBRATION_CONTEXT, True)
+    beyond = max(0.0, causal - at_calibration)
+    return FlopCounts(
+        seq_len=t, six_n=n6, attention_causal=causal, attention_full=attention(t, False),
+        calibration_context=CALIBRATION_CONTEXT, attention_at_calibration=at_calibration,
+        attention_beyond_calibration=beyond, estimate=n6 + beyond,
+    )
+
+
+def convert_mfu(mfu: float, convention: MfuConvention, counts: FlopCounts) -> float:
+    """An MFU measured in ``convention``, re-expressed against the estimate's FLOP count.
+
+    The same wall time, counted two ways: MFU_c × peak = FLOPs_c / s, so MFU_estimate =
+    MFU_c × estimate FLOPs / convention FLOPs per token.
+    """
+    value = check_positive(mfu, "mfu")
+    return value * counts.estimate / counts.per_token(convention)

@@ -1,21 +1,30 @@
 """Default MFU (model FLOPs utilisation) priors, each with its basis and source.
 
-MFU is the share of the device's dense peak that a run turns into *model* FLOPs (6·N·T style,
-recomputation not counted; Chowdhery et al. 2022, "PaLM", App. B). When the user gives no MFU, the
-estimate uses a prior: a central value and a low–high band that becomes the range of the time and
-money estimate.
+MFU is the share of the device's dense peak that a run turns into *model* FLOPs, counted as
+6·N·T (N the active parameters; recomputation not counted; Chowdhery et al. 2022, "PaLM", App.
+B). When the user gives no MFU, the estimate uses a prior: a central value and a low–high band
+that becomes the range of the time and money estimate.
 
 Dense and MoE transformers use priors calibrated on published training runs (``data/
-mfu_priors.json``, derived by ``benchmarks/derive_priors.py`` from the calibration set
-``benchmarks/data/published_runs.csv``). The rule, in one sentence: the default is the median
-*end-to-end* MFU (6·N·T over reported GPU-hours × the BF16 dense peak) of the published dense runs
-on the same hardware generation — a generation with fewer than ``min_runs`` runs takes the
-calibrated generation nearest in dense peak, because end-to-end MFU falls as peak FLOP/s outgrows
-memory and network (Ampere 0.39, Hopper 0.22 in the published runs); the prior pooled across
-generations serves only devices whose peak is unknown — times the median MoE-to-dense ratio for
-mixture-of-experts models; the band is the central ×/÷ the factor that covers 90% of the dense runs
-around their median. CNN-heavy and
-spiking models have no calibration data and keep the skill's flat prior (:data:`FAMILY_PRIORS`).
+mfu_priors.json``, derived by ``benchmarks/derive_priors.py`` from the packaged calibration set
+``data/calibration_runs.csv``: papers, model cards and technical reports, each row with its
+source and how its GPU-hours were derived). The rule, in one sentence: log10 of the *end-to-end*
+MFU (6·N·T over reported GPU-hours × the BF16 dense peak) is a per-generation level plus one
+slope in log10 of the active parameters shared by all generations (bigger matrices run nearer
+the peak: 0.15–0.25 for the 3–8B Hopper runs, 0.35 for Llama 3.1 405B), fitted robustly (soft-L1)
+to the published dense runs of every generation with at least ``min_runs`` of them; the size term
+is clamped to the parameter range of the calibration runs; MoE runs take the dense prior at their
+active parameters times the median ratio of the published MoE runs to it (at most 1); the band is
+the central ×/÷ the factor that covers ``coverage_target`` of the runs around the fit.
+
+A generation without enough runs (Volta, TPU, Blackwell, MI300, Gaudi) says so and takes a
+conservative prior with the wider band of the pooled fit: the level of the calibrated generation
+nearest in dense peak (end-to-end MFU falls as peak FLOP/s outgrows memory and network, so a
+newer, faster device never gets more than the calibrated one below it), or the pooled level
+across all generations when that is lower (Volta, TPU v3/v4: their few published runs sit near
+it) or the device's peak is unknown.
+CNN-heavy and spiking models have no calibration data and keep the skill's flat prior
+(:data:`FAMILY_PRIORS`).
 
 FP8: the priors are measured against the BF16 dense peak. The FP8 peak is twice the BF16 one on
 Hopper, Blackwell and MI300, but whole training steps speed up much less (about 1.2–1.5x), so the
@@ -115,11 +124,36 @@ class MfuPrior(BaseModel):
     scope: Literal["generation", "nearest", "pooled", "flat"] = Field(
         default="flat",
         description="What the prior rests on: published runs on this generation; those of the "
-                    "calibrated generation nearest in dense peak (no runs on this one); runs "
-                    "pooled across generations (device peak unknown); or the skill's flat prior.",
+                    "calibrated generation nearest in dense peak (too few runs on this one); "
+                    "runs pooled across generations (too few runs on this one and the pooled "
+                    "level is the lower, or the device peak is unknown); or the skill's flat "
+                    "prior.",
     )
     n_runs: int = Field(default=0, description="Number of published runs the prior rests on.")
     runs: tuple[str, ...] = Field(default=(), description="The published runs it rests on.")
+    params: float | None = Field(
+        default=None,
+        description="Active parameters the size term used (after clamping to the calibration "
+                    "range); None: no size given, the prior is the one at reference_params.")
+    params_clamped: bool = Field(
+        default=False,
+        description="True when the given parameters lay outside the calibration runs' range and "
+                    "the size term used the nearest end of it.")
+    reference_params: float | None = Field(
+        default=None, description="Active parameters at which the generation's level is quoted.")
+    size_slope: float = Field(
+        default=0.0,
+        description="Change of log10 MFU per tenfold more active parameters (0: no size term).")
+    size_factor: float = Field(
+        default=1.0,
+        description="Multiplier the size term applied to the generation's level: "
+                    "10^(size_slope × log10(params / reference_params)).")
+    level: float | None = Field(
+        default=None,
+        description="The generation's (or borrowed generation's) MFU at reference_params, before "
+                    "the size term (fraction); None for the flat prior.")
+    band_factor: float | None = Field(
+        default=None, description="×/÷ factor of the band around the central; None if flat.")
 
 
 class _Band(BaseModel):
@@ -177,6 +211,8 @@ class MfuPriorEntry(BaseModel):
     basis: str = Field(description="One sentence shown to the user.")
     source: str = Field(description="The calibration set and its date.")
     as_of: str = Field(description="Date of the calibration set (YYYY-MM-DD).")
+    reference_params: float = Field(
+        default=1e10, description="Active parameters at which central/low/high are quoted.")
 
 
 class CalibrationRun(BaseModel):
@@ -190,6 +226,9 @@ class CalibrationRun(BaseModel):
     family: CalibratedFamily
     fp8: bool = Field(description="Trained in FP8: its MFU against the BF16 peak is inflated.")
     end_to_end_mfu: float = Field(description="6·N·T / (GPU-hours · 3600 · BF16 dense peak).")
+    params: float = Field(default=0.0, description="Active parameters N of the run.")
+    fitted_mfu: float | None = Field(
+        default=None, description="The prior's central for this run (in-sample), if used.")
     used: bool = Field(description="Whether the derivation used it.")
     note: str = Field(description="Why it was left out, or what to keep in mind; '' if nothing.")
 
@@ -216,6 +255,14 @@ class MfuPriorTable(BaseModel):
     band_factor: float = Field(description="×/÷ factor of the per-generation bands.")
     pooled_band_factor: float = Field(description="×/÷ factor of the pooled bands.")
     moe_ratio: float = Field(description="MoE prior / dense prior on the same generation.")
+    size_slope: float = Field(
+        default=0.0, description="Fitted change of log10 MFU per tenfold more active parameters.")
+    reference_params: float = Field(
+        default=1e10, description="Active parameters at which the generation levels are quoted.")
+    params_range: tuple[float, float] = Field(
+        default=(1e9, 1e12),
+        description="Active-parameter range of the runs the fit used; the size term is clamped "
+                    "to it.")
     priors: tuple[MfuPriorEntry, ...]
     runs: tuple[CalibrationRun, ...]
     skipped: tuple[SkippedRun, ...]
@@ -281,7 +328,32 @@ def _nearest_calibrated(
     return None if best is None else best[1]
 
 
-def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator) -> MfuPrior:
+def _size_term(table: MfuPriorTable, params: float | None) -> dict[str, object]:
+    """The size term's fields for ``params`` active parameters (None: at the reference)."""
+    if params is None or table.size_slope == 0.0:
+        return {"params": params, "params_clamped": False, "size_factor": 1.0,
+                "size_slope": table.size_slope, "reference_params": table.reference_params}
+    low, high = table.params_range
+    used = min(max(params, low), high)
+    factor = 10 ** (table.size_slope * math.log10(used / table.reference_params))
+    return {"params": used, "params_clamped": used != params, "size_factor": factor,
+            "size_slope": table.size_slope, "reference_params": table.reference_params}
+
+
+MAX_PRIOR_MFU = 0.9
+"""No band reaches above this MFU, however large the model."""
+
+
+def _scaled(level: float, factor: float, size: dict[str, object]) -> dict[str, float]:
+    scale = float(size["size_factor"])  # type: ignore[arg-type]
+    central = level * scale
+    return {"central": round(central, 3), "low": round(central / factor, 3),
+            "high": round(min(MAX_PRIOR_MFU, central * factor), 3), "level": level,
+            "band_factor": factor}
+
+
+def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator,
+                params: float | None) -> MfuPrior:
     generation = accelerator.generation
     label = generation_label(generation)
     if family in ("cnn", "snn"):
@@ -292,19 +364,21 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
             family_label=band.label, scope="flat",
         )
     calibrated: CalibratedFamily = "moe" if family == "moe" else "dense"
+    size = _size_term(table, params)
     entry = table.entry(calibrated, generation)
     if entry.generation == generation:
         return MfuPrior(
-            family=family, central=entry.central, low=entry.low, high=entry.high,
+            family=family, **_scaled(entry.central, table.band_factor, size), **size,
             basis=entry.basis, source=entry.source, generation=generation,
             generation_label=label, scope="generation", n_runs=entry.n_runs, runs=entry.runs)
     n = sum(1 for run in table.runs
             if run.used and run.family == "dense" and run.generation == generation)
     common = {"family": family, "generation": generation, "generation_label": label,
-              "runs_on_generation": n, "min_runs": table.min_runs}
+              "runs_on_generation": n, "min_runs": table.min_runs, **size}
     nearest = _nearest_calibrated(table, calibrated, accelerator)
-    if nearest is None:
-        return MfuPrior(**common, central=entry.central, low=entry.low, high=entry.high,
+    if nearest is None or entry.central < nearest.central:
+        # Conservative: no calibrated level higher than what all published runs support.
+        return MfuPrior(**common, **_scaled(entry.central, table.pooled_band_factor, size),
                         basis=entry.basis, source=entry.source, scope="pooled",
                         n_runs=entry.n_runs, runs=entry.runs)
     trend = tuple(
@@ -312,8 +386,9 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
         for e in sorted((e for e in table.priors
                          if e.family == "dense" and e.generation != POOLED),
                         key=lambda e: _reference_peak(e.generation) or 0.0))
+    factor = max(table.band_factor, table.pooled_band_factor)
     return MfuPrior(
-        **common, central=nearest.central, low=nearest.low, high=nearest.high,
+        **common, **_scaled(nearest.central, factor, size),
         basis=nearest.basis, source=nearest.source, scope="nearest", n_runs=nearest.n_runs,
         runs=nearest.runs, borrowed_from=generation_label(nearest.generation),
         device_peak_tflops=accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16,
@@ -322,27 +397,34 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
 
 
 def prior_from_table(
-    table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator, precision: Precision
+    table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator, precision: Precision,
+    *, params: float | None = None,
 ) -> MfuPrior:
     """The prior :func:`mfu_prior` gives, from an explicit ``table`` (the benchmark re-derives
     tables for leave-one-out; users want :func:`mfu_prior`)."""
-    prior = _bf16_prior(table, family, accelerator)
+    prior = _bf16_prior(table, family, accelerator, params)
     if precision != "fp8":
         return prior
     return prior.model_copy(update={
         "central": prior.central * _fp8_factor(accelerator, FP8_SPEEDUP.central),
         "low": prior.low * _fp8_factor(accelerator, FP8_SPEEDUP.low),
         "high": prior.high * _fp8_factor(accelerator, FP8_SPEEDUP.high),
+        "band_factor": None,
         "fp8_speedup": (FP8_SPEEDUP.low, FP8_SPEEDUP.central, FP8_SPEEDUP.high),
         "source": prior.source + "; " + FP8_SPEEDUP.source,
     })
 
 
-def mfu_prior(family: ModelFamily, accelerator: Accelerator, precision: Precision) -> MfuPrior:
-    """The default MFU and band for ``family`` on ``accelerator`` at ``precision``.
+def mfu_prior(
+    family: ModelFamily, accelerator: Accelerator, precision: Precision,
+    *, params: float | None = None,
+) -> MfuPrior:
+    """The default MFU and band for ``family`` on ``accelerator`` at ``precision``, for a model
+    of ``params`` active parameters (None: the generation's level at the reference size).
 
-    Dense and MoE: calibrated on published runs of the accelerator's generation (pooled across
-    generations when it has too few), see the module docstring; CNN-heavy or spiking: the skill's
-    flat 0.1–0.2. For FP8 the band is rescaled to the FP8 peak with :data:`FP8_SPEEDUP`.
+    Dense and MoE: calibrated on published runs (the generation's level and the size slope; the
+    nearest calibrated generation in dense peak when this one has too few runs), see the module
+    docstring; CNN-heavy or spiking: the skill's flat 0.1–0.2. For FP8 the band is rescaled to
+    the FP8 peak with :data:`FP8_SPEEDUP`. The prior applies to 6·N_active·T model FLOPs.
     """
-    return prior_from_table(load_mfu_priors(), family, accelerator, precision)
+    return prior_from_table(load_mfu_priors(), family, accelerator, precision, params=params)

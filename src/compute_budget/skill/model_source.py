@@ -1,11 +1,15 @@
-"""Where a spec gets its model architecture from: a Hugging Face ``config.json`` or a preset.
+"""Where a spec gets its model architecture from: a Hugging Face ``config.json``, a Hugging Face
+model id (whose ``config.json`` is fetched from the Hub) or a preset.
 
-Both the run spec and the memory spec accept either; the architecture is resolved once, when the
-spec is validated, so a bad config fails there with a :class:`ConfigError` naming the field.
+Both the run spec and the memory spec accept any one of them; the architecture is resolved once,
+when the spec is validated, so a bad config fails there with a :class:`ConfigError` naming the
+field.
 
 Whether a ``config`` may name a file is the process's :class:`ConfigPolicy`: the CLI and the
 stdio server read local paths; the HTTP server reads none, or only those inside the directory
-its operator gave (``--config-dir``). No error shows a value read from a config.
+its operator gave (``--config-dir``). A ``model`` id reads no local path, so every policy
+allows it (the Hub's file lands in the process's Hugging Face cache). No error shows a value read
+from a config.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from .architecture import (
     MAX_CONFIG_BYTES,
@@ -34,6 +38,7 @@ from .architecture import (
     value_not_shown,
 )
 from .errors import ConfigError, InputError
+from .hub import check_model_id, fetch_config
 
 __all__ = [
     "DEFAULT_SEQ_LEN",
@@ -100,26 +105,45 @@ def _load_path(path: str) -> Architecture:
 
 
 class ModelSource(BaseModel):
-    """Optional architecture: a local config.json path, its JSON object, or a preset name."""
+    """Optional architecture: a local config.json path, its JSON object, a Hugging Face model id
+    or a preset name (at most one of them)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # ``model`` is the name callers use (--model, the tools' argument); the attribute is
+    # ``model_id`` because ModelAndLayout.model is the resolved model. Either name validates.
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True,
+                              validate_by_alias=True)
 
     config: str | dict[str, Any] | None = Field(
         default=None,
-        description="A Hugging Face config.json: a path, or the JSON object itself. "
+        description="A config.json: a path, or the JSON object itself. "
                     "(Llama, Mistral/Mixtral, GPT-2, GPT-NeoX, Qwen2, DeepSeek-V2/V3). Gives the "
                     "exact parameter counts, the shape and the attention and LM-head FLOPs.",
     )
+    model_id: str | None = Field(
+        default=None, alias="model",
+        description="A Hugging Face model id, e.g. 'Qwen/Qwen2.5-7B'. Optionally "
+                    "'org/name@revision'; its config.json is fetched from the Hub once and "
+                    "cached (HF_HOME; HF_HUB_OFFLINE=1 reads the cache only). Instead of a "
+                    "config or preset.",
+    )
     preset: str | None = Field(
         default=None,
-        description="A named architecture instead of a config, e.g. llama-3-8b. One of: "
+        description="A named model instead of a config, e.g. llama-3-8b. One of: "
                     + ", ".join(PRESETS) + ".",
     )
 
     _architecture: Architecture | None = PrivateAttr(default=None)
 
+    @field_validator("model_id")
+    @classmethod
+    def _model_id(cls, value: str | None) -> str | None:
+        return None if value is None else check_model_id(value)
+
     @model_validator(mode="after")
     def _load_architecture(self) -> ModelSource:
+        if self.model_id is not None and (self.config is not None or self.preset is not None):
+            raise InputError("model", self.model_id,
+                             "one of a model id, a config or a preset, not more than one")
         if self.config is not None and self.preset is not None:
             raise InputError("preset", self.preset, "either a config or a preset, not both")
         config: object = self.config
@@ -134,14 +158,17 @@ class ModelSource(BaseModel):
             self._architecture = from_hf_config(config, source="config object")
         elif isinstance(config, str):
             self._architecture = _load_path(config)
+        elif self.model_id is not None:
+            self._architecture = from_hf_config(fetch_config(self.model_id),
+                                                source=f"hf:{self.model_id}")
         elif self.preset is not None:
             self._architecture = get_preset(self.preset)
         return self
 
     @property
     def architecture(self) -> Architecture | None:
-        """The architecture from the config or preset; None when neither was given."""
-        if self.config is None and self.preset is None:
+        """The architecture from the config, model id or preset; None when none was given."""
+        if self.config is None and self.model_id is None and self.preset is None:
             return None
         return self._architecture
 

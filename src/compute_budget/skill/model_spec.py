@@ -77,7 +77,7 @@ class ModelAndLayout(ModelSource):
     )
     trainable_params: ParamCount | None = Field(
         default=None,
-        description="Trainable parameters when the rest are frozen (adapters); at most params. "
+        description="Trainable parameters (adapters; the rest frozen). At most params. "
                     "Frozen weights skip their weight gradients and hold no optimizer state. "
                     "For LoRA give lora_rank instead.",
     )

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .catalog import Accelerator, AcceleratorKey, Precision, get_accelerator
+from .catalog import Accelerator, AcceleratorKey, Precision, PriceKind, get_accelerator
 from .cost import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
 from .energy import BoardPower, GridIntensity, Pue
 from .errors import InputError
+from .flops import MfuConvention
 from .mfu import ModelFamily
 from .model_spec import ModelAndLayout
 from .quantities import Price, TflopsPerDevice, TokenCount
@@ -27,10 +28,10 @@ class RunSpec(ModelAndLayout):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tokens: TokenCount = Field(
-        description="Training tokens T (e.g. 1e11 or '100B', '1.5T')."
+        description="Training tokens T (e.g. '100B', '1.5T')."
     )
     gpu: AcceleratorKey = Field(
-        description="Catalog accelerator, e.g. 'h100', 'a100-80gb', 'tpu-v5p'."
+        description="Catalog accelerator, e.g. 'h100' or 'tpu-v5p'."
     )
     precision: Precision | None = Field(
         default=None,
@@ -48,9 +49,21 @@ class RunSpec(ModelAndLayout):
                     "paper; recomputation counted, as `recompute` says. Converted to MFU; not "
                     "together with mfu.",
     )
+    price_kind: PriceKind | None = Field(
+        default=None,
+        description="Which catalog price: on-demand (default), reserved or spot; the newest "
+                    "quote of that kind for the device.")
+    mfu_convention: MfuConvention | None = Field(
+        default=None,
+        description="FLOP convention the given mfu or achieved_tflops was counted in: 6n (6·N "
+                    "per token: published end-to-end runs, this package), causal (6·N + causal "
+                    "attention 6·L·H·Q·T: Megatron-LM), full (6·N + 12·L·H·Q·T: PaLM App. B, "
+                    "nanoGPT, torchtitan). Converted to the estimate's count. Default: 6n. Only "
+                    "with mfu or achieved_tflops.",
+    )
     usd_per_gpu_hour: Price | None = Field(
         default=None,
-        description="Price in US dollars per device-hour (e.g. 2.1 or '$2.10'). Default: the "
+        description="US dollars per device-hour, e.g. '$2.10'. Default: the "
                     "catalog's newest dated price, if it has one.",
     )
     peak_tflops: TflopsPerDevice | None = Field(
@@ -90,8 +103,14 @@ class RunSpec(ModelAndLayout):
         if self.mfu is not None and self.achieved_tflops is not None:
             raise InputError("achieved_tflops", self.achieved_tflops,
                              "not together with mfu: give one or the other")
+        if (self.mfu_convention is not None and self.mfu is None
+                and self.achieved_tflops is None):
+            raise InputError("mfu_convention", self.mfu_convention,
+                             "only with mfu or achieved_tflops: it says how they were counted")
         if self.peak_tflops is None:
             self.accelerator.peak(self.resolved_precision)  # raises when the peak is unknown
+        if self.price_kind is not None and self.usd_per_gpu_hour is None:
+            self.accelerator.price(None, kind=self.price_kind)  # raises when it has no such quote
         return self
 
     @property

@@ -22,7 +22,9 @@ within the budget even at the slow end.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -281,6 +283,16 @@ class _Machine:
     usd_per_gpu_hour: float | None
     failure_budget: float
     gpu: str | None = None
+    prior_at: Callable[[float], MfuPrior] | None = None
+    """With the MFU prior: the prior for a model of N active parameters (MFU follows size)."""
+
+    def at(self, params: float) -> _Machine:
+        """This machine for a model of ``params`` parameters: the prior's size term applied,
+        as ``estimate_run`` applies it; unchanged with a given MFU or rate."""
+        if self.prior_at is None:
+            return self
+        prior = self.prior_at(params)
+        return dataclasses.replace(self, mfu=prior.central, band=(prior.low, prior.high))
 
     def cost(self, flops: float, mfu: float) -> CostEstimate:
         return cost_from_flops(flops, self.gpus, self.peak_tflops, mfu, self.usd_per_gpu_hour,
@@ -292,6 +304,19 @@ class _Machine:
         if per_flop is None:  # SplitSpec guarantees a price for a dollar budget
             raise InputError("usd_per_gpu_hour", None, "a price, to turn budget_usd into FLOPs")
         return usd / per_flop
+
+
+def _flops_for_usd(usd: float, ratio: float, machine: _Machine, *, slow: bool) -> float:
+    """The FLOPs a dollar budget buys at the MFU of the model it buys (central, or the slow
+    end of the band): the prior follows the model's size, which follows the FLOPs, so the two
+    are settled together (a few rounds: MFU moves as N^0.07)."""
+    at = machine
+    flops = 0.0
+    for _ in range(8):
+        mfu = at.band[0] if slow and at.band is not None else at.mfu
+        flops = at.flops_for_usd(usd, mfu)
+        at = machine.at(split_budget(flops, ratio)[0])
+    return flops
 
 
 def _range(fast: float | None, slow: float | None) -> Range | None:
@@ -309,6 +334,7 @@ def _row(flops: float, n: float, machine: _Machine | None) -> SplitRow:
     d = tokens_for_budget(flops, n)
     point = fast = slow = None
     if machine is not None:
+        machine = machine.at(n)
         point = machine.cost(flops, machine.mfu)
         if machine.band is not None:
             slow = machine.cost(flops, machine.band[0])
@@ -369,7 +395,9 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
         chosen = acc.price(spec.usd_per_gpu_hour)
         price = chosen.usd_per_gpu_hour
         gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
-        machine = _Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key)
+        machine = _Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key,
+                           prior_at=None if spec.mfu is not None else (
+                               lambda n: mfu_prior("dense", acc, precision, params=n)))
         hardware = dict(
             accelerator=acc.name, gpu_count=gpus,
             gpu_count_source="user" if spec.gpu_count is not None else "default",
@@ -387,8 +415,8 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
 
     safe_split = None
     if spec.budget_usd is not None and machine is not None and machine.band is not None:
-        c = machine.flops_for_usd(spec.budget_usd, machine.mfu)
-        c_safe = machine.flops_for_usd(spec.budget_usd, machine.band[0])
+        c = _flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=False)
+        c_safe = _flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=True)
         safe_split = _row(c_safe, split_budget(c_safe, spec.ratio)[0], machine)
     elif spec.budget_flops is not None:
         c = spec.budget_flops
@@ -397,6 +425,11 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
 
     n_opt, _ = split_budget(c, spec.ratio)
     sizes = spec.params or _default_sizes(c)
+    if machine is not None:
+        machine = machine.at(n_opt)  # the header's MFU: the ratio split's
+        hardware |= {"mfu_range": machine.band} if machine.band is not None else {}
+        if machine.prior_at is not None:
+            hardware["mfu_prior"] = machine.prior_at(n_opt)
     rate = None if machine is None else machine.cost(c, machine.mfu)
     return BudgetSplit(
         **(_NO_DEVICE | hardware),

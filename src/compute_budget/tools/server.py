@@ -298,13 +298,14 @@ def _drop_empty_items(key: str) -> Any:
     return trim
 
 
-DESCRIBED_ON_ESTIMATE = frozenset(RunSpec.model_fields)
+DESCRIBED_ON_ESTIMATE = frozenset(info.alias or name
+                                  for name, info in RunSpec.model_fields.items())
 """Run arguments: described once, in estimate_run_cost's schema; other tools list them bare."""
 DESCRIBED_ON_VERDICT = frozenset(DecisionInputs.model_fields)
 """The gain and money arguments: described once, in render_verdict's schema."""
 DESCRIBED_ON_FIT = frozenset(GainFromPoints.model_fields)
 """Small-run points and the baseline loss: described once, in fit_scaling_law's schema."""
-CORE_RUN = ("params", "config", "preset", "tokens", "gpu", "gpu_count", "kind")
+CORE_RUN = ("params", "preset", "tokens", "gpu", "gpu_count", "kind")
 """The run arguments render_verdict and suggest_alternatives list; they take the rest of
 estimate_run_cost's too (described once, there)."""
 MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
@@ -352,8 +353,11 @@ def tool_specs() -> list[ToolSpec]:
         ToolSpec("list_accelerators", "List accelerators: peaks, memory, prices, sources",
                  tool_description("list_accelerators"), ListAcceleratorsArguments, Catalog,
                  _accelerators, brief={"notes": True, "accelerators": {"__all__": {
-                     "spec_source", "prices", "aliases", "board_power_w",
-                     "board_power_source"}}},
+                     "spec_source": True, "spec_as_of": True, "prices": True, "aliases": True,
+                     "board_power_w": True, "board_power_source": True, "generation": True,
+                     "vendor": True,
+                     "memory_bandwidth_tbs": True,
+                     "default_price": {"offer", "source", "default"}}}},
                  trim=_drop_empty_items("accelerators")),
         ToolSpec("compare_candidates", "Rank candidate runs by gain per dollar",
                  tool_description("compare_candidates"), CompareArguments, Comparison,
@@ -366,7 +370,7 @@ def tool_specs() -> list[ToolSpec]:
                  tool_description("compute_optimal"), OptimalArguments, OptimalSplit, _optimal),
         ToolSpec("plan_run", "Cheapest devices and count to meet a deadline",
                  tool_description("plan_run"), PlanArguments, PlanReport, _plan,
-                 published=("params", "config", "preset", "tokens", "kind", "deadline_days",
+                 published=("params", "preset", "tokens", "kind", "deadline_days",
                             "budget_usd", "gpus", "available", "max_gpu_count",
                             "max_batch_tokens", "plot", "detail"),
                  undescribed=DESCRIBED_ON_ESTIMATE | DESCRIBED_ON_VERDICT,

@@ -222,11 +222,11 @@ def _finite(value: Any) -> bool:
 
 
 async def _off_loop(given: Mapping[str, Any], call: Callable[[_T], _R], argument: _T) -> _R:
-    """``call(argument)``; with a ``config`` given, in a worker thread: validating a spec
-    resolves its architecture, which may read a file, and the event loop must never wait on a
-    disk. (The SDK already runs the synchronous resolvers that ask for missing inputs in worker
-    threads.)"""
-    if "config" not in given:
+    """``call(argument)``; with a ``config`` or a ``model`` given, in a worker thread:
+    validating a spec resolves its architecture, which may read a file or fetch one from the
+    Hugging Face Hub, and the event loop must never wait on a disk or the network. (The SDK
+    already runs the synchronous resolvers that ask for missing inputs in worker threads.)"""
+    if not {"config", "model", "model_id"} & given.keys():
         return call(argument)
     return await anyio.to_thread.run_sync(call, argument)
 
