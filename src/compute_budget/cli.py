@@ -576,8 +576,11 @@ def _flag_names(parser: argparse.ArgumentParser, command: str) -> dict[str, str]
     """Field → the flag the user typed for it, for ``command``: error messages name flags."""
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     sub: argparse.ArgumentParser = subparsers.choices[command]
-    return {a.dest: a.option_strings[0] if a.option_strings else str(a.metavar or a.dest)
-            for a in sub._actions if a.dest not in ("help", "json", "detail")}
+    flags = {a.dest: a.option_strings[0] if a.option_strings else str(a.metavar or a.dest)
+             for a in sub._actions if a.dest not in ("help", "json", "detail")}
+    if "model_id" in flags:  # the field's name in messages is its alias, "model"
+        flags["model"] = flags["model_id"]
+    return flags
 
 
 def _attach_negative_values(argv: Sequence[str]) -> list[str]:

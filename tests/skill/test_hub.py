@@ -352,3 +352,20 @@ def test_importing_the_spec_does_not_import_huggingface_hub() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "False"
+
+
+def test_an_unreachable_hub_with_an_empty_cache_answers_at_once(
+        hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No connection to the Hub (no network, no DNS): the cache alone is asked, without the
+    library's requests and their retries (about 20 s of back-off before the same answer)."""
+    from compute_budget.skill import hub as hub_module
+
+    with socket.socket() as probe:  # a port nothing listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    assert not hub_module._reachable(f"http://127.0.0.1:{closed}")
+    assert hub_module._reachable(hub.url)
+    monkeypatch.setattr(hub_module, "_reachable", lambda endpoint: False)
+    text = _refusal("meta-llama/Llama-2-7b-hf")
+    assert "could not be reached" in text and "not in the cache" in text
+    assert _config_requests(hub, "meta-llama/Llama-2-7b-hf") == []  # nothing was asked

@@ -205,6 +205,24 @@ def _read_cached(path: str, model_id: str) -> str:
         raise _error(model_id, "a repository whose config.json is UTF-8 JSON") from None
 
 
+REACH_TIMEOUT_S = 3.0
+"""Seconds to wait for a connection to the Hub before using the cache alone."""
+
+
+def _reachable(endpoint: str | None) -> bool:
+    """Whether the Hub endpoint accepts a TCP connection within REACH_TIMEOUT_S."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint or "https://huggingface.co")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=REACH_TIMEOUT_S):
+            return True
+    except OSError:
+        return False
+
+
 def fetch_config(model_id: str) -> dict[str, Any]:
     """The ``config.json`` object of Hugging Face model ``model_id`` (``org/name`` or
     ``org/name@revision``), through ``huggingface_hub.hf_hub_download``.
@@ -221,13 +239,16 @@ def fetch_config(model_id: str) -> dict[str, Any]:
     endpoint, cache_dir, offline = _settings()
     from huggingface_hub import hf_hub_download  # slow to import: only when a model id is used
 
+    # Unreachable (no network, no DNS): the cache alone, at once, instead of the library's
+    # retries (about 20 s of back-off before the same answer).
+    cache_only = offline or not _reachable(endpoint)
     try:
-        if not offline:
+        if not cache_only:
             size = _remote_size(repo_id, revision, endpoint)
             if size is not None and size > MAX_CONFIG_BYTES:
                 raise _too_large(shown)
         path = hf_hub_download(repo_id, _CONFIG_FILE, revision=revision, cache_dir=cache_dir,
-                               local_files_only=offline, endpoint=endpoint)
+                               local_files_only=cache_only, endpoint=endpoint)
     except ConfigError:
         raise
     except Exception as exc:  # a network boundary: every failure becomes a message
