@@ -52,7 +52,7 @@ def test_estimate_moe_and_precision_flags(capsys: pytest.CaptureFixture[str]) ->
 
 def test_unknown_price_is_null_in_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "estimate", "--params", "1B", "--tokens", "20B", "--gpu",
-                       "tpu-v4", "--gpus", "16", "--json")
+                       "tpu-v3", "--gpus", "16", "--json")
     data = json.loads(out)
     assert code == 0
     assert data["dollar_cost"] is None and data["dollar_cost_range"] is None

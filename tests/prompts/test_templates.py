@@ -95,27 +95,27 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 
 
 def test_estimate_template_unknown_price() -> None:
-    spec = RunSpec(params="1B", tokens="20B", gpu="tpu-v4", gpu_count=16)
+    spec = RunSpec(params="1B", tokens="20B", gpu="tpu-v3", gpu_count=16)
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
-### Run estimate: 1B params × 20B tokens on 16 × TPU v4 (per chip) (bf16)
+### Run estimate: 1B params × 20B tokens on 16 × TPU v3 (per chip) (bf16)
 
 | | estimate | range (MFU 0.38 – 0.15) |
 |---|---|---|
 | Compute | 1.20 × 10²⁰ FLOPs | |
-| Wall time | 31.0 h (1.29 days) | 19.8 – 48.9 h (0.824 – 2.04 days) |
-| GPU-hours | 497 GPU-h | 316 – 782 GPU-h |
-| Cost | unknown: no price for TPU v4 (per chip) in the catalog | give a price per GPU-hour |
-| GPU-hours with failure budget (×1.50) | 745 GPU-h | |
-| Energy | 149 kWh, 71.4 kg CO2e | 94.8 – 234 kWh |
+| Wall time | 69.4 h (2.89 days) | 44.2 – 109 h (1.84 – 4.55 days) |
+| GPU-hours | 1,111 GPU-h | 708 – 1,748 GPU-h |
+| Cost | unknown: no price for TPU v3 (per chip) in the catalog | give a price per GPU-hour |
+| GPU-hours with failure budget (×1.50) | 1,666 GPU-h | |
+| Energy | 454 kWh, 218 kg CO2e | 289 – 715 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
-- Peak: 275 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): cloud.google.com/tpu/docs/v4: 'Peak compute per chip 275 teraflops (bf16 or int8)', 'HBM2 capacity and bandwidth 32 GiB, 1200 GBps', measured 90/170/192 W. No FP8. PaLM App. B uses 275 as the MFU peak.
-- MFU: 0.24 — a prior, not a measurement. Only 1 published dense run on TPU v4, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 33 published dense runs pooled across Ampere, Hopper, TPU v3, Volta and TPU v4: 0.28 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations), with a band of ×/÷ 1.57 that covers 90% of them. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family dense inferred (no active parameter count below the total). Give a measured MFU or achieved TFLOP/s to replace it.
-- Price: unknown for TPU v4 (per chip); dollars are not estimated rather than guessed.
+- Peak: 123 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): cloud.google.com/tpu/docs/v3: 'Peak compute per chip 123 teraflops (bf16)', 'HBM2 capacity and bandwidth 32 GiB, 900 GBps' (2 TensorCores per chip; 16 GiB each, as in the Gopher paper). Patterson et al. 2021 Table 4 also uses 123 TFLOPS per chip.
+- MFU: 0.24 — a prior, not a measurement. Only 1 published dense run on TPU v3, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 33 published dense runs pooled across Ampere, Hopper, TPU v3, Volta and TPU v4: 0.28 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations), with a band of ×/÷ 1.57 that covers 90% of them. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family dense inferred (no active parameter count below the total). Give a measured MFU or achieved TFLOP/s to replace it.
+- Price: unknown for TPU v3 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 67.1 TFLOP/s and 11,183 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
-- Energy: 192 W per device (cloud.google.com/tpu/docs/v4: measured power per chip 90 W min / 170 W mean / 192 W max; the measured maximum is used (mean 170 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
+- Throughput implied: 30.0 TFLOP/s and 5,002 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Energy: 262 W per device (cloud.google.com/tpu/docs/v3: 'Measured min/mean/max power 123/220/262 W' per chip; the measured maximum is used (mean 220 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
 - Defaults used: mfu=0.244 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 19.4 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 3 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)

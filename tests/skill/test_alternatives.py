@@ -400,7 +400,7 @@ def test_rows_that_cannot_run_say_so_instead_of_a_saving() -> None:
 
 
 def test_unknown_price_gives_unknown_savings_but_ratios_on_same_device() -> None:
-    original, alts = _run(RunSpec(params="7B", tokens="100B", gpu="tpu-v4", gpu_count=8))
+    original, alts = _run(RunSpec(params="7B", tokens="100B", gpu="tpu-v3", gpu_count=8))
     assert original.dollar_cost is None
     (small,) = _by_kind(alts, "smaller_scale")
     assert small.saving_usd is None

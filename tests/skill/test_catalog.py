@@ -157,7 +157,7 @@ def test_default_price_is_the_newest() -> None:
     assert quote.usd_per_gpu_hour == 2.49
     assert quote.as_of == "2026-Q1"
     assert quote.kind == "on-demand"
-    assert get_accelerator("tpu-v4").default_price is None
+    assert get_accelerator("tpu-v3").default_price is None
 
 
 def test_price_yours_beats_the_catalog_and_unknown_stays_unknown() -> None:
@@ -172,5 +172,5 @@ def test_price_yours_beats_the_catalog_and_unknown_stays_unknown() -> None:
     assert catalog.provenance()["price_as_of"] == "2026-Q1"
     assert catalog.provenance()["price_kind"] == "on-demand"
     assert catalog.provenance()["price_reference"]
-    # No quote for a TPU v4: the price is unknown (None), never 0.
-    assert get_accelerator("tpu-v4").price(None) == (None, None, None)
+    # No quote for a TPU v3: the price is unknown (None), never 0.
+    assert get_accelerator("tpu-v3").price(None) == (None, None, None)

@@ -87,8 +87,8 @@ def test_ranking_by_gain_per_dollar_computed_by_hand() -> None:
 
 
 def test_unknown_price_ranks_last_with_none() -> None:
-    # tpu-v5p and gb200 have no catalog price: their cost is unknown, not 0, whatever the gain.
-    rows = [_row("priced", gain=0.01), _row("tpu", gpu="tpu-v5p", price="", gain=50, sigma=10),
+    # tpu-v3 and gb200 have no catalog price: their cost is unknown, not 0, whatever the gain.
+    rows = [_row("priced", gain=0.01), _row("tpu", gpu="tpu-v3", price="", gain=50, sigma=10),
             _row("gb", gpu="gb200", price="", gain=50, sigma=1)]
     comparison = compare_candidates(CompareSpec(candidates=rows))
     assert [r.name for r in comparison.candidates] == ["priced", "gb", "tpu"]  # P: 1.0 > Φ(5)
@@ -297,7 +297,7 @@ def test_csv_and_json_read_the_same_and_empty_cells_are_not_given() -> None:
 
 def test_comparison_is_json_and_round_trips() -> None:
     comparison = compare_candidates(CompareSpec(
-        candidates=[_row("a"), _row("b", gpu="tpu-v5p", price="")], pool_gpu_days="1K"))
+        candidates=[_row("a"), _row("b", gpu="tpu-v3", price="")], pool_gpu_days="1K"))
     data = json.loads(comparison.model_dump_json())
     assert data["candidates"][1]["gain_per_dollar"] is None  # null, never 0
     assert data["pool_gpu_days"] == 1000

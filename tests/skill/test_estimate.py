@@ -120,7 +120,7 @@ def test_catalog_price_is_dated_and_sourced() -> None:
 
 
 def test_unknown_price_is_none_not_zero() -> None:
-    est = estimate_run(_spec(gpu="tpu-v4"))
+    est = estimate_run(_spec(gpu="tpu-v3"))
     assert est.usd_per_gpu_hour is None
     assert est.dollar_cost is None
     assert est.dollar_cost_with_failures is None

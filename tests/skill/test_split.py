@@ -142,7 +142,7 @@ def test_flop_budget_on_a_priced_gpu_has_dollars() -> None:
     assert split.price_as_of and split.price_kind
     assert row.dollar_cost_with_failures == pytest.approx(row.gpu_hours * 2.49 * 1.5)
     assert row.dollar_cost_with_failures_range is not None
-    unpriced = budget_split(SplitSpec(budget_flops="1e22", gpu="tpu-v4"))
+    unpriced = budget_split(SplitSpec(budget_flops="1e22", gpu="tpu-v3"))
     assert unpriced.usd_per_gpu_hour is None
     assert unpriced.ratio_split.dollar_cost_with_failures is None
     assert unpriced.ratio_split.wall_days is not None
@@ -183,7 +183,7 @@ def test_a_string_that_is_not_money_names_the_field(field: str, value: str) -> N
         ({"budget_flops": 1e20, "budget_usd": 5}, "budget_flops"),
         ({"budget_flops": -1}, "budget_flops"),
         ({"budget_usd": 100}, "gpu"),
-        ({"budget_usd": 100, "gpu": "tpu-v4"}, "usd_per_gpu_hour"),
+        ({"budget_usd": 100, "gpu": "tpu-v3"}, "usd_per_gpu_hour"),
         ({"budget_flops": 1e20, "ratio": 0}, "ratio"),
         ({"budget_flops": 1e20, "mfu": 0.4}, "mfu"),
         ({"budget_flops": 1e20, "gpu": "h100", "mfu": 1.5}, "mfu"),
