@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -293,8 +294,16 @@ def _min_gpu_count(pins: _Pins, model: ResolvedModel, setup: Setup) -> tuple[int
     """Fewest devices on which some layout fits, and whether it is counted in whole nodes.
 
     Every count up to EXACT_COUNTS is tried; beyond, whole nodes of 8, found by doubling and
-    bisection (memory per device falls as devices are added).
+    bisection (memory per device falls as devices are added). The answer does not depend on
+    the count asked about, so it is computed once per model, pins and device (the plan search
+    asks it of many counts of one device type).
     """
+    return _min_gpu_count_of(pins, model, replace(setup, gpu_count=1))
+
+
+@lru_cache(maxsize=512)
+def _min_gpu_count_of(pins: _Pins, model: ResolvedModel,
+                      setup: Setup) -> tuple[int | None, bool]:
     def fits_on(n: int) -> bool:
         return _any_fits(pins, model, replace(setup, gpu_count=n))
 
