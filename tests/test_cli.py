@@ -439,3 +439,31 @@ def test_help_names_flags_not_tool_arguments(capsys: pytest.CaptureFixture[str])
             main([name, "--help"])
         text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
         assert said in text and unsaid not in text, name
+
+
+def test_gpus_json_prices_say_their_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 11's contract: every price has a kind (on-demand, reserved, spot) with its price,
+    date, source and the offer's description; the default is on-demand."""
+    code, out, _ = run(capsys, "gpus", "--json")
+    assert code == 0
+    devices = json.loads(out)
+    assert len(devices) >= 38
+    for device in devices:
+        for quote in [*device["prices"], *([device["default_price"]]
+                                           if device["default_price"] else [])]:
+            assert quote["kind"] in ("on-demand", "reserved", "spot")
+            assert {"usd_per_gpu_hour", "as_of", "source", "offer"} <= set(quote)
+        if device["default_price"]:
+            assert device["default_price"]["kind"] == "on-demand"
+    keys = {d["key"] for d in devices} | {a for d in devices for a in d["aliases"]}
+    assert {"b300", "gb300", "mi355x", "tpu-v6e", "tpu-v7", "h20", "gh200", "t4", "a10",
+            "rtx-5090", "trainium2"} <= keys
+
+
+def test_estimate_by_price_kind_names_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "estimate", "--preset", "qwen2.5-7b", "--tokens", "100B",
+                       "--gpu", "tpu-v5p", "--gpus", "16", "--price-kind", "reserved")
+    assert code == 0 and "- Price: $2.94/GPU-h, reserved, 2025" in out
+    code, _, err = run(capsys, "estimate", "--params", "7B", "--tokens", "100B", "--gpu",
+                       "h100", "--gpus", "8", "--price-kind", "spot")
+    assert code == 2 and err.startswith("error: --price-kind: 'spot' is not allowed")

@@ -317,7 +317,7 @@ def test_accelerators_template() -> None:
     assert table == snapshot("""\
 ### Accelerator catalog (compiled 2026-12-01)
 
-Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no source gives a figure. Prices are the newest dated observation; give your own with a price override.
+Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no source gives a figure. Default prices are the newest dated on-demand quote (reserved and spot quotes where the catalog has them, by price kind); give your own to replace them.
 
 | name | device | BF16 TFLOP/s | FP16 | FP8 | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
