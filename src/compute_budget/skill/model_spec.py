@@ -169,10 +169,10 @@ class ModelAndLayout(ModelSource):
         self._check_shape(arch)
         if self.lora_rank is not None and self.params is None and arch is None:
             raise InputError("lora_rank", self.lora_rank,
-                             "LoRA needs the model's shape: a config or preset, or params "
-                             "(to guess it from)")
+                             "LoRA needs the model's shape: a model id, config or preset, or "
+                             "params (to guess it from)")
         if self.params is None and arch is None:
-            raise InputError("params", None, "a parameter count, or a config or preset")
+            raise InputError("params", None, "a parameter count, or a model id, config or preset")
         total = self.model.total
         if self.active_params is not None and self.active_params > total:
             raise InputError("active_params", self.active_params,
