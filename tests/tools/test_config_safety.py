@@ -262,6 +262,32 @@ def test_the_server_flags_set_the_policy(tmp_path: Path) -> None:
     assert policy(True, str(tmp_path)).config_dir == tmp_path.resolve()
     with pytest.raises(ValueError, match="--config-dir must be an existing directory"):
         policy(True, str(tmp_path / "missing"))
+    no_hub = argparse.Namespace(http=True, config_dir=None, no_hub=True)
+    assert config_policy_from_args(no_hub) == ConfigPolicy(allow_paths=False, allow_hub=False)
+
+
+@pytest.mark.anyio
+async def test_a_server_without_the_hub_refuses_model_ids_and_fetches_nothing(
+    server: MCPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--no-hub: a model id is refused by name, before any request; presets still work."""
+    from compute_budget.skill import hub
+
+    def fetch(model_id: str) -> dict[str, Any]:
+        raise AssertionError("the Hub was asked")
+
+    monkeypatch.setattr(hub, "fetch_config", fetch)
+    monkeypatch.setattr(model_source_module, "fetch_config", fetch)
+    with using_config_policy(ConfigPolicy(allow_paths=False, allow_hub=False)):
+        async with Client(server) as client:
+            refused = await client.call_tool("estimate_run_cost", {
+                "model": "Qwen/Qwen2.5-7B", "tokens": "1T", "gpu": "h100", "gpu_count": 8})
+            assert refused.is_error
+            assert "model: 'Qwen/Qwen2.5-7B' is not allowed; not on this server" in \
+                refused.content[0].text
+            preset = await client.call_tool("estimate_run_cost", {
+                "preset": "qwen2.5-7b", "tokens": "1T", "gpu": "h100", "gpu_count": 8})
+            assert not preset.is_error
 
 
 @pytest.mark.anyio

@@ -67,6 +67,10 @@ class ConfigPolicy:
     config_dir: Path | None = None
     """When set, a path is read only if it resolves inside this directory (``--config-dir``);
     a relative path is taken from it."""
+    allow_hub: bool = True
+    """Fetch a ``model`` id's config.json from the Hugging Face Hub; False (``--no-hub``): a
+    server that must make no outbound request refuses model ids (inline configs and presets
+    still work)."""
 
 
 _policy = ConfigPolicy()
@@ -159,6 +163,10 @@ class ModelSource(BaseModel):
         elif isinstance(config, str):
             self._architecture = _load_path(config)
         elif self.model_id is not None:
+            if not _policy.allow_hub:
+                raise InputError("model", self.model_id,
+                                 "not on this server, which fetches nothing from the Hugging "
+                                 "Face Hub: give a preset, or the config.json object as config")
             self._architecture = from_hf_config(fetch_config(self.model_id),
                                                 source=f"hf:{self.model_id}")
         elif self.preset is not None:

@@ -124,14 +124,15 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Ht
 
 def config_policy_from_args(args: argparse.Namespace) -> ConfigPolicy:
     """Which config paths the server reads: over stdio any local path, over HTTP none; with
-    ``--config-dir DIR`` only paths inside DIR. Raises ValueError naming the flag when DIR is
-    not a directory."""
+    ``--config-dir DIR`` only paths inside DIR; with ``--no-hub`` no model id is fetched.
+    Raises ValueError naming the flag when DIR is not a directory."""
+    hub = not getattr(args, "no_hub", False)
     if args.config_dir is None:
-        return ConfigPolicy(allow_paths=not args.http)
+        return ConfigPolicy(allow_paths=not args.http, allow_hub=hub)
     directory = Path(args.config_dir).expanduser().resolve()
     if not directory.is_dir():
         raise ValueError(f"--config-dir must be an existing directory, got {args.config_dir!r}")
-    return ConfigPolicy(allow_paths=True, config_dir=directory)
+    return ConfigPolicy(allow_paths=True, config_dir=directory, allow_hub=hub)
 
 
 class BearerTokenMiddleware:

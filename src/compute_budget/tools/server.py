@@ -524,6 +524,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="read a config path only if it resolves inside DIR (a relative "
                              "path is taken from DIR); without it, --http reads no paths, only "
                              "inline config objects, and stdio reads local paths")
+    parser.add_argument("--no-hub", action="store_true",
+                        help="refuse model ids (the server then makes no outbound request to "
+                             "the Hugging Face Hub); presets and inline configs still work")
     parser.add_argument("--log-level", default="WARNING",
                         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
                         help="log level; logs go to stderr (default WARNING)")
