@@ -26,8 +26,9 @@ from .findings import (
     run_findings,
     strictest,
 )
-from .gain import GainFit, GainNote, read_gain
+from .gain import GainNote, read_gain
 from .kill_criteria import KillCriterion, kill_criteria
+from .scaling_result import ScalingFit
 from .quantities import Gain, Uncertainty, UsdAmount
 from .run_kind import DEFAULT_RUN_KIND, RunKind, starts_from_a_model
 
@@ -151,10 +152,10 @@ class Decision(BaseModel):
     min_gpu_count_without_offload: int | None = Field(
         description="The same without optimizer offload.")
     wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
-    gain_fit: GainFit | None = Field(
+    gain_fit: ScalingFit | None = Field(
         default=None,
-        description="When a scaling fit of small runs gave the gain: its summary (points, "
-                    "prediction, interval, extrapolation, the loss check).")
+        description="When a scaling fit of small runs gave the gain: that fit (its "
+                    "prediction, interval, extrapolation and the loss at 10% of the tokens).")
 
 
 def _next_steps(verdict: Verdict, findings: list[Finding], kind: RunKind, net: float,
@@ -216,7 +217,7 @@ def decision_summary(
     budget_usd: float | None = None,
     benefit: str | None = None,
     kind: RunKind | None = None,
-    fit: GainFit | None = None,
+    fit: ScalingFit | None = None,
 ) -> Decision:
     """Render a go / marginal / no-go verdict (module docstring).
 

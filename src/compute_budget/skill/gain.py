@@ -16,16 +16,13 @@ At σ = 0 the probabilities are 1 or 0.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError
 
-if TYPE_CHECKING:
-    from .scaling_result import ScalingFit
-
-__all__ = ["GainFit", "GainNote", "GainReading", "normal_cdf", "read_gain"]
+__all__ = ["GainNote", "GainReading", "normal_cdf", "read_gain"]
 
 GainNote = Literal["looks_absolute", "baseline_looks_absolute", "unit_slip"]
 """looks_absolute: a delta next to a baseline of the same size reads like two absolute scores;
@@ -142,35 +139,3 @@ def read_gain(
         p_positive=_probability(gain, sigma), notes=notes,
     )
 
-
-class GainFit(BaseModel):
-    """Where a gain came from when a scaling fit of small runs gave it (the fit's summary; the
-    fit itself is :class:`~compute_budget.skill.scaling_fit.ScalingFit`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    form: Literal["compute", "params_tokens"] = Field(
-        description="compute: L(C) = E + a·C^(−b); params_tokens: L(N, D).")
-    points_used: int = Field(description="Small runs fitted.")
-    baseline_loss: float = Field(description="The current model's loss (or metric).")
-    predicted: float = Field(description="The fit's loss (or metric) at the run.")
-    interval: tuple[float, float] = Field(description="[low, high] of it at level.")
-    level: float = Field(description="Probability the interval covers.")
-    extrapolation_ratio: float = Field(description="The run's compute ÷ the largest point's.")
-    warnings: tuple[str, ...] = Field(description="The fit's warning codes.")
-    higher_is_better: bool = Field(description="True for a metric; False for a loss.")
-    check_share: float = Field(description="Share of the run's tokens at the loss check.")
-    check_expected: float = Field(description="Loss (or metric) the fit expects there.")
-    check_interval: tuple[float, float] = Field(description="[low, high] of it at level.")
-
-    @classmethod
-    def of(cls, fit: ScalingFit) -> GainFit:
-        """The summary of a fit made with a baseline loss."""
-        assert fit.baseline_loss is not None
-        kill = fit.kill_loss
-        return cls(form=fit.form, points_used=fit.points_used, baseline_loss=fit.baseline_loss,
-                   predicted=fit.predicted, interval=fit.interval, level=fit.level,
-                   extrapolation_ratio=fit.extrapolation_ratio,
-                   warnings=tuple(w.code for w in fit.warnings),
-                   higher_is_better=fit.higher_is_better, check_share=kill.share,
-                   check_expected=kill.expected, check_interval=kill.interval)

@@ -10,7 +10,7 @@ falls within it)::
     spend by day N     dollars spent by day N at the planned rate (devices × 24 h × price);
                        with a budget, the share of it that is
 
-    loss by day N      with a scaling fit of small runs (:class:`~.gain.GainFit`): the loss
+    loss by day N      with a scaling fit of small runs (:class:`~.scaling_result.ScalingFit`): the loss
                        the fit expects at 10% of the tokens, at most the top of its interval
                        (a metric: at least the bottom); a run off its curve by then stops
 """
@@ -21,7 +21,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .gain import GainFit
+from .scaling_result import ScalingFit
 
 __all__ = ["KillCriterion", "kill_criteria"]
 
@@ -66,7 +66,7 @@ class KillCriterion(BaseModel):
 
 
 def kill_criteria(estimate: _Estimate, budget_usd: float | None = None,
-                  fit: GainFit | None = None) -> list[KillCriterion]:
+                  fit: ScalingFit | None = None) -> list[KillCriterion]:
     """The checks for ``estimate`` (module docstring); spend only with a known price, the loss
     only with a fit."""
     slow_seconds = estimate.wall_days_range[1] * HOURS_PER_DAY * 3600
@@ -86,10 +86,10 @@ def kill_criteria(estimate: _Estimate, budget_usd: float | None = None,
             metric="usd_spent_by_day", threshold=spent, unit="USD", direction="at_most",
             day=day, budget_share=None if not budget_usd else spent / budget_usd))
     if fit is not None:
-        low, high = fit.check_interval
+        low, high = fit.kill_loss.interval
         out.append(KillCriterion(
             metric="loss_by_day", threshold=low if fit.higher_is_better else high,
             unit="metric" if fit.higher_is_better else "loss",
             direction="at_least" if fit.higher_is_better else "at_most", day=day,
-            expected=fit.check_expected))
+            expected=fit.kill_loss.expected))
     return out

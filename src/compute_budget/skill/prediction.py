@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from .decision import Decision, DecisionInputs, decision_summary
 from .errors import InputError
 from .estimate import RunEstimate
-from .gain import GainFit
 from .points import MAX_POINTS, ScalingPoint
 from .quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
 from .scaling_laws import OptimalSplit, PublishedPrediction, compute_optimal, published_prediction
@@ -198,4 +197,4 @@ def decide(estimate: RunEstimate, inputs: DecisionInputs,
     assert fit.predicted_gain is not None and fit.gain_uncertainty is not None
     values.update(predicted_gain=fit.predicted_gain, gain_uncertainty=fit.gain_uncertainty,
                   metric_now=None, metric_expected=None, higher_is_better=True)
-    return decision_summary(estimate, **values, kind=estimate.kind, fit=GainFit.of(fit))
+    return decision_summary(estimate, **values, kind=estimate.kind, fit=fit)

@@ -329,7 +329,7 @@ def tool_specs() -> list[ToolSpec]:
                  _estimate, (HARDWARE,), brief=ESTIMATE_BRIEF),
         ToolSpec("render_verdict", "Go / marginal / no-go verdict on a run",
                  tool_description("render_verdict"), VerdictArguments, Decision, _verdict,
-                 (HARDWARE, GAIN), brief={"findings": {"__all__": {"numbers"}}},
+                 (HARDWARE, GAIN), brief={"findings": {"__all__": {"numbers"}}, "gain_fit": {"curve"}},
                  published=(*CORE_RUN, *DecisionInputs.model_fields,
                             *GainFromPoints.model_fields, "detail"),
                  undescribed=DESCRIBED_ON_ESTIMATE | DESCRIBED_ON_FIT),
