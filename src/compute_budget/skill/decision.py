@@ -28,9 +28,9 @@ from .findings import (
 )
 from .gain import GainNote, read_gain
 from .kill_criteria import KillCriterion, kill_criteria
-from .scaling_result import ScalingFit
 from .quantities import Gain, Uncertainty, UsdAmount
 from .run_kind import DEFAULT_RUN_KIND, RunKind, starts_from_a_model
+from .scaling_result import ScalingFit
 
 __all__ = [
     "Decision",
