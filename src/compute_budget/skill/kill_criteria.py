@@ -10,7 +10,7 @@ falls within it)::
     spend by day N     dollars spent by day N at the planned rate (devices × 24 h × price);
                        with a budget, the share of it that is
 
-    loss by day N      with a scaling fit of small runs (:class:`~.scaling_result.ScalingFit`): the loss
+    loss by day N      with a scaling fit of small runs (``ScalingFit``): the loss
                        the fit expects at 10% of the tokens, at most the top of its interval
                        (a metric: at least the bottom); a run off its curve by then stops
 """
