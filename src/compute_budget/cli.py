@@ -272,30 +272,16 @@ MAX_DATA_BYTES = 4_000_000
 
 def _read_data_file(path: str, field: str) -> tuple[str, str | None]:
     """The text of the user's data file ``path`` and its format by extension (csv, json or
-    None), refusing anything but a regular UTF-8 file of at most MAX_DATA_BYTES (a FIFO or a
-    device would hang or flood the command)."""
+    None), read like a config file (a regular UTF-8 file, checked before it is opened) of at
+    most MAX_DATA_BYTES."""
     import os
-    import stat
 
-    def refuse(reason: str) -> InputError:
-        return InputError(field, path, f"a readable .csv or .json file ({reason})")
+    from .skill.config_file import UnreadableFileError, read_small_text
 
     try:
-        info = os.stat(path)
-    except (OSError, ValueError) as exc:
-        raise refuse(getattr(exc, "strerror", None) or "not a valid path") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise refuse("not a regular file")
-    if info.st_size > MAX_DATA_BYTES:
-        raise refuse(f"larger than {MAX_DATA_BYTES // 1_000_000} MB")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DATA_BYTES + 1)
-        text = data.decode("utf-8-sig")
-    except OSError as exc:
-        raise refuse(exc.strerror or type(exc).__name__) from None
-    except UnicodeDecodeError:
-        raise refuse("not UTF-8 text") from None
+        text = read_small_text(os.path.realpath(path), MAX_DATA_BYTES)
+    except UnreadableFileError as exc:
+        raise InputError(field, path, f"a readable .csv or .json file ({exc.reason})") from None
     suffix = os.path.splitext(path)[1].lower()
     return text, {".csv": "csv", ".json": "json"}.get(suffix)
 

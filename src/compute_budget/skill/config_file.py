@@ -126,32 +126,52 @@ def _read_config_file(path: str, root: str | None) -> str:
     if not target.lower().endswith(".json"):
         raise refuse("its name, links resolved, does not end in .json")
     try:
-        info = os.stat(target)
+        return read_small_text(target, MAX_CONFIG_BYTES)
+    except UnreadableFileError as exc:
+        raise refuse(exc.reason) from None
+
+
+class UnreadableFileError(Exception):
+    """A file :func:`read_small_text` refuses, with the reason in a few words."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_small_text(path: str, max_bytes: int) -> str:
+    """The UTF-8 text of the regular file ``path``, of at most ``max_bytes``: checked before it
+    is opened (a FIFO or a device would hang or flood the reader), opened without following a
+    final link and without blocking, checked again once open, and read at most
+    ``max_bytes + 1``. Raises :class:`UnreadableFileError` with the reason."""
+    try:
+        info = os.stat(path)
     except (OSError, ValueError) as exc:
-        raise refuse(getattr(exc, "strerror", None) or "not a valid path") from None
+        raise UnreadableFileError(getattr(exc, "strerror", None) or "not a valid path") from None
     if not stat.S_ISREG(info.st_mode):
-        raise refuse("not a regular file")
-    if info.st_size > MAX_CONFIG_BYTES:
-        raise refuse("larger than 1 MB")
+        raise UnreadableFileError("not a regular file")
+    too_large = f"larger than {max_bytes / 1e6:g} MB"
+    if info.st_size > max_bytes:
+        raise UnreadableFileError(too_large)
     flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0))
     try:
-        fd = os.open(target, flags)
+        fd = os.open(path, flags)
     except OSError as exc:
-        raise refuse(exc.strerror or type(exc).__name__) from None
+        raise UnreadableFileError(exc.strerror or type(exc).__name__) from None
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO or device since stat
-            raise refuse("not a regular file")
+            raise UnreadableFileError("not a regular file")
         try:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
+            data = handle.read(max_bytes + 1)
         except OSError as exc:
-            raise refuse(exc.strerror or type(exc).__name__) from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise refuse("larger than 1 MB")
+            raise UnreadableFileError(exc.strerror or type(exc).__name__) from None
+    if len(data) > max_bytes:
+        raise UnreadableFileError(too_large)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise refuse("not UTF-8 text") from None
+        raise UnreadableFileError("not UTF-8 text") from None
 
 
 def load_config(
