@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from compute_budget.tools.schemas import _types
+
 pytestmark = pytest.mark.anyio
 
 TOOLS_LIST_MAX = 30_000
@@ -64,10 +66,7 @@ def test_a_non_finite_result_is_never_sent() -> None:
 def test_the_fast_output_schema_matches_the_json_schema_reading() -> None:
     """Output schemas are read from the result models' annotations at start-up (the full JSON
     schema of a nested result costs tens of milliseconds per tool); both readings agree."""
-    from compute_budget.tools.schemas import (
-        compact_output_schema,
-        compact_output_schema_from_json_schema,
-    )
+    from compute_budget.tools.schemas import compact_output_schema
     from compute_budget.tools.server import tool_specs
 
     for spec in tool_specs():
@@ -75,3 +74,21 @@ def test_the_fast_output_schema_matches_the_json_schema_reading() -> None:
         assert fast == compact_output_schema_from_json_schema(spec.output), spec.name
         assert list(fast["properties"]) == list(
             compact_output_schema_from_json_schema(spec.output)["properties"])
+
+
+def compact_output_schema_from_json_schema(model: Any) -> dict[str, Any]:
+    """The output schema read from the model's full JSON schema: the reference."""
+    full = model.model_json_schema()
+    defs = full.get("$defs", {})
+    properties: dict[str, Any] = {}
+    for name, prop in full.get("properties", {}).items():
+        entry = _types(prop, defs)
+        kinds = entry.get("type")
+        if kinds is None:
+            properties[name] = {}
+            continue
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        if any(b.get("type") == "null" for b in prop.get("anyOf", [])):
+            kinds.append("null")
+        properties[name] = {"type": kinds[0] if len(kinds) == 1 else kinds}
+    return {"type": "object", "properties": properties}

@@ -23,12 +23,13 @@ from .estimate import RunEstimate
 from .points import MAX_POINTS, ScalingPoint
 from .quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
 from .scaling_laws import OptimalSplit, PublishedPrediction, compute_optimal, published_prediction
-from .scaling_result import ScalingFit
+from .scaling_result import LEVEL_RANGE, ScalingFit
 
 __all__ = ["FitSpec", "GainFromPoints", "OptimalSpec", "decide", "gain_for_run", "optimal",
            "predict"]
 
-Level = Annotated[float, Field(gt=0.5, lt=0.99, allow_inf_nan=False), NotBool]
+Level = Annotated[float, Field(gt=LEVEL_RANGE[0], lt=LEVEL_RANGE[1], allow_inf_nan=False),
+                  NotBool]
 """The probability an interval covers, strictly between 0.5 and 0.99."""
 
 

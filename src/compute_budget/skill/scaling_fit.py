@@ -65,6 +65,7 @@ from .points import ScalingPoint, as_points
 from .quantities import GAIN_LIMIT, parse_quantity
 from .scaling_laws import optimal_split
 from .scaling_result import (
+    LEVEL_RANGE,
     FitWarning,
     Form,
     LossCheckpoint,
@@ -87,7 +88,6 @@ KILL_SHARE = 0.10
 NEXT_RUN_MULTIPLES = (2.0, 4.0, 10.0, 30.0)
 CURVE_POINTS = 40
 DEFAULT_RESAMPLES = 400
-LEVEL_RANGE = (0.5, 0.99)
 _GRID: dict[int, list[tuple[float, ...]]] = {
     1: [(e,) for e in (0.05, 0.1, 0.2, 0.35, 0.5, 0.8, 1.2)],
     2: [(a, b) for a in (0.1, 0.25, 0.5, 0.8) for b in (0.1, 0.25, 0.5, 0.8)]}

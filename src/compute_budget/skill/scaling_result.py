@@ -8,8 +8,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FitWarning", "Form", "LossCheckpoint", "NextRun", "Note", "ScalingFit",
+__all__ = ["LEVEL_RANGE", "FitWarning", "Form", "LossCheckpoint", "NextRun", "Note", "ScalingFit",
            "WarningCode"]
+
+LEVEL_RANGE = (0.5, 0.99)
+"""An interval's probability lies strictly between these."""
 
 Form = Literal["compute", "params_tokens"]
 WarningCode = Literal["far_extrapolation", "interval_wider_than_gain", "few_points", "poor_fit"]

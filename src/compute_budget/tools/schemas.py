@@ -19,8 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["compact_input_schema", "compact_output_schema",
-           "compact_output_schema_from_json_schema", "first_sentence"]
+__all__ = ["compact_input_schema", "compact_output_schema", "first_sentence"]
 
 MAX_DESCRIPTION = 70
 """Characters of an argument's description the schema keeps."""
@@ -136,30 +135,12 @@ def _json_kinds(annotation: Any) -> list[str]:
 def compact_output_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The published output schema of a result model: top-level keys and JSON types, read
     from the fields' annotations (a full JSON schema of a nested result costs tens of
-    milliseconds per tool at start-up; ``tests/tools`` checks both agree)."""
+    milliseconds per tool at start-up; ``tests/tools/test_context_budget.py`` checks it
+    against a reading of the full JSON schema)."""
     hints = typing.get_type_hints(model)  # resolves forward references left in model_fields
     properties: dict[str, Any] = {}
     for name, info in model.model_fields.items():
         kinds = _json_kinds(hints.get(name, info.annotation))
         properties[info.alias or name] = (
             {} if not kinds else {"type": kinds[0] if len(kinds) == 1 else kinds})
-    return {"type": "object", "properties": properties}
-
-
-def compact_output_schema_from_json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The same as :func:`compact_output_schema`, from the model's full JSON schema: the
-    reference the fast reading is tested against."""
-    full = model.model_json_schema()
-    defs = full.get("$defs", {})
-    properties: dict[str, Any] = {}
-    for name, prop in full.get("properties", {}).items():
-        entry = _types(prop, defs)
-        kinds = entry.get("type")
-        if kinds is None:
-            properties[name] = {}
-            continue
-        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
-        if any(b.get("type") == "null" for b in prop.get("anyOf", [])):
-            kinds.append("null")
-        properties[name] = {"type": kinds[0] if len(kinds) == 1 else kinds}
     return {"type": "object", "properties": properties}
