@@ -223,3 +223,25 @@ def test_plan_plot_data_is_the_frontier_that_fits() -> None:
     assert markers[0] == f"{report.plans[0].gpu_count} × {report.plans[0].accelerator}"
     assert [s["kind"] for s in data["series"][-2:]] == ["vline", "hline"]
     assert data["x_log"] and data["y_log"]
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["plan", "--params", "7B", "--tokens", "1T", "--deadline-days", "30",
+      "--available", "h100:64"], "error: --available: 'h100:64' is not allowed; NAME=COUNT"),
+    (["plan", "--params", "7B", "--tokens", "1T", "--deadline-days", "30",
+      "--available", "h100=0"], "error: --available"),
+    (["estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus", "8",
+      "--mfu-convention", "half"], "error: compute-budget estimate: argument --mfu-convention"),
+    (["estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus", "8",
+      "--mfu-convention", "full"], "error: --mfu-convention: 'full' is not allowed"),
+    (["fit", "--points", "POINTS", "--target-compute", "1e22", "--plot",
+      "/no/such/dir/fit.png"], "error: --plot: '/no/such/dir/fit.png' is not allowed"),
+    (["fit", "--target-params", "7B", "--target-tokens", "1T", "--plot", "x.png"],
+     "error: --plot: 'x.png' is not allowed; a fit of your points"),
+])
+def test_bad_planning_input_exits_2_naming_the_flag(
+        capsys: pytest.CaptureFixture[str], points: Path, argv: list[str], says: str) -> None:
+    argv = [str(points) if a == "POINTS" else a for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(says), err
