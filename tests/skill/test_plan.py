@@ -13,7 +13,8 @@ from pydantic import ValidationError
 from compute_budget.skill.catalog import get_accelerator, list_accelerators
 from compute_budget.skill.errors import InputError, describe_error
 from compute_budget.skill.estimate import RunEstimate, estimate_run
-from compute_budget.skill.plan import TIE, Plan, PlanReport, PlanSpec, plan_run
+from compute_budget.skill.plan import Plan, PlanReport, PlanSpec, plan_run
+from compute_budget.skill.plan_search import TIE
 from compute_budget.skill.plan_spec import optimal_batch_tokens
 from compute_budget.skill.run_spec import RunSpec
 
@@ -495,3 +496,25 @@ def test_a_plan_that_misses_the_deadline_at_the_slow_end_says_how_many_would_not
     relaxed = plan_run(PlanSpec(params="13B", tokens="5B", deadline_days=40, gpus=["h100"]))
     assert relaxed.plans[0].wall_days_range[1] <= 40
     assert relaxed.plans[0].gpu_count_for_slow_end is None
+
+
+def test_the_slow_end_count_is_one_the_search_allows() -> None:
+    """With pp=3 pinned, counts are multiples of 3 (and of whole nodes above 4): the devices
+    suggested for the slow end are too."""
+    report = plan_run(PlanSpec(preset="llama-2-7b", tokens="500B", deadline_days=14,
+                               gpus=["h100"], pp=3))
+    plan = report.plans[0]
+    assert plan.gpu_count % 3 == 0 and plan.wall_days_range[1] > 14
+    assert plan.gpu_count_for_slow_end is not None
+    assert plan.gpu_count_for_slow_end % 3 == 0
+    assert plan.gpu_count_for_slow_end > plan.gpu_count
+    # 96 devices whose slow end is 16.4 days need 96 · 16.4 / 15.5 ≈ 102 for a 15.5-day
+    # deadline: 104 in whole nodes, but 104 is no multiple of 3; the next allowed count is 120.
+    from compute_budget.skill.plan import _count_for_slow_end
+
+    tighter = report.plans[0].estimate
+    spec = PlanSpec(preset="llama-2-7b", tokens="500B", deadline_days=15.5, gpus=["h100"],
+                    pp=3)
+    needed = tighter.gpu_count * tighter.wall_days_range[1] / 15.5
+    assert 96 < needed <= 104
+    assert _count_for_slow_end(tighter, spec) == 120

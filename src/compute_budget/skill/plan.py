@@ -35,17 +35,21 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .estimate import RunEstimate
-from .model_spec import GPUS_PER_NODE
 from .plan_search import (
-    SMALL_COUNTS,
-    TIE,  # noqa: F401 (re-exported: the tests break ties as the search does)
     TypeStatus,
+    _Grid,
     _pick,
     _Search,
     _TypeResult,
     min_global_batch_tokens,
 )
-from .plan_spec import BATCH_FIT_SOURCE, DEFAULT_MAX_GPU_COUNT, BatchCapBasis, PlanSpec
+from .plan_spec import (
+    BATCH_FIT_SOURCE,
+    DEFAULT_MAX_GPU_COUNT,
+    MAX_GPU_COUNT,
+    BatchCapBasis,
+    PlanSpec,
+)
 
 __all__ = [
     "DEFAULT_MAX_GPU_COUNT",
@@ -190,18 +194,19 @@ class PlanReport(_Frozen):
     notes: list[ReportNote] = Field(description="Assumptions of every plan (see ReportNote).")
 
 
-def _count_for_slow_end(e: RunEstimate, deadline_days: float) -> int | None:
+def _count_for_slow_end(e: RunEstimate, spec: PlanSpec) -> int | None:
     """Devices that would finish by the deadline even at the slow end of the MFU band, by the
-    estimate's own linear scaling (whole nodes above 4); None when the plan already does."""
+    estimate's own linear scaling, among the counts the search allows (1, 2, 4, whole nodes,
+    multiples of the pinned degrees); None when the plan already does, or no count does."""
     slow = e.wall_days_range[1]
-    if slow <= deadline_days:
+    if slow <= spec.deadline_days:
         return None
-    needed = e.gpu_count * slow / deadline_days
-    small = next((c for c in SMALL_COUNTS if c >= needed), None)
-    return small if small is not None else GPUS_PER_NODE * math.ceil(needed / GPUS_PER_NODE)
+    grid = _Grid(spec.count_step, MAX_GPU_COUNT)
+    index = grid.first_at_least(e.gpu_count * slow / spec.deadline_days)
+    return grid.count(index) if index < len(grid) else None
 
 
-def _plan(e: RunEstimate, wins: list[Win], must_fit: bool, deadline_days: float) -> Plan:
+def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
     notes: list[PlanNote] = []
     if e.dollar_cost is None:
         notes.append("unpriced")
@@ -209,7 +214,7 @@ def _plan(e: RunEstimate, wins: list[Win], must_fit: bool, deadline_days: float)
     if memory is not None:
         if memory.fits is None:
             notes.append("memory_unknown")
-        elif not memory.fits and not must_fit:
+        elif not memory.fits and not spec.must_fit:
             notes.append("does_not_fit")
         elif memory.offload:
             notes.append("offload")
@@ -219,7 +224,7 @@ def _plan(e: RunEstimate, wins: list[Win], must_fit: bool, deadline_days: float)
         usd_per_gpu_hour=e.usd_per_gpu_hour, dollar_cost=e.dollar_cost,
         dollar_cost_with_failures=e.dollar_cost_with_failures,
         min_global_batch_tokens=min_global_batch_tokens(e),
-        gpu_count_for_slow_end=_count_for_slow_end(e, deadline_days),
+        gpu_count_for_slow_end=_count_for_slow_end(e, spec),
         wins=wins, notes=notes, estimate=e,
     )
 
@@ -345,7 +350,7 @@ def plan_run(spec: PlanSpec) -> PlanReport:
         win(r, r.fastest, "fastest_on_type")
 
     def plan_of(r: _TypeResult, n: int) -> Plan:
-        return _plan(r.points[n], wins[(r.acc.key, n)], spec.must_fit, spec.deadline_days)
+        return _plan(r.points[n], wins[(r.acc.key, n)], spec)
 
     by_cost = sorted(feasible, key=lambda r: (
         r is not cheapest, _cost(best(r)), best(r).wall_days, best(r).gpu_count, r.acc.key))
