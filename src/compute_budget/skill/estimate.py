@@ -34,7 +34,7 @@ from .flops import (
     rule_of_thumb,
 )
 from .flops import flops_per_token as flops_per_token_of
-from .lesson import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN
+from .lesson import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN, train_flops
 from .memory_estimate import MemoryEstimate, estimate_memory
 from .mfu import MfuPrior, ModelFamily, mfu_prior
 from .model_source import differs
@@ -229,7 +229,7 @@ def _training_warnings(spec: RunSpec, params: float) -> list[EstimateWarning]:
         return []
     from .scaling_laws import compute_optimal  # only here: it brings the published fits
 
-    split = compute_optimal(6.0 * params * spec.tokens, proposed_params=params,
+    split = compute_optimal(train_flops(params, spec.tokens), proposed_params=params,
                             proposed_tokens=spec.tokens)
     if split.proposed is None or split.proposed.placement != "under_trained":
         return []

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .activations import Recompute
 from .architecture import Architecture, count_params
 from .errors import InputError
+from .lesson import FLOPS_PER_PARAM_PER_TOKEN
 from .quantities import check_positive
 
 __all__ = [
@@ -58,7 +59,7 @@ __all__ = [
     "seconds_from_achieved",
 ]
 
-TRAIN_FLOPS_PER_WEIGHT = 6
+TRAIN_FLOPS_PER_WEIGHT = FLOPS_PER_PARAM_PER_TOKEN
 """2 forward (one multiply-add) + 4 backward (input and weight gradients) FLOPs per weight."""
 FORWARD_SHARE = 1 / 3
 """The forward pass is a third of forward + backward (2 of 6 FLOPs per weight)."""

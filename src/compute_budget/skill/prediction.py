@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from .decision import Decision, DecisionInputs, decision_summary
 from .errors import InputError
 from .estimate import RunEstimate
+from .lesson import train_flops
 from .points import MAX_POINTS, ScalingPoint
 from .quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
 from .scaling_laws import OptimalSplit, PublishedPrediction, compute_optimal, published_prediction
@@ -113,7 +114,7 @@ def gain_for_run(points: list[ScalingPoint], *, params: float, tokens: float,
     expect at 10% of its tokens for the kill criteria."""
     from .scaling_fit import fit_scaling_law  # numpy and scipy: imported only to fit
 
-    return fit_scaling_law(points, target_compute=6.0 * params * tokens, target_params=params,
+    return fit_scaling_law(points, target_compute=train_flops(params, tokens), target_params=params,
                            target_tokens=tokens, baseline_loss=baseline_loss,
                            higher_is_better=higher_is_better)
 
@@ -141,7 +142,7 @@ class OptimalSpec(BaseModel):
             if self.flops is None:
                 raise InputError("flops", None, "a compute budget, or params and tokens")
             return self
-        implied = 6.0 * self.params * self.tokens
+        implied = train_flops(self.params, self.tokens)
         if self.flops is not None and abs(implied / self.flops - 1) > 0.01:
             raise InputError("tokens", self.tokens,
                              f"with params, a run of 6·params·tokens = flops ({implied:.3g} "
@@ -155,7 +156,7 @@ def optimal(spec: OptimalSpec) -> OptimalSplit:
     flops = spec.flops
     if flops is None:
         assert spec.params is not None and spec.tokens is not None
-        flops = 6.0 * spec.params * spec.tokens
+        flops = train_flops(spec.params, spec.tokens)
     return compute_optimal(flops, proposed_params=spec.params, proposed_tokens=spec.tokens)
 
 

@@ -60,7 +60,7 @@ from numpy.typing import NDArray
 from scipy import optimize, stats
 
 from .errors import InputError
-from .lesson import FLOPS_PER_PARAM_PER_TOKEN
+from .lesson import FLOPS_PER_PARAM_PER_TOKEN, split_budget
 from .points import ScalingPoint, as_points
 from .quantities import GAIN_LIMIT, parse_quantity
 from .scaling_laws import optimal_split
@@ -328,8 +328,8 @@ def fit_scaling_law(
     kill_d = None if d_t is None else KILL_SHARE * d_t
     ratio = None if n_t is None or d_t is None else d_t / n_t
     grid = [float(c) for c in np.geomspace(computes.min(), c_t, CURVE_POINTS)]
-    along = [curve.at(c) if ratio is None else curve.at(c, math.sqrt(c / (6 * ratio)),
-                                                        math.sqrt(c * ratio / 6)) for c in grid]
+    along = [curve.at(c) if ratio is None else curve.at(c, *split_budget(c, ratio))
+             for c in grid]
     evaluate = np.array([curve.at(c_t, n_t, d_t), curve.at(KILL_SHARE * c_t, n_t, kill_d),
                          *along])
 
