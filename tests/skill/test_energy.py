@@ -100,10 +100,11 @@ def test_unknown_board_power_is_unknown_not_zero() -> None:
     assert given.board_power_w.given_by_user
 
 
-def test_a_clean_grid_given_by_the_user_is_zero_co2() -> None:
-    e = energy_of(_run(), grid_kg_co2_per_kwh=0)
+def test_a_clean_grid_given_by_the_user_has_little_co2() -> None:
+    # the cleanest grid accepted, 1 g per kWh (the same bound the run spec holds)
+    e = energy_of(_run(), grid_kg_co2_per_kwh=0.001)
     assert e.kwh is not None and e.kwh > 0
-    assert e.co2_kg == 0.0
+    assert e.co2_kg == pytest.approx(e.kwh * 0.001)
     assert e.grid_kg_co2_per_kwh.given_by_user
 
 
@@ -166,3 +167,12 @@ def test_every_board_power_in_the_catalog_has_a_source() -> None:
               "mi325x": 1000, "tpu-v4": 192, "gaudi2": 600, "gaudi3": 900, "l4": 72}
     for key, watts in quoted.items():
         assert get_accelerator(key).board_power_w == watts, key
+
+
+@pytest.mark.parametrize(("field", "value"), [("board_power_w", 0.5), ("grid_kg_co2_per_kwh", 0),
+                                              ("pue", 0.9)])
+def test_energy_of_holds_the_bounds_the_run_spec_holds(field: str, value: float) -> None:
+    with pytest.raises(InputError, match=rf"^{field}: "):
+        energy_of(_run(), **{field: value})
+    with pytest.raises(ValueError, match=field):
+        RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=8, **{field: value})

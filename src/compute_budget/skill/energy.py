@@ -49,6 +49,8 @@ __all__ = [
 
 PUE_RANGE = (1.0, 3.0)
 """PUE allowed: 1.0 (no overhead at all) to 3.0 (far above the worst surveyed averages)."""
+MIN_BOARD_POWER_W = 1.0
+"""Smallest board power per device accepted, in watts."""
 MAX_BOARD_POWER_W = 10_000.0
 """Largest board power per device accepted, in watts (today's largest parts draw ~1.2 kW)."""
 MIN_GRID_KG_CO2_PER_KWH = 0.001
@@ -57,7 +59,7 @@ MAX_GRID_KG_CO2_PER_KWH = 2.0
 """Largest grid intensity accepted, kg CO2e/kWh (coal plants emit about 1; 2 is a typo guard)."""
 WATTS_PER_KW = 1000.0
 
-BoardPower = Annotated[float, *bounded_quantity(1.0, MAX_BOARD_POWER_W)]
+BoardPower = Annotated[float, *bounded_quantity(MIN_BOARD_POWER_W, MAX_BOARD_POWER_W)]
 """A board power per device in watts, 1 to 10,000 (input type of ``board_power_w``)."""
 Pue = Annotated[float, *bounded_quantity(*PUE_RANGE)]
 """A facility's power usage effectiveness, 1.0 to 3.0 (input type of ``pue``)."""
@@ -214,11 +216,9 @@ def _hours(run: Timed) -> tuple[int, float, Range]:
 
 def _power(acc: Accelerator, given: float | None) -> EnergyAssumption:
     if given is not None:
-        watts = _number(given, "board_power_w", 0.0, MAX_BOARD_POWER_W,
-                        f"a board power per device in watts, above 0 and at most "
+        watts = _number(given, "board_power_w", MIN_BOARD_POWER_W, MAX_BOARD_POWER_W,
+                        f"a board power per device in watts, from {MIN_BOARD_POWER_W:g} to "
                         f"{MAX_BOARD_POWER_W:g}")
-        if watts == 0:
-            raise InputError("board_power_w", given, "a board power above 0 watts")
         return EnergyAssumption(value=watts, source="given by you", as_of=None, origin="user")
     if acc.board_power_w is None:
         return EnergyAssumption(value=None, source=None, as_of=None, origin=None)
@@ -259,11 +259,13 @@ def energy_of(
     facility, pue_value = _default(
         pue, "pue", defaults.pue, *PUE_RANGE,
         f"a PUE from {PUE_RANGE[0]:g} to {PUE_RANGE[1]:g} (facility energy / IT energy; "
-        "hyperscale ~1.1, industry average ~1.56)")
+        f"default {defaults.pue.value:g}, the {defaults.pue.short})")
     grid, intensity = _default(
         grid_kg_co2_per_kwh, "grid_kg_co2_per_kwh", defaults.grid_kg_co2_per_kwh,
-        0.0, MAX_GRID_KG_CO2_PER_KWH,
-        f"kg CO2e per kWh from 0 to {MAX_GRID_KG_CO2_PER_KWH:g} (world average ~0.48)")
+        MIN_GRID_KG_CO2_PER_KWH, MAX_GRID_KG_CO2_PER_KWH,
+        f"kg CO2e per kWh from {MIN_GRID_KG_CO2_PER_KWH:g} to {MAX_GRID_KG_CO2_PER_KWH:g} "
+        f"(default {defaults.grid_kg_co2_per_kwh.value:g}, the "
+        f"{defaults.grid_kg_co2_per_kwh.short})")
 
     def device_kwh(wall_hours: float) -> float | None:
         return (None if power.value is None

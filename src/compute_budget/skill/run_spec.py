@@ -7,7 +7,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from .catalog import Accelerator, AcceleratorKey, Precision, PriceKind, get_accelerator
 from .cost import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
-from .energy import BoardPower, GridIntensity, Pue
+from .energy import BoardPower, GridIntensity, Pue, load_energy_defaults
 from .errors import InputError
 from .flops import MfuConvention
 from .mfu import ModelFamily
@@ -17,6 +17,9 @@ from .run_kind import DEFAULT_RUN_KIND, RunKind
 
 __all__ = ["RunSpec"]
 
+
+_ENERGY = load_energy_defaults()
+"""The energy defaults the field descriptions quote, with their sources."""
 
 class RunSpec(ModelAndLayout):
     """The four inputs of step 1 (N, T, the device and its count) and the optional overrides.
@@ -89,13 +92,14 @@ class RunSpec(ModelAndLayout):
     )
     pue: Pue | None = Field(
         default=None,
-        description="Facility PUE for the energy, 1.0 to 3.0 (default 1.56). A hyperscale "
-                    "cloud is about 1.1.",
+        description=f"Facility PUE for the energy, 1.0 to 3.0. Default: "
+                    f"{_ENERGY.pue.value:g}, the {_ENERGY.pue.short}.",
     )
     grid_kg_co2_per_kwh: GridIntensity | None = Field(
         default=None,
-        description="Grid carbon intensity in kg CO2e per kWh, for the CO2. Default: the 0.48 "
-                    "world average.",
+        description=f"Grid carbon intensity in kg CO2e per kWh, for the CO2. Default: "
+                    f"{_ENERGY.grid_kg_co2_per_kwh.value:g}, the "
+                    f"{_ENERGY.grid_kg_co2_per_kwh.short}.",
     )
 
     @model_validator(mode="after")
