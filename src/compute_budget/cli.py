@@ -101,6 +101,21 @@ def _emit(args: argparse.Namespace, payload: BaseModel | list[Any], markdown: st
 
 # --- flags: help from the model fields, so a flag and a tool argument read the same -----------
 
+def _literal_choices(annotation: Any) -> list[Any] | None:
+    """The values of a ``Literal`` annotation (inside ``X | None`` or ``Annotated``)."""
+    from typing import Annotated, Literal, Union, get_args, get_origin
+
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return list(get_args(annotation))
+    if origin in (Union, Annotated) or type(annotation).__name__ == "UnionType":
+        for member in get_args(annotation):
+            found = _literal_choices(member)
+            if found:
+                return found
+    return None
+
+
 def _flag(
     p: argparse.ArgumentParser,
     model: type[BaseModel],
@@ -110,8 +125,12 @@ def _flag(
     note: str = "",
     **options: Any,
 ) -> None:
-    """Add ``--field`` (or ``flag``) with the field's own description as its help."""
+    """Add ``--field`` (or ``flag``) with the field's own description as its help, and the
+    field's own choices when it is a Literal."""
     description = model.model_fields[field].description or field
+    choices = _literal_choices(model.model_fields[field].annotation)
+    if choices and "action" not in options:
+        options.setdefault("choices", choices)
     p.add_argument(flag or "--" + field.replace("_", "-"), dest=field,
                    help=description + (f" {note}" if note else ""), **options)
 
@@ -127,8 +146,8 @@ def _add_fine_tuning_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.ModelAndLayout, "active_params", metavar="N")
     _flag(p, sk.ModelAndLayout, "trainable_params", metavar="N")
     _flag(p, sk.ModelAndLayout, "lora_rank", metavar="R", type=int)
-    _flag(p, sk.ModelAndLayout, "lora_targets", choices=["attention", "all-linear"])
-    _flag(p, sk.ModelAndLayout, "weights_bits", choices=[4, 8, 16], type=int)
+    _flag(p, sk.ModelAndLayout, "lora_targets")
+    _flag(p, sk.ModelAndLayout, "weights_bits", type=int)
     for field, metavar in (("layers", "L"), ("hidden", "H"), ("heads", "A")):
         _flag(p, sk.ModelAndLayout, field, metavar=metavar)
 
@@ -141,10 +160,10 @@ def _add_layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> Non
     _flag(p, model, "pp", metavar="P")
     _flag(p, model, "sp", action="store_const", const=True)
     _flag(p, model, "ep", metavar="E")
-    _flag(p, model, "recompute", choices=["none", "selective", "full"])
+    _flag(p, model, "recompute")
     _flag(p, model, "offload", action="store_const", const=True)
     _flag(p, model, "optimizer", metavar="NAME")
-    _flag(p, model, "stack", choices=["hf", "megatron"])
+    _flag(p, model, "stack")
     _flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
           const=False, note="Give this flag for attention that stores the s×s attention scores.")
 
@@ -158,14 +177,13 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     _flag(p, sk.RunSpec, "mfu", metavar="F")
     _flag(p, sk.RunSpec, "achieved_tflops", metavar="TF")
     _flag(p, sk.RunSpec, "usd_per_gpu_hour", "--price", metavar="USD")
-    _flag(p, sk.RunSpec, "price_kind", choices=["on-demand", "reserved", "spot"])
-    _flag(p, sk.RunSpec, "mfu_convention", choices=["6n", "causal", "full"])
-    _flag(p, sk.RunSpec, "precision", choices=["bf16", "fp16", "fp8"])
+    _flag(p, sk.RunSpec, "price_kind")
+    _flag(p, sk.RunSpec, "mfu_convention")
+    _flag(p, sk.RunSpec, "precision")
     _flag(p, sk.RunSpec, "peak_tflops", metavar="TF")
-    _flag(p, sk.RunSpec, "family", choices=["dense", "moe", "cnn", "snn"])
+    _flag(p, sk.RunSpec, "family")
     _flag(p, sk.RunSpec, "failure_budget", metavar="X")
-    _flag(p, sk.RunSpec, "kind",
-          choices=["pretrain", "continued-pretrain", "fine-tune", "ablation"])
+    _flag(p, sk.RunSpec, "kind")
     _flag(p, sk.RunSpec, "board_power_w", metavar="W")
     _flag(p, sk.RunSpec, "pue", metavar="X")
     _flag(p, sk.RunSpec, "grid_kg_co2_per_kwh", metavar="KG")
@@ -266,8 +284,8 @@ def _cmd_split(args: argparse.Namespace) -> None:
     _emit(args, split, render_split(split))
 
 
-MAX_DATA_BYTES = 4_000_000
-"""Largest data file (points, candidates) the CLI reads."""
+MAX_DATA_BYTES = 1_000_000
+"""Largest data file (points, candidates) the CLI reads: what the parsers accept."""
 
 
 def _read_data_file(path: str, field: str) -> tuple[str, str | None]:
@@ -473,10 +491,9 @@ def _plan_flags(p: argparse.ArgumentParser) -> None:
     _add_fine_tuning_flags(p)
     _flag(p, sk.PlanSpec, "mfu", metavar="F")
     _flag(p, sk.PlanSpec, "usd_per_gpu_hour", "--price", metavar="USD")
-    _flag(p, sk.PlanSpec, "precision", choices=["bf16", "fp16", "fp8"])
+    _flag(p, sk.PlanSpec, "precision")
     _flag(p, sk.PlanSpec, "failure_budget", metavar="X")
-    _flag(p, sk.PlanSpec, "kind",
-          choices=["pretrain", "continued-pretrain", "fine-tune", "ablation"])
+    _flag(p, sk.PlanSpec, "kind")
     _add_layout_flags(p, sk.PlanSpec)
     p.add_argument("--plot", metavar="PNG",
                    help="Also draw cost against wall days per accelerator, with the deadline "

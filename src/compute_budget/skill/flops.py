@@ -45,7 +45,6 @@ from .quantities import check_positive
 
 __all__ = [
     "CALIBRATION_CONTEXT",
-    "MFU_CONVENTIONS",
     "FlopCounts",
     "FlopsBreakdown",
     "HardwareFlops",
@@ -75,14 +74,6 @@ al. 2020; published end-to-end figures, this package's priors); ``causal`` 6·N 
 6·L·H·Q·T (Megatron-LM's ``num_floating_point_operations``); ``full`` 6·N + 12·L·H·Q·T, attention
 over all T keys (PaLM App. B, nanoGPT's ``estimate_mfu``, torchtitan's MFU)."""
 
-MFU_CONVENTIONS: dict[MfuConvention, str] = {
-    "6n": "6·N per token (Kaplan et al. 2020; published end-to-end runs, this package's priors)",
-    "causal": "6·N + causal attention 6·L·H·Q·T per token (Megatron-LM "
-              "num_floating_point_operations)",
-    "full": "6·N + full attention 12·L·H·Q·T per token (PaLM App. B; nanoGPT estimate_mfu; "
-            "torchtitan)",
-}
-"""Each convention with its source, for the reply."""
 
 
 class FlopsBreakdown(BaseModel):

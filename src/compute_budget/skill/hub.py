@@ -30,7 +30,12 @@ import os
 import re
 from typing import Any
 
-from .architecture import MAX_CONFIG_BYTES, parse_config_json
+from .config_file import (
+    MAX_CONFIG_BYTES,
+    UnreadableFileError,
+    parse_config_json,
+    read_small_text,
+)
 from .errors import ConfigError, InputError
 
 __all__ = ["MODEL_ID_HELP", "check_model_id", "fetch_config", "split_model_id"]
@@ -190,19 +195,16 @@ def _remote_size(repo_id: str, revision: str | None, endpoint: str | None) -> in
 
 
 def _read_cached(path: str, model_id: str) -> str:
+    """The cached config.json (a link into the cache's blobs), read as any config file is."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise _error(model_id, f"a config.json the Hugging Face cache can give back ("
-                               f"{exc.strerror or type(exc).__name__}): check HF_HOME, "
-                               + _OR_LOCAL) from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise _too_large(model_id)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _error(model_id, "a repository whose config.json is UTF-8 JSON") from None
+        return read_small_text(os.path.realpath(path), MAX_CONFIG_BYTES)
+    except UnreadableFileError as exc:
+        if exc.reason.startswith("larger than"):
+            raise _too_large(model_id) from None
+        if exc.reason == "not UTF-8 text":
+            raise _error(model_id, "a repository whose config.json is UTF-8 JSON") from None
+        raise _error(model_id, f"a config.json the Hugging Face cache can give back "
+                               f"({exc.reason}): check HF_HOME, " + _OR_LOCAL) from None
 
 
 REACH_TIMEOUT_S = 3.0
