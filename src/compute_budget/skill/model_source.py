@@ -120,7 +120,8 @@ class ModelSource(BaseModel):
     config: str | dict[str, Any] | None = Field(
         default=None,
         description="A config.json: a path, or the JSON object itself. "
-                    "(Llama, Mistral/Mixtral, GPT-2, GPT-NeoX, Qwen2, DeepSeek-V2/V3). Gives the "
+                    "(Llama, Mistral/Mixtral, GPT-2, GPT-NeoX, Qwen2/2.5 and MoE, Qwen3 and MoE, "
+                    "Gemma 2/3, Phi-3/4, OLMo 2, DeepSeek-V2/V3). Gives the "
                     "exact parameter counts, the shape and the attention and LM-head FLOPs.",
     )
     model_id: str | None = Field(

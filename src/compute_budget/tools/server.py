@@ -1,4 +1,4 @@
-"""The compute-budget MCP server: six tools, the ``prevalidate_run`` prompt, resources, completions.
+"""The compute-budget MCP server: ten tools, the ``prevalidate_run`` prompt, resources, completions.
 
 ``compute-budget-mcp`` serves it over stdio; ``compute-budget-mcp --http [--port P]`` serves
 streamable HTTP on 127.0.0.1 with the SDK's DNS-rebinding protection on and the limits of

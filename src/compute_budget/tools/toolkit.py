@@ -6,8 +6,9 @@ back as one clear ``isError`` message naming the argument (unknown arguments inc
 SDK would silently drop), and missing inputs must be asked of the user through elicitation where
 the client supports it. So each tool here
 
-- publishes its arguments model's JSON schema (``additionalProperties: false``) as the input
-  schema and its result model as the output schema;
+- publishes its arguments model's compact JSON schema as the input (``additionalProperties``
+  false, or true when it lists only some arguments and takes the rest too), and its result
+  model's top-level keys as the output schema;
 - lets every argument through the SDK's own argument model, then validates it against the
   arguments model itself, reporting errors with :func:`describe_error`;
 - declares each :class:`Question` as an ``Annotated[..., Resolve(...)]`` parameter, so the SDK
