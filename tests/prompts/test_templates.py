@@ -184,7 +184,7 @@ The net gain 1 ± 0.5 clears its uncertainty: the chance that it beats the basel
 | | |
 |---|---|
 | Gain used | 2 ± 0.5 (1σ), over a baseline of 1: net 1 |
-| Chance it beats the baseline | 98% (> 99% of any gain) |
+| Chance it beats the baseline | 98% (> 99% chance of any gain at all) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
 | Net gain per dollar | 0.0713 units of your metric per $1,000 (0.0475 with failures) |
 
@@ -209,10 +209,11 @@ def test_verdict_template_no_go_with_value_and_budget() -> None:
 ### Verdict: **NO-GO**
 
 Even the optimistic gain 0.5 (gain + σ) is below the 1 the cheaper option already gives: the chance that it beats it is < 1%.
+
 | | |
 |---|---|
 | Gain used | 0.3 ± 0.2 (1σ), over a baseline of 1: net −0.7 |
-| Chance it beats the baseline | < 1% (93% of any gain) |
+| Chance it beats the baseline | < 1% (93% chance of any gain at all) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
 | Net gain per dollar | −0.0499 units of your metric per $1,000 (−0.0333 with failures) |
 | Value of the net gain | −$700 at $1,000 per unit; expected net value −$21,734 |
