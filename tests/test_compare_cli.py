@@ -59,7 +59,7 @@ def test_markdown_with_a_pool_names_the_best_set(capsys: pytest.CaptureFixture[s
     code, out, _ = run(capsys, "compare", str(table), "--pool-gpu-days", "2000",
                        "--horizon-days", "30")
     assert code == 0
-    assert out.startswith("### 3 candidate runs, ranked by predicted gain per dollar")
+    assert out.startswith("### 3 candidate runs, ranked by gain per dollar")
     assert "**Best use of the pool (2,000 device-days within 30 days):** bigger-model, " \
            "distill, a total gain of 2.8" in out
     assert "Running **more-data** displaces bigger-model" in out
@@ -83,3 +83,19 @@ def test_a_fifo_or_a_missing_file_is_refused_at_once(capsys: pytest.CaptureFixtu
     assert code == 2 and "not a regular file" in err and err.startswith("error: FILE: ")
     code, _, err = run(capsys, "compare", str(tmp_path / "missing.csv"))
     assert code == 2 and err.startswith("error: FILE: ")
+
+
+def test_with_a_baseline_the_ranking_is_by_net_gain(capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    """A cheap run whose gain (0.3) is below the baseline (0.5) has the best gross gain per
+    dollar but a negative net one: it ranks last, as its no-go verdict says."""
+    path = tmp_path / "c.csv"
+    path.write_text("name,params,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty\n"
+                    "cheap-small,1B,20B,h100,8,0.3,0.1\nbig,13B,260B,h100,64,2.0,0.5\n")
+    _, out, _ = run(capsys, "compare", str(path), "--json")
+    gross = {r["name"]: r["gain_per_dollar"] for r in json.loads(out)}
+    assert gross["cheap-small"] > gross["big"]
+    _, out, _ = run(capsys, "compare", str(path), "--baseline", "0.5", "--json")
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == ["big", "cheap-small"]
+    assert rows[1]["net_gain_per_dollar"] < 0 and rows[1]["verdict"] == "no-go"

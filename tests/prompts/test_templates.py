@@ -320,7 +320,7 @@ def test_accelerators_template() -> None:
 
 Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no source gives a figure. Default prices are the newest dated on-demand quote (reserved and spot quotes where the catalog has them, by price kind); give your own to replace them.
 
-| name | device | BF16 TFLOP/s | FP16 | FP8 | memory | bandwidth | default price |
+| name | device | BF16 TFLOP/s | FP16 TFLOP/s | FP8 TFLOP/s | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
 | `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $2.49/h (on-demand, 2026-Q1) |
 | `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (on-demand, 2024) |

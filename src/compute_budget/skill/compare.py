@@ -1,4 +1,4 @@
-"""Candidate runs side by side: each one's estimate and verdict, ranked by gain per dollar, and
+"""Candidate runs side by side: each one's estimate and verdict, ranked by net gain per dollar, and
 what running one costs the others (the opportunity cost the stage-3 skill asks about).
 
 For each candidate (:mod:`.candidates`)::
@@ -14,7 +14,8 @@ For each candidate (:mod:`.candidates`)::
     pool_share        = gpu_days / pool_gpu_days               None without a pool
     fits_horizon      = wall_days ≤ horizon_days               None without a horizon
 
-Rank: gain per dollar, highest first; candidates of unknown cost last; ties (and the order among
+Rank: net gain per dollar (the gain beyond the baseline to beat, as the verdict counts it),
+highest first; candidates of unknown cost last; ties (and the order among
 unknown costs) by P(beats the baseline), highest first, then by the input order.
 
 Opportunity cost, with a pool of device-days: the *best set* is the set of candidates that
@@ -128,7 +129,7 @@ class CandidateResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str = Field(description="The candidate's name.")
-    rank: int = Field(description="1 for the highest gain per dollar (module docstring).")
+    rank: int = Field(description="1 for the highest net gain per dollar (module docstring).")
     verdict: Verdict = Field(description="go, marginal or no-go, as `decide` gives it.")
     cause: Cause = Field(description="The cause code of the verdict (ok for go).")
     predicted_gain: float = Field(description="Predicted gain, user's units, higher is better.")
@@ -253,9 +254,8 @@ def best_set_in_pool(gains: Sequence[float], gpu_days: Sequence[float],
 
 def _rank_key(row: tuple[int, CandidateResult]) -> tuple[bool, float, float, int]:
     index, r = row
-    unknown = r.gain_per_dollar is None
-    return (unknown, 0.0 if r.gain_per_dollar is None else -r.gain_per_dollar,
-            -r.p_beats_baseline, index)
+    value = r.net_gain_per_dollar
+    return (value is None, 0.0 if value is None else -value, -r.p_beats_baseline, index)
 
 
 def _assess(spec: CompareSpec, candidate: Candidate) -> CandidateResult:
