@@ -397,3 +397,17 @@ def test_points_must_be_a_list_of_points() -> None:
     assert err.field == "points[0].loss"
     err = error_of(lambda: fit_scaling_law([], target_compute=1e21))
     assert err.field == "points"
+
+
+def test_the_next_run_stays_a_small_run() -> None:
+    """The next run proposed costs at most 10% of the target's compute, however far the target:
+    a run at 30% of it would not be a small run."""
+    from compute_budget.skill.scaling_fit import NEXT_RUN_MAX_SHARE, fit_scaling_law
+
+    points = [{"compute": c, "loss": 1.8 + 40 * c ** -0.12} for c in (1e17, 1e18, 1e19, 1e20)]
+    for target in (3e20, 1e21, 1e22, 1e24):
+        fit = fit_scaling_law(points, target_compute=target, resamples=60)
+        if fit.next_run is not None:
+            assert fit.next_run.compute <= NEXT_RUN_MAX_SHARE * target
+    near = fit_scaling_law(points, target_compute=3e20, resamples=60)
+    assert near.next_run is None  # 2x the largest point is already 67% of the target

@@ -37,7 +37,8 @@ Warnings (codes with numbers): far_extrapolation (target > 100x the largest poin
 interval_wider_than_gain, few_points (fewer than 2 points per parameter), poor_fit (R² of the fit
 on the points below 0.95: the curve explains too little of the losses' spread).
 
-next_run: among 2x, 4x, 10x and 30x the largest point's compute (below the target), the run
+next_run: among 2x, 4x, 10x and 30x the largest point's compute (at most 10% of the target's:
+a small run), the run
 whose addition shrinks the interval most, by the delta method: the variance of the prediction
 is g·(JᵀJ)⁻¹·gᵀ (J the Jacobian at the points, g at the target); adding a point adds its row
 to J. The expected width is today's bootstrap width × sqrt(variance after / before) × the
@@ -86,6 +87,8 @@ MAX_EXPONENT = 3.0
 INDEPENDENT_SPREAD = math.log(2.0)
 KILL_SHARE = 0.10
 NEXT_RUN_MULTIPLES = (2.0, 4.0, 10.0, 30.0)
+NEXT_RUN_MAX_SHARE = 0.1
+"""A next small run costs at most this share of the target's compute."""
 CURVE_POINTS = 40
 DEFAULT_RESAMPLES = 400
 _GRID: dict[int, list[tuple[float, ...]]] = {
@@ -416,7 +419,7 @@ def _next_run(curve: _Curve, x: Array, target: Array, c_t: float, c_max: float,
     candidates: list[Range] = []
     for multiple in NEXT_RUN_MULTIPLES:
         c = multiple * c_max
-        if c >= c_t:
+        if c > NEXT_RUN_MAX_SHARE * c_t:  # no longer a small run beside the target
             continue
         n, d = curve.optimum(c) if curve.form == "params_tokens" else (None, None)
         at = curve.at(c, n, d)
