@@ -245,3 +245,24 @@ def test_bad_planning_input_exits_2_naming_the_flag(
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, "")
     assert err.startswith(says), err
+
+
+@pytest.mark.parametrize(("rows", "says"), [
+    ("compute,loss,loss\n1e17,3.5,3.5\n", "error: --points: "),  # a column twice
+    ("compute,loss\n1e5,3.5\n1e18,3.1\n1e19,2.8\n1e20,2.6\n", "error: --points[0].compute: "),
+    ("params,tokens,loss\n1,1,3.5\n1e8,1e9,3.1\n1e9,1e10,2.8\n1e10,1e11,2.6\n",
+     "error: --points[0]"),  # 6·N·D = 6 FLOPs: below the smallest compute
+])
+def test_more_bad_points(capsys: pytest.CaptureFixture[str], tmp_path: Path, rows: str,
+                         says: str) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(rows)
+    code, out, err = run(capsys, "fit", "--points", str(path), "--target-compute", "1e22")
+    assert (code, out) == (2, "")
+    assert err.startswith(says), err
+
+
+def test_plan_refuses_a_type_named_twice_in_available(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "plan", "--params", "7B", "--tokens", "1T", "--deadline-days",
+                       "30", "--available", "h100=64,h100-sxm=8")
+    assert code == 2 and err.startswith("error: --available"), err

@@ -483,8 +483,9 @@ def _plan_flags(p: argparse.ArgumentParser) -> None:
           note="Comma-separated, e.g. h100,a100-80gb.")
     _flag(p, sk.PlanSpec, "available", metavar="A=K,...", note="E.g. h100=64,a100=128.")
     _flag(p, sk.PlanSpec, "max_gpu_count", "--max-gpus", metavar="K", type=int)
-    _flag(p, sk.PlanSpec, "must_fit", "--ignore-memory", action="store_const", const=False,
-          note="Give this flag to keep plans that do not fit in memory.")
+    p.add_argument("--ignore-memory", dest="must_fit", action="store_const", const=False,
+                   help="Keep plans that do not fit in device memory (by default they are "
+                        "dropped).")
     _flag(p, sk.PlanSpec, "max_batch_tokens", metavar="T")
     _flag(p, sk.PlanSpec, "top", metavar="K", type=int)
     _add_model_flags(p, sk.PlanSpec)
