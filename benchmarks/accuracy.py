@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compute_budget.skill.estimate import RunSpec, estimate_run
-from compute_budget.skill.mfu import (
+from compute_budget.skill.hardware.mfu import (
     MfuPriorTable,
     generation_label,
     load_mfu_priors,

@@ -2,7 +2,7 @@
 
 Reads ``benchmarks/data/activation_memory.json`` (written by ``benchmarks/activation_memory.py``,
 which needs torch and transformers) and compares each family's measured bytes per token per
-layer with :func:`compute_budget.skill.activations.layer_bytes_per_token` on the ``hf`` stack
+layer with :func:`compute_budget.skill.memory.activations.layer_bytes_per_token` on the ``hf`` stack
 for the same config. Needs neither torch nor transformers: run it with
 ``uv run python -m benchmarks.activation_table``.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from compute_budget import from_hf_config
-from compute_budget.skill.activations import layer_bytes_per_token
-from compute_budget.skill.shape import shape_from_architecture
+from compute_budget.skill.memory.activations import layer_bytes_per_token
+from compute_budget.skill.model.shape import shape_from_architecture
 
 DATA = Path(__file__).parent / "data" / "activation_memory.json"
 SEQ_LEN = 1024

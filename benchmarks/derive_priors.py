@@ -29,7 +29,7 @@ is kept there as a baseline). Cluster size was not added: too few rows report a 
 Runs whose numbers do not measure end-to-end utilisation are kept in the benchmark but left out
 of the derivation (:data:`EXCLUDED`); FP8 runs are left out because the priors are against the
 BF16 peak and converting an FP8 run would assume the very FP8 speed-up the package applies on top
-(:data:`compute_budget.skill.mfu.FP8_SPEEDUP`).
+(:data:`compute_budget.skill.hardware.mfu.FP8_SPEEDUP`).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from pathlib import Path
 import numpy as np
 from scipy import optimize  # type: ignore[import-untyped]
 
-from compute_budget.skill.catalog import Accelerator, Precision, get_accelerator
-from compute_budget.skill.mfu import (
+from compute_budget.skill.hardware.catalog import Accelerator, Precision, get_accelerator
+from compute_budget.skill.hardware.mfu import (
     FAMILY_PRIORS,
     POOLED,
     CalibratedFamily,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compute_budget import MemorySpec, estimate_memory
-from compute_budget.skill.memory import Layout, Setup, device_bytes
+from compute_budget.skill.memory.states import Layout, Setup, device_bytes
 
 REPEATS = 15
 TARGET_MS = 50.0

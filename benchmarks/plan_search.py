@@ -1,7 +1,7 @@
 """Speed of the plan search: the cheapest and fastest plans over the whole catalog.
 
 Run with ``uv run python -m benchmarks.plan_search``. For each case it times the whole answer
-(:func:`compute_budget.skill.plan.plan_run` over every accelerator type with a dense peak, up to
+(:func:`~.plan_run` over every accelerator type with a dense peak, up to
 the default 4096 devices) and reports the median, the run estimates the search computed, and
 how many a blind search would need (every type at every count: 1, 2, 4, then whole nodes of 8).
 It also prints the batch cap each case ran under (the default, B_opt = 0.2920·C^0.3271 tokens
@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from compute_budget.skill.layout import _min_gpu_count_of
-from compute_budget.skill.plan import PlanReport, PlanSpec, plan_run
+from compute_budget.skill.memory.layout import _min_gpu_count_of
+from compute_budget.skill.planning.plan import PlanReport, PlanSpec, plan_run
 
 REPEATS = 3
 TARGET_S = 0.5

@@ -298,11 +298,13 @@ def test_a_command_imports_only_what_it_needs() -> None:
     builds none, the catalog builds only the catalog, and an estimate leaves the verdict, the
     alternatives and the split alone."""
     assert _modules_loaded_by("--help") == {"errors"}
-    assert _modules_loaded_by("gpus") == {"errors", "catalog", "pydantic.main"}
+    assert _modules_loaded_by("gpus") == {"errors", "quantities", "vocabulary", "hardware",
+                                          "hardware.catalog", "pydantic.main"}
     estimate = _modules_loaded_by("estimate", "--params", "7B", "--tokens", "1T", "--gpu",
                                   "h100", "--gpus", "8")
     assert {"run_spec", "estimate", "pydantic.main"} <= estimate
-    assert not estimate & {"decision", "alternatives", "split"}
+    assert not estimate & {"advice", "planning", "advice.decision", "advice.alternatives",
+                           "planning.budget_table"}
 
 
 # --- architecture, measured throughput and layout flags (issue: estimates that match runs) ---

@@ -294,7 +294,7 @@ def _read_data_file(path: str, field: str) -> tuple[str, str | None]:
     most MAX_DATA_BYTES."""
     import os
 
-    from .skill.config_file import UnreadableFileError, read_small_text
+    from .skill.model.config_file import UnreadableFileError, read_small_text
 
     try:
         text = read_small_text(os.path.realpath(path), MAX_DATA_BYTES)

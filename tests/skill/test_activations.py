@@ -5,8 +5,8 @@ torch 2.13 and transformers 5.24 on CPU, SDPA flash kernel, bf16)."""
 import pytest
 
 from benchmarks.activation_table import EXCLUDED, SEQ_LEN, load, rows
-from compute_budget.skill.activations import LOGITS_BYTES, layer_bytes_per_token
-from compute_budget.skill.shape import ModelShape
+from compute_budget.skill.memory.activations import LOGITS_BYTES, layer_bytes_per_token
+from compute_budget.skill.model.shape import ModelShape
 
 DATA = load()
 ROWS = {r.family: r for r in rows(DATA)}

@@ -8,10 +8,10 @@ import pytest
 from compute_budget import RunSpec, suggest_alternatives
 from compute_budget.cli import main
 from compute_budget.prompts import render_alternatives
-from compute_budget.skill import alternatives as alternatives_module
-from compute_budget.skill.alternatives import is_on_demand, on_demand_quote, seeds_needed
-from compute_budget.skill.catalog import get_accelerator, list_accelerators
+from compute_budget.skill.advice import alternatives as alternatives_module
+from compute_budget.skill.advice.alternatives import is_on_demand, on_demand_quote, seeds_needed
 from compute_budget.skill.errors import InputError
+from compute_budget.skill.hardware.catalog import get_accelerator, list_accelerators
 
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
 # 7B × 100B on 8 A100 at MFU 0.4 and $1.50: 4.2e21 FLOPs / (8 × 312e12 × 0.4) = 4,206,731 s,

@@ -11,17 +11,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from compute_budget.skill.architecture import (
-    PRESETS,
-    Architecture,
-    LatentAttention,
-    check_tensor_parallel,
-    count_params,
-    from_hf_config,
-    get_preset,
-    load_config,
-)
 from compute_budget.skill.errors import ConfigError, describe_error
+from compute_budget.skill.model.architecture import Architecture, LatentAttention
+from compute_budget.skill.model.config_file import load_config
+from compute_budget.skill.model.hf_config import from_hf_config
+from compute_budget.skill.model.param_count import check_tensor_parallel, count_params
+from compute_budget.skill.model.presets import PRESETS, get_preset
 
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
 

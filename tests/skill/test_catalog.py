@@ -3,8 +3,9 @@
 import pytest
 
 from compute_budget import UnknownAcceleratorError, get_accelerator, list_accelerators
-from compute_budget.skill.catalog import PRICE_KINDS, as_of_key, normalize_name
 from compute_budget.skill.errors import InputError
+from compute_budget.skill.hardware.catalog import PRICE_KINDS, as_of_key
+from compute_budget.skill.vocabulary import normalize_name
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ or per rack where the source does) and checks the stored dense per-device value 
 import pytest
 from pydantic import ValidationError
 
-from compute_budget.skill.catalog import (
+from compute_budget.skill.errors import InputError
+from compute_budget.skill.hardware.catalog import (
     Accelerator,
     PeakTflops,
     PriceQuote,
@@ -15,7 +16,6 @@ from compute_budget.skill.catalog import (
     get_accelerator,
     list_accelerators,
 )
-from compute_budget.skill.errors import InputError
 
 NEW_DEVICES = ["b300", "gb300", "mi350x", "mi355x", "tpu-v6e", "tpu-v7", "h100-nvl", "h20",
                "gh200", "a10", "t4", "rtx-5090", "a100-pcie", "trainium2"]
@@ -257,7 +257,7 @@ def test_tpu_prices_are_googles_per_chip_list_prices() -> None:
     """Google Cloud TPU pricing, per chip-hour (US regions), on-demand and 1-year committed use:
     v5e $1.20 / $0.84, v5p $4.20 / $2.94, v6e (Trillium) $2.70 / $1.89; v4 $3.22 / $1.93 (as
     transcribed by the secondary sources each quote names)."""
-    from compute_budget.skill.catalog import get_accelerator
+    from compute_budget.skill.hardware.catalog import get_accelerator
 
     for key, on_demand, reserved in (("tpu-v5e", 1.20, 0.84), ("tpu-v5p", 4.20, 2.94),
                                       ("tpu-v6e", 2.70, 1.89), ("tpu-v4", 3.22, 1.93)):

@@ -12,12 +12,8 @@ from pydantic import ValidationError
 from scipy.stats import norm
 
 from compute_budget.cli import main
-from compute_budget.skill.candidates import (
-    Candidate,
-    parse_candidates,
-    validate_candidates,
-)
-from compute_budget.skill.compare import (
+from compute_budget.skill.advice.candidates import Candidate, parse_candidates, validate_candidates
+from compute_budget.skill.advice.compare import (
     POOL_UNITS,
     CandidateResult,
     CompareSpec,

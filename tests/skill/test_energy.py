@@ -7,14 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from compute_budget.skill.catalog import get_accelerator, list_accelerators
-from compute_budget.skill.energy import (
-    PUE_RANGE,
-    energy_of,
-    load_energy_defaults,
-)
 from compute_budget.skill.errors import InputError
 from compute_budget.skill.estimate import estimate_run
+from compute_budget.skill.hardware.catalog import get_accelerator, list_accelerators
+from compute_budget.skill.hardware.energy import PUE_RANGE, energy_of, load_energy_defaults
 from compute_budget.skill.run_spec import RunSpec
 
 

@@ -6,14 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compute_budget.skill.architecture import Architecture, count_params, get_preset
 from compute_budget.skill.errors import InputError
-from compute_budget.skill.flops import (
+from compute_budget.skill.model.architecture import Architecture
+from compute_budget.skill.model.flops import (
     flops_per_token,
     hardware_flops_per_token,
     mfu_from_achieved,
     seconds_from_achieved,
 )
+from compute_budget.skill.model.param_count import count_params
+from compute_budget.skill.model.presets import get_preset
 
 DAY = 86_400.0
 
@@ -234,7 +236,7 @@ def test_longer_context_never_costs_less_and_recompute_never_saves(
 
 
 def test_flop_counts_by_convention_for_a_guessed_shape() -> None:
-    from compute_budget.skill.flops import CALIBRATION_CONTEXT, convert_mfu, flop_counts
+    from compute_budget.skill.model.flops import CALIBRATION_CONTEXT, convert_mfu, flop_counts
 
     # 12·L·d·T full, half of it causal (Chowdhery et al. 2022, App. B; Megatron-LM).
     counts = flop_counts(6e9, 16384, layers=10, hidden=1000)

@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 from huggingface_hub import constants as hub_constants  # read before HF_ENDPOINT is set
 
-from compute_budget.skill.architecture import count_params
 from compute_budget.skill.errors import ConfigError, InputError
-from compute_budget.skill.hub import check_model_id, fetch_config, split_model_id
-from compute_budget.skill.model_source import ModelSource
+from compute_budget.skill.model.hub import check_model_id, fetch_config, split_model_id
+from compute_budget.skill.model.param_count import count_params
+from compute_budget.skill.model.source import ModelSource
 
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
 LLAMA = (CONFIGS / "llama-2-7b-hf.json").read_bytes()
@@ -347,7 +347,7 @@ def test_no_model_id_means_no_architecture() -> None:
 
 
 def test_importing_the_spec_does_not_import_huggingface_hub() -> None:
-    code = ("import sys, compute_budget.skill.model_source; "
+    code = ("import sys, compute_budget.skill.model.source; "
             "print('huggingface_hub' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
@@ -358,7 +358,7 @@ def test_an_unreachable_hub_with_an_empty_cache_answers_at_once(
         hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     """No connection to the Hub (no network, no DNS): the cache alone is asked, without the
     library's requests and their retries (about 20 s of back-off before the same answer)."""
-    from compute_budget.skill import hub as hub_module
+    from compute_budget.skill.model import hub as hub_module
 
     with socket.socket() as probe:  # a port nothing listens on: connection refused
         probe.bind(("127.0.0.1", 0))

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from compute_budget import MemorySpec, RunSpec, decision_summary, estimate_memory, estimate_run
-from compute_budget.skill.layout import search_layout
-from compute_budget.skill.memory import Layout, Setup, device_bytes
-from compute_budget.skill.model_spec import LAYOUT_KNOBS
+from compute_budget.skill.memory.layout import search_layout
+from compute_budget.skill.memory.states import Layout, Setup, device_bytes
+from compute_budget.skill.vocabulary import LAYOUT_KNOBS
 
 
 def _memory(**fields: Any) -> Any:
@@ -230,7 +230,7 @@ def test_a_config_file_is_read_once_per_request(monkeypatch: pytest.MonkeyPatch,
     import json
 
     from compute_budget import get_preset, suggest_alternatives
-    from compute_budget.skill import architecture
+    from compute_budget.skill.model import config_file
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({
@@ -239,13 +239,13 @@ def test_a_config_file_is_read_once_per_request(monkeypatch: pytest.MonkeyPatch,
         "vocab_size": 128256}))
     assert get_preset("llama-3-8b").layers == 32
     reads = []
-    original = architecture.load_config
+    original = config_file.load_config
 
     def counting(p: Any) -> Any:
         reads.append(p)
         return original(p)
 
-    monkeypatch.setattr("compute_budget.skill.model_source.load_config", counting)
+    monkeypatch.setattr("compute_budget.skill.model.source.load_config", counting)
     spec = RunSpec(config=str(path), tokens="10B", gpu="h100", gpu_count=8)
     estimate_run(spec)
     suggest_alternatives(spec)

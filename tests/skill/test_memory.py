@@ -5,12 +5,12 @@ import pytest
 from pydantic import ValidationError
 
 from compute_budget import MemorySpec, estimate_memory, get_preset
-from compute_budget.skill.activations import activation_bytes
 from compute_budget.skill.errors import describe_error
-from compute_budget.skill.lora import decoder_linear_weights, lora_params
-from compute_budget.skill.memory import model_state_bytes
-from compute_budget.skill.optimizers import resolve_optimizer
-from compute_budget.skill.shape import ModelShape, guess_shape, shape_from_architecture
+from compute_budget.skill.memory.activations import activation_bytes
+from compute_budget.skill.memory.lora import decoder_linear_weights, lora_params
+from compute_budget.skill.memory.optimizers import resolve_optimizer
+from compute_budget.skill.memory.states import model_state_bytes
+from compute_budget.skill.model.shape import ModelShape, guess_shape, shape_from_architecture
 
 GB = 1e9  # the ZeRO paper's GB
 

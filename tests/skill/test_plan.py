@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from compute_budget.skill.catalog import get_accelerator, list_accelerators
 from compute_budget.skill.errors import InputError, describe_error
 from compute_budget.skill.estimate import RunEstimate, estimate_run
-from compute_budget.skill.plan import Plan, PlanReport, PlanSpec, plan_run
-from compute_budget.skill.plan_search import TIE
-from compute_budget.skill.plan_spec import optimal_batch_tokens
+from compute_budget.skill.hardware.catalog import get_accelerator, list_accelerators
+from compute_budget.skill.planning.plan import Plan, PlanReport, PlanSpec, plan_run
+from compute_budget.skill.planning.plan_search import TIE
+from compute_budget.skill.planning.plan_spec import optimal_batch_tokens
 from compute_budget.skill.run_spec import RunSpec
 
 
@@ -485,7 +485,7 @@ def test_a_plan_that_misses_the_deadline_at_the_slow_end_says_how_many_would_not
     devices (rounded up to whole nodes) would finish in time even there."""
     import math
 
-    from compute_budget.skill.plan import PlanSpec, plan_run
+    from compute_budget.skill.planning.plan import PlanSpec, plan_run
 
     report = plan_run(PlanSpec(params="13B", tokens="500B", deadline_days=21, gpus=["h100"]))
     plan = report.plans[0]
@@ -510,7 +510,7 @@ def test_the_slow_end_count_is_one_the_search_allows() -> None:
     assert plan.gpu_count_for_slow_end > plan.gpu_count
     # 96 devices whose slow end is 16.4 days need 96 · 16.4 / 15.5 ≈ 102 for a 15.5-day
     # deadline: 104 in whole nodes, but 104 is no multiple of 3; the next allowed count is 120.
-    from compute_budget.skill.plan import _count_for_slow_end
+    from compute_budget.skill.planning.plan import _count_for_slow_end
 
     tighter = report.plans[0].estimate
     spec = PlanSpec(preset="llama-2-7b", tokens="500B", deadline_days=15.5, gpus=["h100"],

@@ -10,15 +10,10 @@ from importlib import resources
 
 import pytest
 
-from compute_budget.skill.architecture import (
-    PRESETS,
-    PUBLISHED_PARAMS,
-    count_params,
-    from_hf_config,
-    get_preset,
-    list_presets,
-)
 from compute_budget.skill.errors import ConfigError
+from compute_budget.skill.model.hf_config import from_hf_config
+from compute_budget.skill.model.param_count import count_params
+from compute_budget.skill.model.presets import PRESETS, PUBLISHED_PARAMS, get_preset, list_presets
 
 
 def _data() -> dict[str, dict[str, object]]:

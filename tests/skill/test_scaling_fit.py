@@ -8,10 +8,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from compute_budget.skill.advice.gain import read_gain
 from compute_budget.skill.errors import InputError
-from compute_budget.skill.gain import read_gain
-from compute_budget.skill.points import MAX_POINTS, ScalingPoint, parse_points, points_from_objects
-from compute_budget.skill.scaling_fit import ScalingFit, fit_scaling_law
+from compute_budget.skill.scaling.fit import ScalingFit, fit_scaling_law
+from compute_budget.skill.scaling.points import (
+    MAX_POINTS,
+    ScalingPoint,
+    parse_points,
+    points_from_objects,
+)
 
 # Synthetic truth for the compute form: L(C) = 1.8 + a·C^(−0.3), reducible loss 1.5 at 1e17.
 E_TRUE, B_TRUE = 1.8, 0.3
@@ -402,7 +407,7 @@ def test_points_must_be_a_list_of_points() -> None:
 def test_the_next_run_stays_a_small_run() -> None:
     """The next run proposed costs at most 10% of the target's compute, however far the target:
     a run at 30% of it would not be a small run."""
-    from compute_budget.skill.scaling_fit import NEXT_RUN_MAX_SHARE, fit_scaling_law
+    from compute_budget.skill.scaling.fit import NEXT_RUN_MAX_SHARE, fit_scaling_law
 
     points = [{"compute": c, "loss": 1.8 + 40 * c ** -0.12} for c in (1e17, 1e18, 1e19, 1e20)]
     for target in (3e20, 1e21, 1e22, 1e24):

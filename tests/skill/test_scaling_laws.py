@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from compute_budget.skill.errors import InputError
-from compute_budget.skill.points import ScalingPoint
-from compute_budget.skill.scaling_fit import fit_scaling_law
-from compute_budget.skill.scaling_laws import (
+from compute_budget.skill.scaling.fit import fit_scaling_law
+from compute_budget.skill.scaling.points import ScalingPoint
+from compute_budget.skill.scaling.published import (
     BESIROGLU_2024,
     HOFFMANN_2022,
     compute_optimal,

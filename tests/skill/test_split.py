@@ -15,8 +15,8 @@ from compute_budget import (
     get_accelerator,
 )
 from compute_budget.skill.errors import describe_error
-from compute_budget.skill.mfu import mfu_prior
-from compute_budget.skill.split import DEFAULT_GPU_COUNT
+from compute_budget.skill.hardware.mfu import mfu_prior
+from compute_budget.skill.planning.budget_table import DEFAULT_GPU_COUNT
 
 H100 = get_accelerator("h100")
 H100_PRIOR = mfu_prior("dense", H100, "bf16")  # 0.15 / 0.22 / 0.33 in the 2026-11-30 set

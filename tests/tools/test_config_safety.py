@@ -3,7 +3,7 @@
 A file is read only if, links resolved, it is a regular ``.json`` file of at most 1 MB (checked
 with ``os.stat`` before it is opened); JSON nested more than 64 levels is refused without
 recursion; no error shows a value from a config; over HTTP only inline objects are read, or
-paths inside the operator's ``--config-dir`` (see ``compute_budget.skill.model_source``).
+paths inside the operator's ``--config-dir`` (see ``compute_budget.skill.model.source``).
 """
 
 import argparse
@@ -21,8 +21,8 @@ from mcp.server import MCPServer
 from pydantic import ValidationError
 
 from compute_budget.skill import ConfigError, ModelSource, describe_error, load_config
-from compute_budget.skill import model_source as model_source_module
-from compute_budget.skill.model_source import ConfigPolicy, using_config_policy
+from compute_budget.skill.model import source as model_source_module
+from compute_budget.skill.model.source import ConfigPolicy, using_config_policy
 from compute_budget.tools.http import config_policy_from_args
 
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
@@ -271,7 +271,7 @@ async def test_a_server_without_the_hub_refuses_model_ids_and_fetches_nothing(
     server: MCPServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--no-hub: a model id is refused by name, before any request; presets still work."""
-    from compute_budget.skill import hub
+    from compute_budget.skill.model import hub
 
     def fetch(model_id: str) -> dict[str, Any]:
         raise AssertionError("the Hub was asked")

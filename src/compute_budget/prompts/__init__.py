@@ -71,7 +71,7 @@ def render_comparison(comparison: Comparison) -> str:
 def render_fit(result: ScalingFit | PublishedPrediction) -> str:
     """A scaling fit's prediction, interval, gain and advice; or, without small runs, the
     published fits' prediction, labelled as a fallback."""
-    from ..skill.scaling_laws import PublishedPrediction as Published
+    from ..skill.scaling.published import PublishedPrediction as Published
 
     if isinstance(result, Published):
         return render("published", prediction=result)

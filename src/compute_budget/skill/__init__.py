@@ -1,310 +1,362 @@
-"""The knowledge of compute-budget: pure functions and pydantic models.
+"""The knowledge of compute-budget: pure functions and pydantic models, in six wings.
 
-No I/O but the packaged data (catalog, MFU priors) and one deliberate exception: a ``config``
-given as a local path is read by :func:`load_config` while the spec is validated, so the CLI and
-the MCP server share one reader and one set of error messages. Nothing here imports from the
-rest of the package; ``prompts``, ``tools`` and ``cli`` build on it.
+``vocabulary``, ``errors`` and ``quantities`` are the ground floor; ``model/``, ``hardware/``,
+``memory/``, ``scaling/``, then the run spec and the estimate, then ``advice/`` and
+``planning/`` build on it, each importing only what lies below it (``README.md`` says which
+wing owns what). No I/O but the packaged data and one deliberate exception: a ``config`` given
+as a local path (or a ``model`` id) is read while the spec is validated, so the CLI and the MCP
+server share one reader and one set of error messages. Nothing here imports from the rest of the
+package; ``prompts``, ``tools`` and ``cli`` build on it.
 
 Imports are lazy (PEP 562): ``import compute_budget.skill`` costs next to nothing, and a name's
 module is imported when the name is first used, so a command builds only the models it needs.
-``_EXPORTS`` says which module defines each public name; the ``TYPE_CHECKING`` imports say the
-same to a type checker, and ``__all__`` lists them (a test checks the three agree).
+``_EXPORTS`` says which module defines each public name and is the one list of them:
+``__all__`` is built from it, and the ``TYPE_CHECKING`` imports say the same to a type checker
+(a test checks that they agree).
 """
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .alternatives import (
-        Alternative,
-        AlternativeKind,
-        AlternativesOptions,
-        AlternativesReport,
-        suggest_alternatives,
+    from .advice.alternatives import (
+        Alternative as Alternative,
     )
-    from .architecture import (
-        PRESETS,
-        Architecture,
-        LatentAttention,
-        ParamBreakdown,
-        check_tensor_parallel,
-        count_params,
-        from_hf_config,
-        get_preset,
-        list_presets,
-        load_config,
+    from .advice.alternatives import (
+        AlternativeKind as AlternativeKind,
     )
-    from .candidates import (
-        Candidate,
-        parse_candidates,
-        validate_candidates,
+    from .advice.alternatives import (
+        AlternativesOptions as AlternativesOptions,
     )
-    from .catalog import (
-        Accelerator,
-        Catalog,
-        PeakTflops,
-        Precision,
-        PriceQuote,
-        get_accelerator,
-        list_accelerators,
-        load_catalog,
+    from .advice.alternatives import (
+        AlternativesReport as AlternativesReport,
     )
-    from .compare import (
-        CandidateResult,
-        CompareSpec,
-        Comparison,
-        compare_candidates,
+    from .advice.alternatives import (
+        suggest_alternatives as suggest_alternatives,
     )
-    from .cost import CostEstimate, estimate_run_cost
-    from .decision import Decision, DecisionInputs, NextStep, Verdict, decision_summary
-    from .energy import (
-        EnergyEstimate,
-        energy_of,
+    from .advice.candidates import (
+        Candidate as Candidate,
+    )
+    from .advice.candidates import (
+        parse_candidates as parse_candidates,
+    )
+    from .advice.candidates import (
+        validate_candidates as validate_candidates,
+    )
+    from .advice.compare import (
+        CandidateResult as CandidateResult,
+    )
+    from .advice.compare import (
+        CompareSpec as CompareSpec,
+    )
+    from .advice.compare import (
+        Comparison as Comparison,
+    )
+    from .advice.compare import (
+        compare_candidates as compare_candidates,
+    )
+    from .advice.decision import (
+        Decision as Decision,
+    )
+    from .advice.decision import (
+        DecisionInputs as DecisionInputs,
+    )
+    from .advice.decision import (
+        NextStep as NextStep,
+    )
+    from .advice.decision import (
+        Verdict as Verdict,
+    )
+    from .advice.decision import (
+        decision_summary as decision_summary,
+    )
+    from .advice.findings import Finding as Finding
+    from .advice.from_points import (
+        GainFromPoints as GainFromPoints,
+    )
+    from .advice.from_points import (
+        decide as decide,
+    )
+    from .advice.from_points import (
+        gain_for_run as gain_for_run,
+    )
+    from .advice.gain import GainReading as GainReading
+    from .advice.gain import read_gain as read_gain
+    from .advice.kill_criteria import KillCriterion as KillCriterion
+    from .errors import (
+        ComputeBudgetError as ComputeBudgetError,
     )
     from .errors import (
-        ComputeBudgetError,
-        ConfigError,
-        InputError,
-        UnknownAcceleratorError,
-        describe_error,
+        ConfigError as ConfigError,
     )
-    from .estimate import RunEstimate, estimate_run
-    from .findings import Finding
-    from .flops import (
-        FlopsBreakdown,
-        HardwareFlops,
-        flops_per_token,
-        hardware_flops_per_token,
-        mfu_from_achieved,
-        seconds_from_achieved,
+    from .errors import (
+        InputError as InputError,
     )
-    from .gain import GainReading, read_gain
-    from .hub import (
-        fetch_config,
+    from .errors import (
+        UnknownAcceleratorError as UnknownAcceleratorError,
     )
-    from .kill_criteria import KillCriterion
-    from .layout import LayoutChoice, Remedy, Slowdown
-    from .lesson import (
-        params_for_budget,
-        split_budget,
-        tokens_for_budget,
-        train_flops,
-        training_seconds,
+    from .errors import (
+        describe_error as describe_error,
     )
-    from .memory_estimate import MemoryEstimate, MemorySpec, estimate_memory
-    from .mfu import MfuPrior, ModelFamily, mfu_prior
-    from .model_source import ModelSource, ParamReport, param_report
-    from .model_spec import ModelAndLayout
-    from .plan import (
-        Plan,
-        PlanReport,
-        PlanSpec,
-        plan_run,
+    from .estimate import RunEstimate as RunEstimate
+    from .estimate import estimate_run as estimate_run
+    from .hardware.catalog import (
+        Accelerator as Accelerator,
     )
-    from .plan_spec import (
-        optimal_batch_tokens,
+    from .hardware.catalog import (
+        Catalog as Catalog,
     )
-    from .points import (
-        ScalingPoint,
-        parse_points,
-        points_from_objects,
+    from .hardware.catalog import (
+        PeakTflops as PeakTflops,
     )
-    from .prediction import (
-        FitSpec,
-        GainFromPoints,
-        OptimalSpec,
-        decide,
-        gain_for_run,
-        optimal,
-        predict,
+    from .hardware.catalog import (
+        Precision as Precision,
     )
-    from .quantities import parse_quantity
-    from .run_kind import RunKind
-    from .run_spec import RunSpec
-    from .scaling_fit import (
-        fit_scaling_law,
+    from .hardware.catalog import (
+        PriceQuote as PriceQuote,
     )
-    from .scaling_laws import (
-        OptimalSplit,
-        PublishedPrediction,
-        compute_optimal,
-        published_loss,
-        published_prediction,
+    from .hardware.catalog import (
+        get_accelerator as get_accelerator,
     )
-    from .scaling_result import (
-        ScalingFit,
+    from .hardware.catalog import (
+        list_accelerators as list_accelerators,
     )
-    from .split import BudgetSplit, SplitRow, SplitSpec, budget_split
+    from .hardware.catalog import (
+        load_catalog as load_catalog,
+    )
+    from .hardware.cost import CostEstimate as CostEstimate
+    from .hardware.cost import estimate_run_cost as estimate_run_cost
+    from .hardware.energy import EnergyEstimate as EnergyEstimate
+    from .hardware.energy import energy_of as energy_of
+    from .hardware.mfu import (
+        MfuPrior as MfuPrior,
+    )
+    from .hardware.mfu import (
+        ModelFamily as ModelFamily,
+    )
+    from .hardware.mfu import (
+        mfu_prior as mfu_prior,
+    )
+    from .memory.estimate import (
+        MemoryEstimate as MemoryEstimate,
+    )
+    from .memory.estimate import (
+        MemorySpec as MemorySpec,
+    )
+    from .memory.estimate import (
+        estimate_memory as estimate_memory,
+    )
+    from .memory.layout import LayoutChoice as LayoutChoice
+    from .memory.layout import Remedy as Remedy
+    from .memory.layout import Slowdown as Slowdown
+    from .memory.spec import ModelAndLayout as ModelAndLayout
+    from .model.architecture import (
+        Architecture as Architecture,
+    )
+    from .model.architecture import (
+        LatentAttention as LatentAttention,
+    )
+    from .model.architecture import (
+        ParamBreakdown as ParamBreakdown,
+    )
+    from .model.config_file import load_config as load_config
+    from .model.flops import (
+        FlopsBreakdown as FlopsBreakdown,
+    )
+    from .model.flops import (
+        HardwareFlops as HardwareFlops,
+    )
+    from .model.flops import (
+        flops_per_token as flops_per_token,
+    )
+    from .model.flops import (
+        hardware_flops_per_token as hardware_flops_per_token,
+    )
+    from .model.flops import (
+        mfu_from_achieved as mfu_from_achieved,
+    )
+    from .model.flops import (
+        seconds_from_achieved as seconds_from_achieved,
+    )
+    from .model.hf_config import from_hf_config as from_hf_config
+    from .model.hub import fetch_config as fetch_config
+    from .model.param_count import (
+        check_tensor_parallel as check_tensor_parallel,
+    )
+    from .model.param_count import (
+        count_params as count_params,
+    )
+    from .model.presets import (
+        PRESETS as PRESETS,
+    )
+    from .model.presets import (
+        get_preset as get_preset,
+    )
+    from .model.presets import (
+        list_presets as list_presets,
+    )
+    from .model.source import (
+        ModelSource as ModelSource,
+    )
+    from .model.source import (
+        ParamReport as ParamReport,
+    )
+    from .model.source import (
+        param_report as param_report,
+    )
+    from .planning.budget_table import (
+        BudgetSplit as BudgetSplit,
+    )
+    from .planning.budget_table import (
+        SplitRow as SplitRow,
+    )
+    from .planning.budget_table import (
+        SplitSpec as SplitSpec,
+    )
+    from .planning.budget_table import (
+        budget_split as budget_split,
+    )
+    from .planning.plan import Plan as Plan
+    from .planning.plan import PlanReport as PlanReport
+    from .planning.plan import plan_run as plan_run
+    from .planning.plan_spec import (
+        PlanSpec as PlanSpec,
+    )
+    from .planning.plan_spec import (
+        optimal_batch_tokens as optimal_batch_tokens,
+    )
+    from .quantities import parse_quantity as parse_quantity
+    from .run_spec import RunSpec as RunSpec
+    from .scaling.fit import fit_scaling_law as fit_scaling_law
+    from .scaling.lesson import (
+        params_for_budget as params_for_budget,
+    )
+    from .scaling.lesson import (
+        split_budget as split_budget,
+    )
+    from .scaling.lesson import (
+        tokens_for_budget as tokens_for_budget,
+    )
+    from .scaling.lesson import (
+        train_flops as train_flops,
+    )
+    from .scaling.lesson import (
+        training_seconds as training_seconds,
+    )
+    from .scaling.points import (
+        ScalingPoint as ScalingPoint,
+    )
+    from .scaling.points import (
+        parse_points as parse_points,
+    )
+    from .scaling.points import (
+        points_from_objects as points_from_objects,
+    )
+    from .scaling.published import (
+        OptimalSplit as OptimalSplit,
+    )
+    from .scaling.published import (
+        PublishedPrediction as PublishedPrediction,
+    )
+    from .scaling.published import (
+        compute_optimal as compute_optimal,
+    )
+    from .scaling.published import (
+        published_loss as published_loss,
+    )
+    from .scaling.published import (
+        published_prediction as published_prediction,
+    )
+    from .scaling.result import ScalingFit as ScalingFit
+    from .scaling.specs import (
+        FitSpec as FitSpec,
+    )
+    from .scaling.specs import (
+        OptimalSpec as OptimalSpec,
+    )
+    from .scaling.specs import (
+        optimal as optimal,
+    )
+    from .scaling.specs import (
+        predict as predict,
+    )
+    from .vocabulary import RunKind as RunKind
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "alternatives": (
+    "advice.alternatives": (
         "Alternative", "AlternativeKind", "AlternativesOptions", "AlternativesReport",
-        "suggest_alternatives",
+        "suggest_alternatives"
     ),
-    "architecture": (
-        "PRESETS", "Architecture", "LatentAttention", "ParamBreakdown", "check_tensor_parallel",
-        "count_params", "from_hf_config", "get_preset", "list_presets", "load_config",
-    ),
-    "catalog": (
-        "Accelerator", "Catalog", "PeakTflops", "Precision", "PriceQuote", "get_accelerator",
-        "list_accelerators", "load_catalog",
-    ),
-    "cost": ("CostEstimate", "estimate_run_cost"),
-    "decision": ("Decision", "DecisionInputs", "NextStep", "Verdict", "decision_summary"),
+    "advice.candidates": ("Candidate", "parse_candidates", "validate_candidates"),
+    "advice.compare": ("CandidateResult", "CompareSpec", "Comparison", "compare_candidates"),
+    "advice.decision": ("Decision", "DecisionInputs", "NextStep", "Verdict", "decision_summary"),
+    "advice.findings": ("Finding",),
+    "advice.from_points": ("GainFromPoints", "decide", "gain_for_run"),
+    "advice.gain": ("GainReading", "read_gain"),
+    "advice.kill_criteria": ("KillCriterion",),
     "errors": (
         "ComputeBudgetError", "ConfigError", "InputError", "UnknownAcceleratorError",
-        "describe_error",
+        "describe_error"
     ),
     "estimate": ("RunEstimate", "estimate_run"),
-    "findings": ("Finding",),
-    "flops": (
+    "hardware.catalog": (
+        "Accelerator", "Catalog", "PeakTflops", "Precision", "PriceQuote", "get_accelerator",
+        "list_accelerators", "load_catalog"
+    ),
+    "hardware.cost": ("CostEstimate", "estimate_run_cost"),
+    "hardware.energy": ("EnergyEstimate", "energy_of"),
+    "hardware.mfu": ("MfuPrior", "ModelFamily", "mfu_prior"),
+    "memory.estimate": ("MemoryEstimate", "MemorySpec", "estimate_memory"),
+    "memory.layout": ("LayoutChoice", "Remedy", "Slowdown"),
+    "memory.spec": ("ModelAndLayout",),
+    "model.architecture": ("Architecture", "LatentAttention", "ParamBreakdown"),
+    "model.config_file": ("load_config",),
+    "model.flops": (
         "FlopsBreakdown", "HardwareFlops", "flops_per_token", "hardware_flops_per_token",
-        "mfu_from_achieved", "seconds_from_achieved",
+        "mfu_from_achieved", "seconds_from_achieved"
     ),
-    "gain": ("GainReading", "read_gain"),
-    "kill_criteria": ("KillCriterion",),
-    "layout": ("LayoutChoice", "Remedy", "Slowdown"),
-    "lesson": (
-        "params_for_budget", "split_budget", "tokens_for_budget", "train_flops",
-        "training_seconds",
-    ),
-    "memory_estimate": ("MemoryEstimate", "MemorySpec", "estimate_memory"),
-    "mfu": ("MfuPrior", "ModelFamily", "mfu_prior"),
-    "model_source": ("ModelSource", "ParamReport", "param_report"),
-    "model_spec": ("ModelAndLayout",),
+    "model.hf_config": ("from_hf_config",),
+    "model.hub": ("fetch_config",),
+    "model.param_count": ("check_tensor_parallel", "count_params"),
+    "model.presets": ("PRESETS", "get_preset", "list_presets"),
+    "model.source": ("ModelSource", "ParamReport", "param_report"),
+    "planning.budget_table": ("BudgetSplit", "SplitRow", "SplitSpec", "budget_split"),
+    "planning.plan": ("Plan", "PlanReport", "plan_run"),
+    "planning.plan_spec": ("PlanSpec", "optimal_batch_tokens"),
     "quantities": ("parse_quantity",),
-    "run_kind": ("RunKind",),
     "run_spec": ("RunSpec",),
-    "split": ("BudgetSplit", "SplitRow", "SplitSpec", "budget_split"),
-    "candidates": ("Candidate", "parse_candidates", "validate_candidates"),
-    "compare": ("CandidateResult", "CompareSpec", "Comparison", "compare_candidates"),
-    "energy": ("EnergyEstimate", "energy_of"),
-    "plan": ("Plan", "PlanReport", "PlanSpec", "plan_run"),
-    "points": ("ScalingPoint", "parse_points", "points_from_objects"),
-    "scaling_fit": ("fit_scaling_law",),
-    "scaling_result": ("ScalingFit",),
-    "scaling_laws": ("OptimalSplit", "PublishedPrediction", "compute_optimal", "published_loss",
-                     "published_prediction"),
-    "prediction": ("FitSpec", "GainFromPoints", "OptimalSpec", "decide", "gain_for_run",
-                   "optimal", "predict"),
-    "plan_spec": ("optimal_batch_tokens",),
-    "hub": ("fetch_config",),
+    "scaling.fit": ("fit_scaling_law",),
+    "scaling.lesson": (
+        "params_for_budget", "split_budget", "tokens_for_budget", "train_flops",
+        "training_seconds"
+    ),
+    "scaling.points": ("ScalingPoint", "parse_points", "points_from_objects"),
+    "scaling.published": (
+        "OptimalSplit", "PublishedPrediction", "compute_optimal", "published_loss",
+        "published_prediction"
+    ),
+    "scaling.result": ("ScalingFit",),
+    "scaling.specs": ("FitSpec", "OptimalSpec", "optimal", "predict"),
+    "vocabulary": ("RunKind",),
 }
 """Each module under ``skill`` → the public names it defines."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = [
-    "PRESETS",
-    "Accelerator",
-    "Alternative",
-    "AlternativeKind",
-    "AlternativesOptions",
-    "AlternativesReport",
-    "Architecture",
-    "BudgetSplit",
-    "Candidate",
-    "CandidateResult",
-    "Catalog",
-    "CompareSpec",
-    "Comparison",
-    "ComputeBudgetError",
-    "ConfigError",
-    "CostEstimate",
-    "Decision",
-    "DecisionInputs",
-    "EnergyEstimate",
-    "Finding",
-    "FitSpec",
-    "FlopsBreakdown",
-    "GainFromPoints",
-    "GainReading",
-    "HardwareFlops",
-    "InputError",
-    "KillCriterion",
-    "LatentAttention",
-    "LayoutChoice",
-    "MemoryEstimate",
-    "MemorySpec",
-    "MfuPrior",
-    "ModelAndLayout",
-    "ModelFamily",
-    "ModelSource",
-    "NextStep",
-    "OptimalSpec",
-    "OptimalSplit",
-    "ParamBreakdown",
-    "ParamReport",
-    "PeakTflops",
-    "Plan",
-    "PlanReport",
-    "PlanSpec",
-    "Precision",
-    "PriceQuote",
-    "PublishedPrediction",
-    "Remedy",
-    "RunEstimate",
-    "RunKind",
-    "RunSpec",
-    "ScalingFit",
-    "ScalingPoint",
-    "Slowdown",
-    "SplitRow",
-    "SplitSpec",
-    "UnknownAcceleratorError",
-    "Verdict",
-    "budget_split",
-    "check_tensor_parallel",
-    "compare_candidates",
-    "compute_optimal",
-    "count_params",
-    "decide",
-    "decision_summary",
-    "describe_error",
-    "energy_of",
-    "estimate_memory",
-    "estimate_run",
-    "estimate_run_cost",
-    "fetch_config",
-    "fit_scaling_law",
-    "flops_per_token",
-    "from_hf_config",
-    "gain_for_run",
-    "get_accelerator",
-    "get_preset",
-    "hardware_flops_per_token",
-    "list_accelerators",
-    "list_presets",
-    "load_catalog",
-    "load_config",
-    "mfu_from_achieved",
-    "mfu_prior",
-    "optimal",
-    "optimal_batch_tokens",
-    "param_report",
-    "params_for_budget",
-    "parse_candidates",
-    "parse_points",
-    "parse_quantity",
-    "plan_run",
-    "points_from_objects",
-    "predict",
-    "published_loss",
-    "published_prediction",
-    "read_gain",
-    "seconds_from_achieved",
-    "split_budget",
-    "suggest_alternatives",
-    "tokens_for_budget",
-    "train_flops",
-    "training_seconds",
-    "validate_candidates",
-]
+_RENAMED: dict[str, str] = {}
+"""Old public name → its new name: importable for one release, with a DeprecationWarning."""
+
+__all__ = sorted(_MODULE_OF)  # noqa: PLE0605 (built from the one list of names)
 
 
 def __getattr__(name: str) -> Any:
     """Import the module that defines ``name`` on first use, and keep the name here."""
+    if name in _RENAMED:
+        warnings.warn(f"compute_budget.skill.{name} is renamed {_RENAMED[name]}; the old name "
+                      "goes in the next release", DeprecationWarning, stacklevel=2)
+        return __getattr__(_RENAMED[name])
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

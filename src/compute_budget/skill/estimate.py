@@ -18,28 +18,33 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .activations import Recompute
-from .architecture import ParamBreakdown
-from .catalog import Accelerator, Precision, load_catalog
-from .cost import HOURS_PER_DAY, CostEstimate, cost_from_flops
-from .energy import EnergyEstimate, energy_of, load_energy_defaults
-from .flops import (
+from .hardware.catalog import Accelerator, Precision, load_catalog
+from .hardware.cost import CostEstimate, cost_from_flops
+from .hardware.energy import EnergyEstimate, energy_of, load_energy_defaults
+from .hardware.mfu import MfuPrior, ModelFamily, mfu_prior
+from .memory.estimate import MemoryEstimate, estimate_memory
+from .model.architecture import ParamBreakdown
+from .model.flops import (
     FlopCounts,
     FlopsBreakdown,
-    MfuConvention,
     convert_mfu,
     flop_counts,
     hardware_flops_per_token,
     mfu_from_achieved,
     rule_of_thumb,
 )
-from .flops import flops_per_token as flops_per_token_of
-from .lesson import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN, train_flops
-from .memory_estimate import MemoryEstimate, estimate_memory
-from .mfu import MfuPrior, ModelFamily, mfu_prior
-from .model_source import differs
-from .run_kind import RunKind
+from .model.flops import flops_per_token as flops_per_token_of
+from .model.source import differs
 from .run_spec import RunSpec
+from .scaling.lesson import train_flops
+from .vocabulary import (
+    COMPUTE_OPTIMAL_RATIO,
+    FLOPS_PER_PARAM_PER_TOKEN,
+    HOURS_PER_DAY,
+    MfuConvention,
+    Recompute,
+    RunKind,
+)
 
 __all__ = ["MAX_PLAN_DAYS", "EstimateWarning", "Feasibility", "RunEstimate", "estimate_run"]
 
@@ -227,7 +232,7 @@ def _training_warnings(spec: RunSpec, params: float) -> list[EstimateWarning]:
             or spec.model.trainable < spec.model.total
             or spec.tokens / params >= UNDER_TRAINED_WARNING * COMPUTE_OPTIMAL_RATIO):
         return []
-    from .scaling_laws import compute_optimal  # only here: it brings the published fits
+    from .scaling.published import compute_optimal
 
     split = compute_optimal(train_flops(params, spec.tokens), proposed_params=params,
                             proposed_tokens=spec.tokens)
@@ -301,7 +306,7 @@ def estimate_run(
     """Estimate FLOPs, time, GPU-hours and dollars for ``spec``, with the MFU band as the range.
 
     Per-token model FLOPs come from the architecture when there is one (matmul + attention + LM
-    head, :func:`~compute_budget.skill.flops.flops_per_token`), else from 6·N_active.
+    head, :func:`~compute_budget.skill.model.flops.flops_per_token`), else from 6·N_active.
     ``flops_per_token`` replaces them (``flops_method`` says how it was obtained: distillation
     adds the teacher's forward pass 2·N_teacher per token). MFU is the user's, the one an
     achieved hardware TFLOP/s implies (model / hardware FLOPs × achieved / peak), or the prior.

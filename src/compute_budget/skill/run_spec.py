@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .catalog import Accelerator, AcceleratorKey, Precision, PriceKind, get_accelerator
-from .cost import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
-from .energy import BoardPower, GridIntensity, Pue, load_energy_defaults
 from .errors import InputError
-from .flops import MfuConvention
-from .mfu import ModelFamily
-from .model_spec import ModelAndLayout
+from .hardware.catalog import Accelerator, AcceleratorKey, Precision, PriceKind, get_accelerator
+from .hardware.energy import BoardPower, GridIntensity, Pue, load_energy_defaults
+from .hardware.mfu import ModelFamily
+from .memory.spec import ModelAndLayout
 from .quantities import Price, TflopsPerDevice, TokenCount
-from .run_kind import DEFAULT_RUN_KIND, RunKind
+from .vocabulary import (
+    DEFAULT_FAILURE_BUDGET,
+    DEFAULT_RUN_KIND,
+    FailureBudget,
+    Mfu,
+    MfuConvention,
+    RunKind,
+)
 
 __all__ = ["RunSpec"]
 

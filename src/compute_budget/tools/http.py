@@ -38,7 +38,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..skill.model_source import ConfigPolicy
+from ..skill.model.source import ConfigPolicy
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",

@@ -86,7 +86,8 @@ from ..skill import (
     predict,
     suggest_alternatives,
 )
-from ..skill.catalog import AcceleratorKey, normalize_name
+from ..skill.hardware.catalog import AcceleratorKey
+from ..skill.vocabulary import normalize_name
 from .toolkit import Question, ToolSpec, build_tool, merge_arguments
 
 __all__ = ["TOOL_NAMES", "build_server", "main"]
@@ -498,7 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``compute-budget-mcp``: serve over stdio, or streamable HTTP on 127.0.0.1 with --http."""
     import os
 
-    from ..skill.model_source import set_config_policy
+    from ..skill.model.source import set_config_policy
     from . import http
 
     parser = argparse.ArgumentParser(

@@ -1,0 +1,262 @@
+"""Candidate runs to weigh side by side: a run spec with a name and a predicted gain, read from a
+CSV table (a header row, one candidate a row) or a JSON list of objects.
+
+Columns: ``name``, ``params``, ``tokens``, ``gpu``, ``gpu_count``, ``predicted_gain`` and
+``gain_uncertainty``; any other field of :class:`~compute_budget.skill.run_spec.RunSpec` may be
+added (``mfu``, ``usd_per_gpu_hour``, ``kind``, ``preset``, ``config`` …). Quantities read as
+everywhere (``1B``, ``20B``, ``$2.49``). ``params`` may be left out when a ``config`` or
+``preset`` gives the model, as for a single run.
+
+Column names are matched ignoring case, surrounding spaces and ``-`` for ``_``; the CLI's
+``gpus`` and ``price`` name ``gpu_count`` and ``usd_per_gpu_hour``. An empty CSV cell, a JSON
+``null`` or a blank string means "not given". A table holds 2 to 50 candidates with distinct
+names (compared ignoring case).
+
+Every error is an :class:`~compute_budget.skill.errors.InputError` naming the row (0-based data
+row) and the column, e.g. ``candidates[2].params``, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from ..errors import ConfigError, InputError, UnknownAcceleratorError
+from ..quantities import Gain, Uncertainty
+from ..run_spec import RunSpec
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "MAX_NAME_LENGTH",
+    "MIN_CANDIDATES",
+    "Candidate",
+    "parse_candidates",
+    "validate_candidates",
+]
+
+MIN_CANDIDATES = 2
+MAX_CANDIDATES = 50
+MAX_NAME_LENGTH = 40
+MAX_TEXT_CHARS = 1_000_000
+"""Longest table text read (50 rows of every column, with inline configs, fit well within)."""
+
+REQUIRED_COLUMNS = ("name", "params", "tokens", "gpu", "gpu_count", "predicted_gain",
+                    "gain_uncertainty")
+ALIASES = {"gpus": "gpu_count", "price": "usd_per_gpu_hour"}
+"""The CLI's flag names for two columns."""
+
+
+class Candidate(RunSpec):
+    """One candidate run: a run spec (every field of :class:`RunSpec`), its name and the gain it
+    is predicted to produce, in the same units for every candidate."""
+
+    name: str = Field(
+        min_length=1, max_length=MAX_NAME_LENGTH,
+        description=f"Short unique name of the candidate (1 to {MAX_NAME_LENGTH} characters).",
+    )
+    predicted_gain: Gain = Field(
+        description="Predicted improvement from the run (a delta), in the user's metric, "
+                    "higher is better (a loss reduction as a positive number).",
+    )
+    gain_uncertainty: Uncertainty = Field(
+        description="1σ uncertainty of the gain, same units, ≥ 0 (0 if certain).",
+    )
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _clean_name(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value  # pydantic refuses it as "a valid string"
+        text = value.strip()
+        if any(not ch.isprintable() for ch in text):
+            raise ValueError("must be printable text on one line")
+        return text
+
+
+def _columns() -> tuple[str, ...]:
+    return tuple(Candidate.model_fields)
+
+
+def _known_columns_text() -> str:
+    others = [c for c in _columns() if c not in REQUIRED_COLUMNS]
+    return (f"the columns are {', '.join(REQUIRED_COLUMNS)}, and optionally any run field: "
+            f"{', '.join(others)}")
+
+
+def _column(raw: str) -> str:
+    """A column name as the model knows it: lower case, ``_`` for ``-`` and spaces, aliases."""
+    key = raw.strip().lower().replace("-", "_").replace(" ", "_")
+    return ALIASES.get(key, key)
+
+
+def _unknown_column(field: str, value: object, key: str) -> InputError:
+    close = difflib.get_close_matches(key, [*_columns(), *ALIASES], n=1, cutoff=0.6)
+    hint = f"did you mean {ALIASES.get(close[0], close[0])!r}? " if close else ""
+    return InputError(field, value, f"unknown column {key!r}; {hint}{_known_columns_text()}")
+
+
+def _count_check(count: int) -> None:
+    if not MIN_CANDIDATES <= count <= MAX_CANDIDATES:
+        raise InputError("candidates", f"{count} candidate{'s' * (count != 1)}",
+                         f"from {MIN_CANDIDATES} to {MAX_CANDIDATES} candidates (data rows)")
+
+
+def _given(value: object) -> bool:
+    """Whether a cell holds a value: not None and not a blank string."""
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def _parse_csv(text: str) -> list[dict[str, Any]]:
+    rows = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+    if not rows:
+        raise InputError("candidates", text[:40], "a CSV table: a header row and one row for "
+                                                  "each candidate")
+    header, data = rows[0], rows[1:]
+    keys: list[str | None] = []
+    for raw in header:
+        key = _column(raw)
+        if not key:
+            keys.append(None)  # a blank header cell: its column must stay empty
+            continue
+        if key in keys:
+            raise InputError("columns", raw.strip(), "each column once in the header row")
+        if key not in Candidate.model_fields:
+            raise _unknown_column("columns", raw.strip(), key)
+        keys.append(key)
+    _count_check(len(data))
+    out: list[dict[str, Any]] = []
+    for i, row in enumerate(data):
+        if len(row) > len(keys):
+            raise InputError(f"candidates[{i}]", row,
+                             f"at most {len(keys)} cells, as many as the header row has")
+        record: dict[str, Any] = {}
+        for column, cell in zip(keys, row, strict=False):  # missing trailing cells: not given
+            if not _given(cell):
+                continue
+            if column is None:
+                raise InputError(f"candidates[{i}]", cell,
+                                 "no value under a header cell without a column name")
+            record[column] = cell.strip()
+        out.append(record)
+    return out
+
+
+def _parse_json(text: str) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError("candidates", text[max(0, exc.pos - 20):exc.pos + 20],
+                         f"a JSON list of objects (invalid JSON at line {exc.lineno}, "
+                         f"column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, list):
+        raise InputError("candidates", type(data).__name__,
+                         "a JSON list of objects, one for each candidate")
+    _count_check(len(data))
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise InputError(f"candidates[{i}]", item, "an object of columns and values")
+        record: dict[str, Any] = {}
+        seen: set[str] = set()
+        for raw, value in item.items():
+            key = _column(str(raw))
+            if key not in Candidate.model_fields:
+                raise _unknown_column(f"candidates[{i}].{raw}", value, key)
+            if key in seen:
+                raise InputError(f"candidates[{i}].{raw}", value,
+                                 f"each column once ({key!r} is given twice)")
+            seen.add(key)
+            if _given(value):
+                record[key] = value
+        out.append(record)
+    return out
+
+
+def parse_candidates(text: str, *,
+                     fmt: Literal["csv", "json"] | None = None) -> list[dict[str, Any]]:
+    """Read a CSV table (header row) or a JSON list of objects into one mapping per candidate,
+    keyed by the model's column names, with the cells that were given (module docstring).
+
+    ``fmt`` None: JSON when the text starts with ``[`` or ``{``, else CSV. Checks the columns
+    and the number of rows; the values are checked by :func:`validate_candidates`.
+    """
+    if not isinstance(text, str):
+        raise InputError("candidates", type(text).__name__, "the text of a CSV or JSON table")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InputError("candidates", f"{len(text)} characters",
+                         f"at most {MAX_TEXT_CHARS} characters")
+    if fmt not in (None, "csv", "json"):
+        raise InputError("fmt", fmt, "csv or json (or leave it out to detect it)")
+    text = text.removeprefix("\ufeff")
+    as_json = text.lstrip().startswith(("[", "{")) if fmt is None else fmt == "json"
+    return _parse_json(text) if as_json else _parse_csv(text)
+
+
+# --- validation ---------------------------------------------------------------------------
+
+
+def _clean_message(msg: str) -> str:
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    return msg.replace("Input should be", "must be")
+
+
+def _row_error(index: int, exc: ValidationError) -> InputError:
+    """The first error of one row, as an InputError naming ``candidates[i].column``."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(p) for p in err.get("loc", ()) if not str(p).startswith("function-")]
+    column = loc[0] if loc else None
+    original = (err.get("ctx") or {}).get("error")
+    if isinstance(original, InputError):
+        field = f"candidates[{index}].{original.field}"
+        if isinstance(original, UnknownAcceleratorError):
+            return UnknownAcceleratorError(field, original.value, original.suggestions)
+        if isinstance(original, ConfigError):
+            return ConfigError(field, original.value, original.allowed)
+        return InputError(field, original.value, original.allowed)
+    field = f"candidates[{index}]" + (f".{column}" if column else "")
+    kind = err.get("type", "")
+    if kind == "missing":
+        return InputError(field, None, "a value in this column")
+    if kind == "extra_forbidden":
+        return _unknown_column(field, err.get("input"), column or "")
+    return InputError(field, err.get("input"), _clean_message(str(err.get("msg", "invalid"))))
+
+
+def validate_candidates(rows: object) -> list[Candidate]:
+    """Check each row (a mapping or a :class:`Candidate`) and the table: 2 to 50 candidates,
+    distinct names. Raises :class:`InputError` naming ``candidates[i].column``."""
+    if isinstance(rows, str | bytes) or not isinstance(rows, Sequence):
+        raise InputError("candidates", type(rows).__name__,
+                         f"a list of {MIN_CANDIDATES} to {MAX_CANDIDATES} candidates")
+    _count_check(len(rows))
+    out: list[Candidate] = []
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        if isinstance(row, Candidate):
+            candidate = row
+        elif isinstance(row, Mapping):
+            given = {str(k): v for k, v in row.items() if _given(v)}
+            try:
+                candidate = Candidate.model_validate(given)
+            except ValidationError as exc:
+                raise _row_error(i, exc) from None
+            except InputError as exc:  # raised outside pydantic's wrapping
+                raise InputError(f"candidates[{i}].{exc.field}", exc.value,
+                                 exc.allowed) from None
+        else:
+            raise InputError(f"candidates[{i}]", row, "an object of columns and values")
+        folded = candidate.name.casefold()
+        if folded in seen:
+            raise InputError(f"candidates[{i}].name", candidate.name,
+                             f"a name not used by another candidate (candidates[{seen[folded]}] "
+                             "has it; names are compared ignoring case)")
+        seen[folded] = i
+        out.append(candidate)
+    return out

@@ -1,0 +1,312 @@
+"""The accelerator catalog: dense peaks, memory, bandwidth and dated prices, each with its source.
+
+The data lives in ``data/accelerators.json`` inside the package, compiled from public datasheets
+and dated price observations. Peaks are the *dense* figures: NVIDIA datasheets since Ampere print
+tensor throughput with 2:4 sparsity, which is twice what dense training can use. A figure that no
+source gives is ``None`` (unknown), never 0.
+
+Every price quote has one kind: ``on-demand``, ``reserved`` or ``spot``. A device's default price
+is its newest on-demand quote; :meth:`Accelerator.price` picks the newest quote of a chosen kind,
+so that one comparison never mixes kinds.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Annotated, Literal, NamedTuple, get_args
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    field_validator,
+    model_validator,
+)
+
+from ..errors import InputError, UnknownAcceleratorError
+from ..vocabulary import normalize_name
+
+__all__ = [
+    "DEFAULT_PRICE_KIND",
+    "PRICE_KINDS",
+    "Accelerator",
+    "AcceleratorKey",
+    "Catalog",
+    "ChosenPrice",
+    "PeakTflops",
+    "Precision",
+    "PriceKind",
+    "PriceQuote",
+    "as_of_key",
+    "get_accelerator",
+    "list_accelerators",
+    "load_catalog",
+]
+
+Precision = Literal["bf16", "fp16", "fp8"]
+PriceKind = Literal["on-demand", "reserved", "spot"]
+"""How a price is bought: ``on-demand`` (pay as you go, no commitment), ``reserved`` (a
+commitment or a booked block of capacity) or ``spot`` (preemptible, can be taken back)."""
+PRICE_KINDS: tuple[PriceKind, ...] = get_args(PriceKind)
+DEFAULT_PRICE_KIND: PriceKind = "on-demand"
+GIB = 2**30
+
+_AS_OF = re.compile(r"^(\d{4})(?:-(0[1-9]|1[0-2])|-Q([1-4]))?$")
+
+
+def as_of_key(as_of: str) -> tuple[int, int]:
+    """A sortable (year, month) for an ``as_of`` date: ``'2026-11'`` → (2026, 11), a quarter
+    counts as its last month (``'2026-Q1'`` → (2026, 3)), a bare year as month 0 (before any
+    dated month of that year). ValueError for any other shape."""
+    match = _AS_OF.match(as_of)
+    if match is None:
+        raise ValueError(f"as_of {as_of!r} is not YYYY, YYYY-MM or YYYY-Qn")
+    year, month, quarter = match.groups()
+    if month is not None:
+        return int(year), int(month)
+    if quarter is not None:
+        return int(year), 3 * int(quarter)
+    return int(year), 0
+
+
+class PeakTflops(BaseModel):
+    """Dense peak tensor throughput per device, in TFLOP/s (10¹² FLOP/s), by precision."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bf16: float | None = Field(description="Dense BF16 tensor peak in TFLOP/s; None if unknown.")
+    fp16: float | None = Field(description="Dense FP16 tensor peak in TFLOP/s; None if unknown.")
+    fp8: float | None = Field(description="Dense FP8 tensor peak in TFLOP/s; None if unknown.")
+
+    def get(self, precision: Precision) -> float | None:
+        """The dense peak for ``precision`` in TFLOP/s, or None when no source gives it."""
+        value: float | None = getattr(self, precision)
+        return value
+
+
+class PriceQuote(BaseModel):
+    """One dated observation of a rental price, of one kind (on-demand, reserved or spot)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    usd_per_gpu_hour: float = Field(gt=0, description="US dollars per device-hour.")
+    kind: PriceKind = Field(
+        description="How the price is bought: 'on-demand' (no commitment), 'reserved' (a "
+                    "commitment or booked capacity) or 'spot' (preemptible).")
+    offer: str = Field(description="The offer quoted: provider, instance or tier, range.")
+    as_of: str = Field(description="When the price was observed: YYYY, YYYY-MM or YYYY-Qn.")
+    source: str = Field(description="Where the price comes from.")
+    default: bool = Field(
+        default=False,
+        description="Whether this is the catalog's default price: the newest on-demand quote.")
+
+    @field_validator("as_of")
+    @classmethod
+    def _dated(cls, value: str) -> str:
+        as_of_key(value)
+        return value
+
+
+class ChosenPrice(NamedTuple):
+    """A price per GPU-hour and its provenance; ``quote`` is set only for a catalog price."""
+
+    usd_per_gpu_hour: float | None
+    source: Literal["user", "catalog"] | None
+    quote: PriceQuote | None
+
+    def provenance(self) -> dict[str, str | None]:
+        """The ``price_source``, ``price_kind`` (on-demand, reserved or spot), ``price_as_of``
+        and ``price_reference`` fields that a result carries beside the price."""
+        q = self.quote
+        return dict(price_source=self.source, price_kind=q.kind if q else None,
+                    price_as_of=q.as_of if q else None, price_reference=q.source if q else None)
+
+
+class Accelerator(BaseModel):
+    """One accelerator (GPU, TPU chip, Gaudi) as software sees it: one device."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str = Field(description="Short name accepted as the GPU name, e.g. 'h100-sxm'.")
+    name: str = Field(description="Full name, e.g. 'H100 SXM'.")
+    vendor: str
+    generation: str = Field(description="Architecture generation, e.g. 'ampere', 'hopper'.")
+    aliases: tuple[str, ...] = Field(description="Other names accepted for this device.")
+    peak_tflops: PeakTflops
+    memory_gib: float | None = Field(description="Device memory in GiB (2³⁰ bytes).")
+    memory_bandwidth_tbs: float | None = Field(description="Memory bandwidth in TB/s.")
+    spec_source: str = Field(description="Where the peaks, memory and bandwidth come from.")
+    spec_as_of: str = Field(
+        description="When the spec source was published or read: YYYY, YYYY-MM or YYYY-Qn.")
+    board_power_w: float | None = Field(
+        default=None,
+        description="Board power per device in watts: the datasheet's maximum (TDP / peak board "
+                    "power), an upper bound on the draw; None when no source gives it.")
+    board_power_source: str | None = Field(
+        default=None, description="Where the board power comes from; None when it is unknown.")
+    prices: tuple[PriceQuote, ...] = Field(
+        description="Dated price observations, each of one kind (on-demand, reserved, spot).")
+
+    @field_validator("spec_as_of")
+    @classmethod
+    def _spec_dated(cls, value: str) -> str:
+        as_of_key(value)
+        return value
+
+    @model_validator(mode="after")
+    def _default_is_newest_on_demand(self) -> Accelerator:
+        defaults = [q for q in self.prices if q.default]
+        on_demand = [q for q in self.prices if q.kind == DEFAULT_PRICE_KIND]
+        if len(defaults) != (1 if on_demand else 0):
+            raise ValueError(f"{self.key}: exactly one default price when an on-demand quote "
+                             f"exists (none otherwise), found {len(defaults)}")
+        if defaults and defaults[0] is not self._newest(DEFAULT_PRICE_KIND):
+            raise ValueError(f"{self.key}: the default price must be the newest on-demand quote")
+        return self
+
+    def _newest(self, kind: PriceKind) -> PriceQuote | None:
+        """The newest quote of ``kind`` (the first listed among equally dated ones)."""
+        best: PriceQuote | None = None
+        for quote in self.prices:
+            if quote.kind == kind and (best is None
+                                       or as_of_key(quote.as_of) > as_of_key(best.as_of)):
+                best = quote
+        return best
+
+    @property
+    def price_kinds(self) -> tuple[PriceKind, ...]:
+        """The kinds of price the catalog has a quote of for this device, in PRICE_KINDS order."""
+        return tuple(k for k in PRICE_KINDS if any(q.kind == k for q in self.prices))
+
+    @property
+    def memory_bytes(self) -> float | None:
+        """Device memory in bytes, or None when unknown."""
+        return None if self.memory_gib is None else self.memory_gib * GIB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def default_price(self) -> PriceQuote | None:
+        """The catalog's default price: the newest on-demand quote, or None when there is none."""
+        for quote in self.prices:
+            if quote.default:
+                return quote
+        return None
+
+    def price(self, given: float | None, kind: str | None = None) -> ChosenPrice:
+        """The price a plan uses: ``given`` (yours) when set; else the newest catalog quote of
+        ``kind``; else, with no kind chosen, the default (newest on-demand) quote or unknown.
+
+        A ``kind`` that is not a price kind, or that this device has no quote of, raises
+        :class:`InputError` on ``price_kind`` listing the kinds it has."""
+        if kind is not None and kind not in PRICE_KINDS:
+            raise InputError("price_kind", kind, f"one of {', '.join(PRICE_KINDS)}")
+        if given is not None:
+            return ChosenPrice(given, "user", None)
+        if kind is None:
+            quote = self.default_price
+            if quote is None:
+                return ChosenPrice(None, None, None)
+            return ChosenPrice(quote.usd_per_gpu_hour, "catalog", quote)
+        chosen = next((self._newest(k) for k in PRICE_KINDS if k == kind), None)
+        if chosen is None:
+            has = self.price_kinds
+            allowed = (f"a kind {self.name} has a catalog quote of: {', '.join(has)}" if has
+                       else f"none: the catalog has no price for {self.name}; give "
+                            "usd_per_gpu_hour yourself")
+            raise InputError("price_kind", kind, allowed)
+        return ChosenPrice(chosen.usd_per_gpu_hour, "catalog", chosen)
+
+    @property
+    def default_precision(self) -> Precision:
+        """BF16 where the device has it, else FP16 (V100), else FP8."""
+        for precision in ("bf16", "fp16", "fp8"):
+            if self.peak_tflops.get(precision) is not None:
+                return precision
+        return "bf16"
+
+    def peak(self, precision: Precision) -> float:
+        """Dense peak in TFLOP/s for ``precision``; InputError when the catalog does not know it."""
+        value = self.peak_tflops.get(precision)
+        if value is None:
+            known = [p for p in ("bf16", "fp16", "fp8") if self.peak_tflops.get(p) is not None]
+            if known:
+                allowed = (
+                    f"the {precision} peak of {self.name} is unknown or unsupported; "
+                    f"known: {', '.join(known)} (or give peak_tflops yourself)"
+                )
+            else:
+                allowed = (
+                    f"no published dense tensor peak is known for {self.name}; give "
+                    "peak_tflops (its dense TFLOP/s) yourself"
+                )
+            raise InputError("precision" if known else "gpu", precision if known else self.key,
+                             allowed)
+        return value
+
+
+class Catalog(BaseModel):
+    """All accelerators the package knows, with the date the catalog was compiled."""
+
+    model_config = ConfigDict(frozen=True)
+
+    compiled: str = Field(description="Date the catalog was compiled (YYYY-MM-DD).")
+    notes: str
+    accelerators: tuple[Accelerator, ...]
+
+
+@cache
+def load_catalog() -> Catalog:
+    """Load the packaged catalog (cached)."""
+    text = resources.files("compute_budget.skill").joinpath("data/accelerators.json").read_text(
+        encoding="utf-8"
+    )
+    return Catalog.model_validate(json.loads(text))
+
+
+@cache
+def _index() -> dict[str, Accelerator]:
+    index: dict[str, Accelerator] = {}
+    for acc in load_catalog().accelerators:
+        for label in (acc.key, acc.name, *acc.aliases):
+            index.setdefault(normalize_name(label), acc)
+    return index
+
+
+def list_accelerators() -> tuple[Accelerator, ...]:
+    """Every accelerator in the catalog, in catalog order."""
+    return load_catalog().accelerators
+
+
+def get_accelerator(name: str, field: str = "gpu") -> Accelerator:
+    """Look an accelerator up by key, full name or alias, ignoring case, spaces and punctuation.
+
+    An unknown name raises :class:`UnknownAcceleratorError` with the closest catalog names.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(field, name, "an accelerator name such as 'h100' or 'a100-80gb'")
+    index = _index()
+    found = index.get(normalize_name(name))
+    if found is not None:
+        return found
+    wanted = normalize_name(name)
+    close = difflib.get_close_matches(wanted, list(index), n=6, cutoff=0.5)
+    suggestions: list[str] = []
+    for label in close:
+        key = index[label].key
+        if key not in suggestions:
+            suggestions.append(key)
+    raise UnknownAcceleratorError(field, name, suggestions[:3])
+
+
+def _catalog_key(name: str) -> str:
+    return get_accelerator(name).key
+
+
+AcceleratorKey = Annotated[str, AfterValidator(_catalog_key)]
+"""An accelerator name, alias or key, validated against the catalog and stored as its key."""

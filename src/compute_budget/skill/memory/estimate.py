@@ -1,0 +1,160 @@
+"""The memory answer: "will it fit?", at the cheapest layout that does, in one call.
+
+:func:`estimate_memory` resolves the model once, searches the layout knobs the user left open
+(:mod:`.layout`), and reports the memory per device at the chosen layout with the fewest devices
+of this type the run needs. The run estimate carries the same result as its memory check.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..model.shape import ModelShape
+from ..vocabulary import Recompute, Stack
+from .layout import LayoutChoice, search_layout
+from .lora import LoraTargets
+from .optimizers import OptimizerInfo, resolve_optimizer
+from .spec import ModelAndLayout
+from .states import USABLE_FRACTION, Setup
+
+__all__ = ["MemoryBreakdown", "MemoryEstimate", "MemoryNote", "MemorySpec", "estimate_memory"]
+
+MemoryNote = Literal["too_tight", "sp_without_tp", "shape_guessed", "shape_given"]
+"""too_tight: within the reserved share of device memory; sp_without_tp: sequence parallelism
+has no effect at tp 1; shape_guessed / shape_given: no config, the activations follow a guessed
+or given shape."""
+
+
+class MemorySpec(ModelAndLayout):
+    """What to size: the model, how it is fine-tuned, the devices and the layout knobs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MemoryBreakdown(BaseModel):
+    """Bytes per device by component."""
+
+    model_config = ConfigDict(frozen=True)
+
+    weights: float = Field(description="Weights (16-bit, or 4/8-bit frozen base), bytes.")
+    gradients: float = Field(description="16-bit gradients, bytes per device.")
+    optimizer: float = Field(description="Optimizer state on the device, bytes.")
+    activations: float = Field(
+        description="Stored activations, bytes per device (the loss's fp32 logits included)."
+    )
+    total: float = Field(description="weights + gradients + optimizer + activations, bytes.")
+
+
+class MemoryEstimate(BaseModel):
+    """Memory per device at the layout answered for, and whether it fits the named device."""
+
+    model_config = ConfigDict(frozen=True)
+
+    per_gpu_bytes: MemoryBreakdown
+    fits: bool | None = Field(description="Whether the total fits the device; None if unknown.")
+    accelerator: str | None = Field(description="Full accelerator name, if one was named.")
+    gpu_memory_bytes: float | None = Field(description="Device memory in bytes, if known.")
+    headroom_bytes: float | None = Field(description="Device memory minus total, in bytes.")
+    spare_bytes: float | None = Field(
+        description="Usable memory (usable_fraction of the device) minus total, in bytes: what "
+                    "is left before the reserve for the runtime.")
+    host_bytes: float = Field(
+        description="CPU memory per device for offloaded gradients and optimizer state, bytes "
+                    "(0 without offload).")
+    zero3_gathered_bytes: float = Field(
+        description="Part of the weights: the full layers ZeRO-3 gathers at once, bytes.")
+    params: float = Field(description="Total parameters N of the base model.")
+    trainable_params: float = Field(description="Parameters with gradients and optimizer state.")
+    lora_params: float = Field(description="LoRA adapter parameters added (0 without LoRA).")
+    lora_rank: int | None = Field(description="LoRA rank, when LoRA.")
+    lora_targets: LoraTargets | None = Field(description="Layers LoRA adapts, when LoRA.")
+    weights_bits: int = Field(description="Storage bits of the frozen base weights (16, 8, 4).")
+    gpu_count: int
+    zero: int = Field(description="ZeRO stage of the layout answered for.")
+    tp: int = Field(description="Tensor-parallel degree.")
+    pp: int = Field(description="Pipeline-parallel degree.")
+    sp: bool = Field(description="Sequence parallelism.")
+    ep: int = Field(description="Expert-parallel degree.")
+    recompute: Recompute = Field(description="Activation recomputation.")
+    micro_batch: int = Field(description="Micro-batch size in sequences.")
+    offload: bool = Field(description="Optimizer state offloaded to CPU memory.")
+    data_parallel: int = Field(description="Data-parallel degree N_d = devices / (TP·PP).")
+    min_gpu_count: int | None = Field(
+        description="Fewest devices of this type on which the run fits at its best layout; "
+                    "None when device memory is unknown or no count fits.")
+    stack: Stack = Field(description="Training stack whose activations are counted.")
+    layout: LayoutChoice = Field(description="How the layout was chosen, and what it costs.")
+    optimizer: OptimizerInfo
+    shape: ModelShape
+    seq_len: int = Field(description="Sequence length in tokens.")
+    flash_attention: bool
+    logits_bytes: float = Field(
+        description="Part of the activations: the fp32 logits kept for the loss, bytes per "
+                    "device; 0 when the vocabulary is unknown."
+    )
+    usable_fraction: float = Field(
+        description="Share of device memory counted as usable for fits; the rest is left for "
+                    "the CUDA context, communication buffers and fragmentation."
+    )
+    activations_in_flight: int = Field(
+        description="Micro-batches whose activations the first pipeline stage holds at once."
+    )
+    notes: list[MemoryNote] = Field(description="Codes for things to check (see MemoryNote).")
+
+
+def estimate_memory(spec: ModelAndLayout) -> MemoryEstimate:
+    """Memory per device for ``spec`` at the cheapest layout that fits (module docstring)."""
+    model = spec.model
+    acc = spec.accelerator
+    capacity = acc.memory_bytes if acc is not None else None
+    opt = resolve_optimizer(spec.optimizer or "adamw")
+    setup = Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
+                  optimizer_bytes=opt.bytes_per_param, stack=spec.resolved_stack,
+                  flash_attention=spec.flash_attention, capacity_bytes=capacity)
+    layout, memory, choice = search_layout(model, setup, spec)
+    total = memory.total
+    fits = None if capacity is None else total <= USABLE_FRACTION * capacity
+    headroom = None if capacity is None else capacity - total
+    notes: list[MemoryNote] = []
+    if fits is False and headroom is not None and headroom >= 0:
+        notes.append("too_tight")
+    if layout.sp and layout.tp == 1:
+        notes.append("sp_without_tp")
+    if model.architecture is None:
+        notes.append("shape_guessed" if model.shape.guessed else "shape_given")
+    return MemoryEstimate(
+        per_gpu_bytes=MemoryBreakdown(
+            weights=memory.weights, gradients=memory.gradients, optimizer=memory.optimizer,
+            activations=memory.activations, total=total,
+        ),
+        fits=fits,
+        accelerator=acc.name if acc is not None else None,
+        gpu_memory_bytes=capacity,
+        headroom_bytes=headroom,
+        spare_bytes=None if capacity is None else USABLE_FRACTION * capacity - total,
+        host_bytes=memory.host,
+        zero3_gathered_bytes=memory.gathered,
+        params=model.total,
+        trainable_params=model.trainable,
+        lora_params=model.adapters,
+        lora_rank=model.lora_rank,
+        lora_targets=model.lora_targets,
+        weights_bits=model.weights_bits,
+        gpu_count=spec.gpu_count,
+        zero=layout.zero, tp=layout.tp, pp=layout.pp, sp=layout.sp, ep=layout.ep,
+        recompute=layout.recompute, micro_batch=layout.micro_batch, offload=layout.offload,
+        data_parallel=spec.gpu_count // (layout.tp * layout.pp),
+        min_gpu_count=choice.min_gpu_count,
+        stack=setup.stack,
+        layout=choice,
+        optimizer=opt,
+        shape=model.shape,
+        seq_len=setup.seq_len,
+        flash_attention=spec.flash_attention,
+        logits_bytes=memory.logits,
+        usable_fraction=USABLE_FRACTION,
+        activations_in_flight=layout.pp,
+        notes=notes,
+    )

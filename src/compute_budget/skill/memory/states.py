@@ -1,0 +1,204 @@
+"""Memory per device at one layout: weights, gradients, optimizer state and activations.
+
+Model states (Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion
+Parameter Models", Sec. 3 and Table 1), for Ψ parameters held by one model-parallel rank,
+mixed precision and K bytes of optimizer state per trainable parameter::
+
+    weights     2·Ψ                       16-bit copy used in forward and backward (a frozen
+                                          base at 4 or 8 bits: see :mod:`.lora`)
+    gradients   2·Ψ_trainable             16-bit gradients
+    optimizer   K·Ψ_trainable             e.g. AdamW: fp32 master + momentum + variance, K = 12
+
+ZeRO shards these over the *data-parallel* degree N_d = devices / (TP·PP), not over all devices:
+stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
+Optimizer offload (Ren et al. 2021, "ZeRO-Offload", Sec. 4) keeps the gradients, the optimizer
+state and the optimizer step in CPU memory; the 16-bit weights and the activations stay on the
+device. ZeRO stage 3 gathers each layer's full weights for its forward and backward pass and
+prefetches the next: two layers' 16-bit weights (÷ TP) come on top of the shards.
+Expert parallelism e shards the routed experts e ways; ZeRO then shards them over the N_d / e
+ranks that hold the same experts (DeepSpeed-MoE, Rajbhandari et al. 2022).
+
+Activations: :mod:`.activations`. The layout search over these knobs: :mod:`.layout`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from ..vocabulary import Recompute, Stack
+from .activations import activation_bytes
+from .lora import BITS_PER_WEIGHT
+from .spec import ResolvedModel
+
+__all__ = [
+    "GRADIENT_BYTES",
+    "USABLE_FRACTION",
+    "WEIGHT_BYTES",
+    "DeviceBytes",
+    "Layout",
+    "Setup",
+    "device_bytes",
+    "host_bytes",
+    "model_state_bytes",
+]
+
+WEIGHT_BYTES = 2.0
+"""16-bit (BF16/FP16) weights used in forward and backward (mixed precision)."""
+GRADIENT_BYTES = 2.0
+"""16-bit gradients (mixed precision)."""
+USABLE_FRACTION = 0.90
+"""Share of device memory a run may fill and still count as fitting: the CUDA context, NCCL
+buffers and allocator fragmentation take the rest (a few GiB on an 80 GB device)."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one training step is laid out on the devices."""
+
+    zero: int = 0
+    tp: int = 1
+    pp: int = 1
+    sp: bool = False
+    ep: int = 1
+    recompute: Recompute = "none"
+    micro_batch: int = 1
+    offload: bool = False
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What stays fixed while the layout varies: devices, sequence, optimizer, stack."""
+
+    gpu_count: int
+    seq_len: int
+    optimizer_bytes: float
+    stack: Stack
+    flash_attention: bool = True
+    capacity_bytes: float | None = None
+    """Device memory in bytes; None when unknown (no fit can be judged)."""
+
+    @property
+    def usable_bytes(self) -> float | None:
+        """The share of device memory a run may fill."""
+        return None if self.capacity_bytes is None else USABLE_FRACTION * self.capacity_bytes
+
+
+ZERO3_GATHERED_LAYERS = 2
+"""Layers whose full weights ZeRO-3 holds at once: the current one and the prefetched next
+(DeepSpeed's stage3_prefetch_bucket_size and FSDP's forward prefetch)."""
+
+
+class DeviceBytes(NamedTuple):
+    """Bytes per device by component."""
+
+    weights: float
+    """Weight shards plus, at ZeRO 3, the gathered layers."""
+    gradients: float
+    optimizer: float
+    activations: float
+    logits: float
+    """Part of the activations: the logits kept for the loss."""
+    gathered: float
+    """Part of the weights: the full layers ZeRO-3 gathers (0 below stage 3)."""
+    host: float
+    """Bytes per device kept in CPU memory instead (offloaded gradients and optimizer state)."""
+
+    @property
+    def total(self) -> float:
+        """weights + gradients + optimizer + activations."""
+        return self.weights + self.gradients + self.optimizer + self.activations
+
+
+def model_state_bytes(
+    params: float,
+    trainable_params: float,
+    optimizer_bytes: float,
+    zero: int,
+    data_parallel: int,
+    *,
+    weight_bytes: float = WEIGHT_BYTES,
+    offload: bool = False,
+) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes per device under ZeRO stage ``zero``.
+
+    ``params`` is what one model-parallel rank holds (Ψ / (TP·PP)). Rajbhandari et al. 2020,
+    Sec. 5 and Table 1: stage 1 divides the optimizer state by N_d, stage 2 also the gradients,
+    stage 3 also the weights. With ``offload`` the gradients and the optimizer state live in CPU
+    memory (see :func:`host_bytes`).
+    """
+    weights = weight_bytes * params
+    gradients = 0.0 if offload else GRADIENT_BYTES * trainable_params
+    optimizer = 0.0 if offload else optimizer_bytes * trainable_params
+    if zero >= 1:
+        optimizer /= data_parallel
+    if zero >= 2:
+        gradients /= data_parallel
+    if zero >= 3:
+        weights /= data_parallel
+    return weights, gradients, optimizer
+
+
+def _layer_weight_bytes(model: ResolvedModel, layout: Layout) -> float:
+    """16-bit bytes of the largest decoder layer's weights on one tensor-parallel rank (its
+    local experts only, with expert parallelism)."""
+    shape = model.shape
+    attention = sum(i * o for _, i, o in shape.attention_projections())
+    dense = attention + sum(i * o for _, i, o in shape.mlp_projections(shape.intermediate))
+    largest = float(dense if shape.dense_layers else 0)
+    if shape.moe_layers:
+        expert = sum(i * o for _, i, o in shape.mlp_projections(shape.expert_intermediate))
+        shared = sum(i * o for _, i, o in shape.mlp_projections(shape.shared_intermediate))
+        moe = (attention + shape.experts / layout.ep * expert + shape.shared_experts * shared)
+        largest = max(largest, moe)
+    return WEIGHT_BYTES * largest / layout.tp
+
+
+def _states(model: ResolvedModel, layout: Layout, setup: Setup) -> tuple[float, float, float]:
+    """Model states per device, the routed experts sharded by expert parallelism."""
+    mp = layout.tp * layout.pp
+    dp = max(1, setup.gpu_count // mp)
+    quant = BITS_PER_WEIGHT[model.weights_bits] / 8
+    experts = model.experts
+    dense = model.total - experts
+    # Bytes of the frozen or trained weights: quantized linear weights (experts first), the rest
+    # in 16 bits, and the LoRA adapters beside them.
+    quantized_experts = min(experts, model.quantized)
+    quantized_dense = model.quantized - quantized_experts
+    expert_bytes = quant * quantized_experts + WEIGHT_BYTES * (experts - quantized_experts)
+    dense_bytes = (quant * quantized_dense + WEIGHT_BYTES * (dense - quantized_dense)
+                   + WEIGHT_BYTES * model.adapters)
+    full = model.trainable >= model.total and not model.adapters
+    trainable_experts = experts if full else 0.0
+    trainable_dense = model.trainable - trainable_experts
+    k = setup.optimizer_bytes
+    d = model_state_bytes(dense_bytes / mp, trainable_dense / mp, k, layout.zero, dp,
+                          weight_bytes=1.0, offload=layout.offload)
+    e = model_state_bytes(expert_bytes / (mp * layout.ep), trainable_experts / (mp * layout.ep),
+                          k, layout.zero, max(1, dp // layout.ep), weight_bytes=1.0,
+                          offload=layout.offload)
+    return d[0] + e[0], d[1] + e[1], d[2] + e[2]
+
+
+def host_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> float:
+    """CPU memory per device that optimizer offload takes: its share of the gradients and the
+    optimizer state (0 without offload)."""
+    if not layout.offload:
+        return 0.0
+    kept = replace(layout, offload=False)
+    _, gradients, optimizer = _states(model, kept, setup)
+    return gradients + optimizer
+
+
+def device_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> DeviceBytes:
+    """Memory per device of ``model`` at ``layout``: model states plus activations."""
+    weights, gradients, optimizer = _states(model, layout, setup)
+    gathered = (ZERO3_GATHERED_LAYERS * _layer_weight_bytes(model, layout)
+                if layout.zero >= 3 and setup.gpu_count // (layout.tp * layout.pp) > 1 else 0.0)
+    activations, logits = activation_bytes(
+        model.shape, stack=setup.stack, seq_len=setup.seq_len, micro_batch=layout.micro_batch,
+        tp=layout.tp, pp=layout.pp, sp=layout.sp, recompute=layout.recompute,
+        flash_attention=setup.flash_attention,
+    )
+    return DeviceBytes(weights + gathered, gradients, optimizer, activations, logits, gathered,
+                       host_bytes(model, layout, setup))

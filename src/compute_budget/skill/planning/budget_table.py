@@ -1,0 +1,447 @@
+"""The budget-split table of the scaling-and-budgets lesson, priced like a run estimate.
+
+For a budget of C FLOPs, each row is a model size N with the tokens it can afford,
+D = C / (6·N), and the tokens per parameter D / N. Every row costs the same; the table shows the
+trade-off between size and data. The ratio row splits C so that D = ratio·N (20 tokens per
+parameter is compute-optimal in Hoffmann et al. 2022, for their data and setup).
+
+Time and money come from :func:`~..hardware.cost.cost_from_flops`, the one place that
+formula lives: on a named accelerator (``gpu_count`` devices, 8 by default) at the MFU prior of
+:mod:`.mfu` (or the user's MFU), with the catalog price, and with the MFU band as the range,
+as in :func:`~compute_budget.skill.estimate.estimate_run`. A dollar budget becomes FLOPs by
+inverting that formula at the central MFU, after the failure budget is set aside (dollars are
+proportional to FLOPs, so C = budget / dollars-per-FLOP)::
+
+    C        = budget_usd / cost_from_flops(1 FLOP, MFU central).dollar_cost_with_failures
+    C_safe   = budget_usd / cost_from_flops(1 FLOP, MFU low).dollar_cost_with_failures
+
+The ratio split of C is the best size if the run reaches the median MFU; at the slow end of the
+band it costs budget × central / low. The safe split is the ratio split of C_safe: it stays
+within the budget even at the slow end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import InputError
+from ..estimate import MAX_PLAN_DAYS
+from ..hardware.catalog import Precision, get_accelerator, load_catalog
+from ..hardware.cost import CostEstimate, cost_from_flops
+from ..hardware.mfu import MfuPrior, mfu_prior
+from ..memory.estimate import MemorySpec, estimate_memory
+from ..quantities import (
+    FlopCount,
+    FlopRate,
+    OptionalCount,
+    ParamCount,
+    Price,
+    TokensPerParam,
+    UsdAmount,
+)
+from ..scaling.lesson import split_budget, tokens_for_budget
+from ..vocabulary import COMPUTE_OPTIMAL_RATIO, DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
+
+__all__ = [
+    "DEFAULT_GPU_COUNT",
+    "BudgetSplit",
+    "SplitRow",
+    "SplitSpec",
+    "budget_split",
+]
+
+RateBasis = Literal["none", "your_rate", "gpu_with_prior", "gpu_with_your_mfu"]
+Range = tuple[float, float]
+
+DEFAULT_GPU_COUNT = 8
+"""Devices when a GPU type is given without a count: one 8-device server (HGX/DGX nodes and
+the usual cloud instance, e.g. AWS p5.48xlarge = 8 × H100)."""
+
+
+class SplitSpec(BaseModel):
+    """A compute budget to split, and the rate at which it is spent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    budget_flops: FlopCount | None = Field(
+        default=None, description="Compute budget C in FLOPs (e.g. 6e14 or '1e24')."
+    )
+    budget_usd: UsdAmount | None = Field(
+        default=None,
+        description="Or a budget in US dollars, e.g. '$400k'. Turned into "
+                    "FLOPs with gpu, MFU and price, after setting the failure budget aside.",
+    )
+    failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
+    ratio: TokensPerParam = Field(
+        default=COMPUTE_OPTIMAL_RATIO,
+        description="Tokens per parameter of the highlighted split (20: Chinchilla).",
+    )
+    params: list[ParamCount] | None = Field(
+        default=None, max_length=50,
+        description="Model sizes for the rows. Default: four decades around the optimum.",
+    )
+    flops_per_sec: FlopRate | None = Field(
+        default=None,
+        description="Peak FLOP/s of the whole machine, or give gpu. For the time columns "
+                    "(the lesson uses 1e12). Without either, no time is shown.",
+    )
+    gpu: str | None = Field(
+        default=None,
+        description="Catalog accelerator for the FLOP/s and the price, e.g. 'h100'.",
+    )
+    gpu_count: OptionalCount = Field(
+        default=None, ge=1, le=10_000_000,
+        description=f"Number of devices, with gpu (default {DEFAULT_GPU_COUNT}, one server). "
+                    "It changes the wall time, not the dollars.",
+    )
+    mfu: Mfu | None = Field(
+        default=None,
+        description="Share of the peak FLOP/s achieved, in (0, 1]. With gpu, the model "
+                    "FLOPs utilisation (default: the calibrated dense prior for the device, with "
+                    "its low-high band); with flops_per_sec, the utilisation (default 1).",
+    )
+    usd_per_gpu_hour: Price | None = Field(
+        default=None,
+        description="Price in US dollars per device-hour, with gpu. ('2.49' or '$2.49'; "
+                    "default: the catalog's dated price).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "utilization" in data:
+            raise InputError("utilization", data["utilization"],
+                             "renamed: give mfu, the share of the peak FLOP/s achieved")
+        return data
+
+    @model_validator(mode="after")
+    def _one_budget(self) -> SplitSpec:
+        if (self.budget_flops is None) == (self.budget_usd is None):
+            raise InputError("budget_flops", self.budget_flops,
+                             "exactly one of budget_flops or budget_usd")
+        if self.budget_usd is not None and self.gpu is None:
+            raise InputError("gpu", None, "an accelerator, to turn budget_usd into FLOPs")
+        if self.gpu is not None and self.flops_per_sec is not None:
+            raise InputError("flops_per_sec", self.flops_per_sec,
+                             "not together with gpu (the FLOP/s then come from the device)")
+        if self.gpu is None:
+            if self.mfu is not None and self.flops_per_sec is None:
+                raise InputError("mfu", self.mfu,
+                                 "only with gpu or flops_per_sec (it scales their peak FLOP/s)")
+            if self.gpu_count is not None:
+                raise InputError("gpu_count", self.gpu_count,
+                                 "only with gpu (flops_per_sec is the whole machine's rate)")
+            if self.usd_per_gpu_hour is not None:
+                raise InputError("usd_per_gpu_hour", self.usd_per_gpu_hour,
+                                 "only with gpu (a price per device-hour)")
+            return self
+        acc = get_accelerator(self.gpu)
+        acc.peak(acc.default_precision)
+        if self.budget_usd is not None and self.usd_per_gpu_hour is None \
+                and acc.default_price is None:
+            raise InputError("usd_per_gpu_hour", None,
+                             f"a price: the catalog has none for {acc.name}")
+        return self
+
+
+class SplitRow(BaseModel):
+    """One way to spend the budget, with its time and money when a rate is known."""
+
+    model_config = ConfigDict(frozen=True)
+
+    params: float = Field(description="Parameters N.")
+    tokens: float = Field(description="Tokens D = flops / (6·N).")
+    tokens_per_param: float = Field(description="D / N.")
+    flops: float = Field(description="Training compute 6·N·D of this split, in FLOPs.")
+    seconds: float | None = Field(
+        description="Wall-clock seconds at the central MFU; None when no rate was given."
+    )
+    hours: float | None = Field(description="The same in hours; None when no rate was given.")
+    wall_days: float | None = Field(
+        description="The same in days; None when no rate was given."
+    )
+    wall_days_range: Range | None = Field(
+        description="Wall days [low, high] over the MFU band (fast end, slow end); None without "
+                    "an accelerator."
+    )
+    gpu_hours: float | None = Field(
+        description="Device-hours at the central MFU; None without an accelerator."
+    )
+    dollar_cost: float | None = Field(
+        description="US dollars at the central MFU, without failures; None when no accelerator "
+                    "or no price."
+    )
+    dollar_cost_range: Range | None = Field(
+        description="US dollars [low, high] over the MFU band; None when dollar_cost is."
+    )
+    dollar_cost_with_failures: float | None = Field(
+        description="US dollars × failure budget at the central MFU; None when dollar_cost is."
+    )
+    dollar_cost_with_failures_range: Range | None = Field(
+        description="US dollars × failure budget [low, high] over the MFU band; None when "
+                    "dollar_cost is."
+    )
+    fits: bool | None = Field(
+        default=None,
+        description="Whether a model of this size fits the devices for training at some layout "
+                    "(the memory search, shape guessed from N); None without an accelerator.")
+    min_gpu_count: int | None = Field(
+        default=None, description="The fewest such devices it fits on; None when unknown.")
+    fit_slowdown: float | None = Field(
+        default=None,
+        description="When it fits: the speed cost of the cheapest layout that fits (recompute, "
+                    "TP, PP, ZeRO-3; ≥ 1), not in the row's time, which assumes none; None "
+                    "otherwise.")
+    fit_needs_offload: bool | None = Field(
+        default=None,
+        description="When it fits: whether only with optimizer offload to CPU memory (its "
+                    "slowdown not estimated); None otherwise.")
+
+
+class BudgetSplit(BaseModel):
+    """The split table for one budget."""
+
+    model_config = ConfigDict(frozen=True)
+
+    budget_flops: float = Field(
+        description="Compute budget C in FLOPs (for a dollar budget: what it buys at the "
+                    "central MFU)."
+    )
+    budget_usd: float | None = Field(description="The dollar budget it came from, if any.")
+    sustained_flops_per_sec: float | None = Field(
+        description="FLOP/s actually achieved at the central MFU (peak × MFU); None when no "
+                    "rate was given."
+    )
+    failure_budget: float | None = Field(
+        description="Multiplier for failures and re-runs: set aside from budget_usd and applied "
+                    "to the dollars; None without an accelerator."
+    )
+    rate_basis: RateBasis = Field(description="Where the FLOP/s comes from.")
+    utilization: float | None = Field(
+        description="Deprecated, the same as mfu when the rate is flops_per_sec; None otherwise."
+    )
+    accelerator: str | None = Field(description="Device the FLOP/s is derived from, if any.")
+    gpu_count: int | None = Field(description="Number of devices, with an accelerator.")
+    gpu_count_source: Literal["user", "default"] | None = Field(
+        description="Whether the device count was given or the default (one 8-device server)."
+    )
+    precision: Precision | None = Field(description="Precision whose dense peak is used.")
+    peak_tflops_per_gpu: float | None = Field(description="Dense peak per device, TFLOP/s.")
+    peak_source: str | None = Field(description="Catalog source of the peak.")
+    catalog_compiled: str | None = Field(description="Date the catalog was compiled.")
+    mfu: float | None = Field(
+        description="Share of the peak achieved at the central estimate: the MFU with an "
+                    "accelerator, the utilisation with flops_per_sec."
+    )
+    mfu_range: Range | None = Field(
+        description="MFU band [low, high] used for the ranges: the prior's, or (min(prior low, "
+                    "your MFU), your MFU); None without an accelerator."
+    )
+    mfu_prior: MfuPrior | None = Field(
+        description="The dense MFU prior for the accelerator (with its source), for comparison "
+                    "when the MFU is yours; None without an accelerator."
+    )
+    usd_per_gpu_hour: float | None = Field(
+        description="Price in US dollars per device-hour; None without an accelerator or price."
+    )
+    price_source: Literal["user", "catalog"] | None = Field(
+        description="Whether the price was given or the catalog default; None when unknown."
+    )
+    price_kind: str | None = Field(description="Kind of the catalog price (on-demand, ...).")
+    price_as_of: str | None = Field(description="Date of the catalog price.")
+    price_reference: str | None = Field(description="Source of the catalog price.")
+    ratio: float = Field(description="Tokens per parameter of the highlighted split.")
+    ratio_split: SplitRow = Field(
+        description="The split of budget_flops with D = ratio·N: for a dollar budget, the best "
+                    "size if the run reaches the central MFU."
+    )
+    safe_split: SplitRow | None = Field(
+        description="With a dollar budget: the split with D = ratio·N that costs at most "
+                    "budget_usd (with failures) even at the slow end of the MFU band; None "
+                    "for a FLOP budget."
+    )
+    rows: list[SplitRow] = Field(description="Model sizes N spending budget_flops each.")
+    max_plan_days: float = Field(
+        description="Longest wall time a plan is taken to survive (as in the run estimate)."
+    )
+
+
+@dataclass(frozen=True)
+class _Machine:
+    """What a FLOP costs in time and money: devices × peak at an MFU, and a price."""
+
+    gpus: int
+    peak_tflops: float
+    mfu: float
+    band: Range | None
+    usd_per_gpu_hour: float | None
+    failure_budget: float
+    gpu: str | None = None
+    prior_at: Callable[[float], MfuPrior] | None = None
+    """With the MFU prior: the prior for a model of N active parameters (MFU follows size)."""
+
+    def at(self, params: float) -> _Machine:
+        """This machine for a model of ``params`` parameters: the prior's size term applied,
+        as ``estimate_run`` applies it; unchanged with a given MFU or rate."""
+        if self.prior_at is None:
+            return self
+        prior = self.prior_at(params)
+        return dataclasses.replace(self, mfu=prior.central, band=(prior.low, prior.high))
+
+    def cost(self, flops: float, mfu: float) -> CostEstimate:
+        return cost_from_flops(flops, self.gpus, self.peak_tflops, mfu, self.usd_per_gpu_hour,
+                               self.failure_budget)
+
+    def flops_for_usd(self, usd: float, mfu: float) -> float:
+        # Dollars are proportional to FLOPs: the FLOPs that cost `usd` with failures at `mfu`.
+        per_flop = self.cost(1.0, mfu).dollar_cost_with_failures
+        if per_flop is None:  # SplitSpec guarantees a price for a dollar budget
+            raise InputError("usd_per_gpu_hour", None, "a price, to turn budget_usd into FLOPs")
+        return usd / per_flop
+
+
+def _flops_for_usd(usd: float, ratio: float, machine: _Machine, *, slow: bool) -> float:
+    """The FLOPs a dollar budget buys at the MFU of the model it buys (central, or the slow
+    end of the band): the prior follows the model's size, which follows the FLOPs, so the two
+    are settled together (a few rounds: MFU moves as N^0.07)."""
+    at = machine
+    flops = 0.0
+    for _ in range(8):
+        mfu = at.band[0] if slow and at.band is not None else at.mfu
+        flops = at.flops_for_usd(usd, mfu)
+        at = machine.at(split_budget(flops, ratio)[0])
+    return flops
+
+
+def _range(fast: float | None, slow: float | None) -> Range | None:
+    return None if fast is None or slow is None else (min(fast, slow), max(fast, slow))
+
+
+_NO_DEVICE: dict[str, Any] = dict.fromkeys((
+    "accelerator", "gpu_count", "gpu_count_source", "precision", "peak_tflops_per_gpu",
+    "peak_source", "catalog_compiled", "mfu_range", "mfu_prior", "usd_per_gpu_hour",
+    "price_source", "price_kind", "price_as_of", "price_reference", "failure_budget"))
+"""The accelerator fields of a split without an accelerator."""
+
+
+def _row(flops: float, n: float, machine: _Machine | None) -> SplitRow:
+    d = tokens_for_budget(flops, n)
+    point = fast = slow = None
+    if machine is not None:
+        machine = machine.at(n)
+        point = machine.cost(flops, machine.mfu)
+        if machine.band is not None:
+            slow = machine.cost(flops, machine.band[0])
+            fast = machine.cost(flops, machine.band[1])
+    on_devices = machine is not None and machine.band is not None
+
+    def spread(field: str) -> Range | None:
+        if fast is None or slow is None:
+            return None
+        return _range(getattr(fast, field), getattr(slow, field))
+
+    fits = min_count = slowdown = offload = None
+    if machine is not None and machine.gpu is not None:
+        memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
+        fits, min_count = memory.fits, memory.min_gpu_count
+        if fits:
+            slowdown, offload = memory.layout.slowdown.total, memory.offload
+    return SplitRow(
+        fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown, fit_needs_offload=offload,
+        params=n, tokens=d, tokens_per_param=d / n, flops=flops,
+        seconds=None if point is None else point.wall_seconds,
+        hours=None if point is None else point.wall_hours,
+        wall_days=None if point is None else point.wall_days,
+        wall_days_range=spread("wall_days"),
+        gpu_hours=point.gpu_hours if point is not None and on_devices else None,
+        dollar_cost=point.dollar_cost if point is not None else None,
+        dollar_cost_range=spread("dollar_cost"),
+        dollar_cost_with_failures=point.dollar_cost_with_failures if point is not None else None,
+        dollar_cost_with_failures_range=spread("dollar_cost_with_failures"),
+    )
+
+
+def _default_sizes(c: float) -> list[float]:
+    # Four decades: two below the size where D = N, one above (the lesson's 1e5 … 1e8 for 6e14).
+    middle = math.floor(math.log10(math.sqrt(c / 6)))
+    return [10.0**k for k in range(middle - 2, middle + 2)]
+
+
+def budget_split(spec: SplitSpec) -> BudgetSplit:
+    """Rows of N with D = C/(6N), tokens per parameter, time and money, plus the ratio split
+    and, for a dollar budget, the split that stays within it at the slow end of the MFU band."""
+    hardware: dict[str, Any] = {}
+    machine: _Machine | None = None
+    rate_basis: RateBasis = "none"
+    if spec.gpu is not None:
+        acc = get_accelerator(spec.gpu)
+        precision = acc.default_precision
+        peak = acc.peak(precision)
+        prior = mfu_prior("dense", acc, precision)
+        if spec.mfu is not None:
+            # A given MFU caps the fast end and widens the slow end if below the prior
+            # (as in estimate_run).
+            mfu, rate_basis = spec.mfu, "gpu_with_your_mfu"
+            band = (min(prior.low, spec.mfu), spec.mfu)
+        else:
+            mfu, rate_basis = prior.central, "gpu_with_prior"
+            band = (prior.low, prior.high)
+        chosen = acc.price(spec.usd_per_gpu_hour)
+        price = chosen.usd_per_gpu_hour
+        gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
+        machine = _Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key,
+                           prior_at=None if spec.mfu is not None else (
+                               lambda n: mfu_prior("dense", acc, precision, params=n)))
+        hardware = dict(
+            accelerator=acc.name, gpu_count=gpus,
+            gpu_count_source="user" if spec.gpu_count is not None else "default",
+            precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
+            catalog_compiled=load_catalog().compiled, mfu_range=band,
+            mfu_prior=prior,
+            usd_per_gpu_hour=price, **chosen.provenance(),
+            failure_budget=spec.failure_budget,
+        )
+    elif spec.flops_per_sec is not None:
+        # The machine's FLOP/s as one device of that peak, so the same formula gives the time.
+        mfu = spec.mfu if spec.mfu is not None else 1.0
+        machine = _Machine(1, spec.flops_per_sec / 1e12, mfu, None, None, spec.failure_budget)
+        rate_basis = "your_rate"
+
+    safe_split = None
+    if spec.budget_usd is not None and machine is not None and machine.band is not None:
+        c = _flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=False)
+        c_safe = _flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=True)
+        safe_split = _row(c_safe, split_budget(c_safe, spec.ratio)[0], machine)
+    elif spec.budget_flops is not None:
+        c = spec.budget_flops
+    else:  # SplitSpec guarantees one budget, and a device and price for a dollar budget
+        raise InputError("budget_usd", spec.budget_usd, "a price and a device to convert it")
+
+    n_opt, _ = split_budget(c, spec.ratio)
+    sizes = spec.params or _default_sizes(c)
+    if machine is not None:
+        machine = machine.at(n_opt)  # the header's MFU: the ratio split's
+        hardware |= {"mfu_range": machine.band} if machine.band is not None else {}
+        if machine.prior_at is not None:
+            hardware["mfu_prior"] = machine.prior_at(n_opt)
+    rate = None if machine is None else machine.cost(c, machine.mfu)
+    return BudgetSplit(
+        **(_NO_DEVICE | hardware),
+        budget_flops=c,
+        budget_usd=spec.budget_usd,
+        sustained_flops_per_sec=None if rate is None else c / rate.wall_seconds,
+        rate_basis=rate_basis,
+        utilization=machine.mfu if machine is not None and rate_basis == "your_rate" else None,
+        mfu=None if machine is None else machine.mfu,
+        ratio=spec.ratio,
+        ratio_split=_row(c, n_opt, machine),
+        safe_split=safe_split,
+        rows=[_row(c, n, machine) for n in sizes],
+        max_plan_days=MAX_PLAN_DAYS,
+    )

@@ -1,0 +1,373 @@
+"""The cheapest plan under constraints: which devices, and how many, get this run done by the
+deadline for the least money.
+
+Every plan is a run estimate (:func:`~compute_budget.skill.estimate.estimate_run`) of the spec
+on one accelerator type and one device count, with the defaults the ``estimate`` command uses,
+so that estimating a plan's ``gpu`` and ``gpu_count`` gives the same wall days and dollars. The
+counts searched are 1, 2, 4, then whole nodes of 8 (8, 16, 24, …) up to ``max_gpu_count`` (or
+what ``available`` says of a type), each a multiple of the degrees the user pinned (tp·pp·ep).
+
+A plan is feasible when it fits in memory at some layout (unless ``must_fit`` is off), its
+central wall time is within the deadline, its smallest global batch (one sequence per
+data-parallel rank) is within ``max_batch_tokens`` (by default the compute-optimal batch of the
+run, :mod:`.plan_spec`), and, with a budget, its cost *with the failure budget* is at most the
+budget — the comparison under which :mod:`.decision`'s within_budget check allows a go. A type
+without a price (none in the catalog, none given) has no known cost: its plans can be the
+fastest but never the cheapest, and a budget cannot be checked on them, so with a budget they
+are not feasible.
+
+This module holds the result models (:class:`Plan`, :class:`TypeFrontier`,
+:class:`PlanReport`), what binds when nothing is feasible (:class:`Binding`) and
+:func:`plan_run`, which ranks the types' answers. The input model and its checks are in
+:mod:`.plan_spec`; how the counts of one type are searched, in :mod:`.plan_search`. The time
+model scales linearly in the devices (the MFU prior does not depend on the count), so the
+fastest plan is the largest count allowed within the batch cap, at about the same cost: the
+report says so with the code ``linear_scaling``. Without the cap it would always be the largest
+count searched, whose global batch (``Plan.min_global_batch_tokens``) can be far beyond what
+trains well.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..estimate import RunEstimate
+from .grid import CountGrid
+from .plan_search import TypeResult, TypeSearch, TypeStatus, min_global_batch_tokens, pick
+from .plan_spec import (
+    BATCH_FIT_SOURCE,
+    DEFAULT_MAX_GPU_COUNT,
+    MAX_GPU_COUNT,
+    BatchCapBasis,
+    PlanSpec,
+)
+
+__all__ = [
+    "DEFAULT_MAX_GPU_COUNT",
+    "Binding",
+    "BindingCode",
+    "FrontierPoint",
+    "Plan",
+    "PlanNote",
+    "PlanReport",
+    "PlanSpec",
+    "ReportNote",
+    "TypeFrontier",
+    "TypeStatus",
+    "Win",
+    "plan_run",
+]
+
+Win = Literal["cheapest", "fastest", "cheapest_on_type", "fastest_on_type"]
+"""cheapest: the cheapest feasible plan with a known price (ties: fewer devices); fastest: the
+fastest feasible plan (ties: cheaper); *_on_type: the same among the plans of its device type
+(the cheapest on a type is the one with the fewest device-hours, priced or not)."""
+PlanNote = Literal["unpriced", "offload", "does_not_fit", "memory_unknown"]
+"""unpriced: no price for this type, cost unknown (never the cheapest); offload: it fits only
+with the optimizer state in CPU memory (its slowdown is not in the wall time); does_not_fit:
+no layout fits (must_fit off); memory_unknown: the device memory is unknown, fit not checked."""
+BindingCode = Literal["memory", "deadline", "batch", "budget", "unknown_cost", "availability"]
+"""What keeps every plan out, when nothing is feasible (see Binding)."""
+ReportNote = Literal["linear_scaling"]
+"""linear_scaling: wall time falls as 1/devices in the estimate (the MFU does not depend on the
+count), so the fastest plan is at the largest count allowed within the batch cap."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class FrontierPoint(_Frozen):
+    """One (type, count) the search estimated."""
+
+    gpu_count: int = Field(description="Devices.")
+    wall_days: float = Field(description="Central wall-clock days.")
+    gpu_hours: float = Field(description="Device-hours (central).")
+    dollar_cost_with_failures: float | None = Field(
+        description="US dollars with the failure budget; None when the price is unknown.")
+    fits: bool | None = Field(description="Fits in device memory at some layout; None when "
+                                          "the device memory is unknown.")
+    meets_deadline: bool = Field(description="Central wall days within the deadline.")
+    min_global_batch_tokens: float = Field(
+        description="Tokens per optimizer step with one sequence per data-parallel rank at this "
+                    "count's layout (see Plan).")
+    within_batch_cap: bool = Field(
+        description="min_global_batch_tokens at most the report's max_batch_tokens.")
+    feasible: bool = Field(description="A plan: fits (or must_fit off), in time, within the "
+                                       "batch cap and the budget.")
+
+
+class TypeFrontier(_Frozen):
+    """What the search found on one accelerator type: its status and the points estimated."""
+
+    gpu: str = Field(description="Catalog key.")
+    accelerator: str = Field(description="Full name.")
+    status: TypeStatus
+    max_gpu_count: int = Field(description="Most devices of this type searched.")
+    min_gpu_count: int | None = Field(
+        description="When nothing fits: the fewest devices of this type the memory check says "
+                    "it needs (may exceed max_gpu_count); else None.")
+    points: list[FrontierPoint] = Field(
+        description="The counts estimated, fewest first: cost against days for a plot.")
+
+
+class Plan(_Frozen):
+    """One feasible way to do the run: a device type, a count, and its estimate."""
+
+    gpu: str = Field(description="Catalog key of the accelerator.")
+    accelerator: str = Field(description="Full accelerator name.")
+    gpu_count: int = Field(description="Devices.")
+    wall_days: float = Field(description="Central wall-clock days.")
+    wall_days_range: tuple[float, float] = Field(description="Wall days over the MFU band.")
+    gpu_hours: float = Field(description="Device-hours, central.")
+    usd_per_gpu_hour: float | None = Field(description="Price per device-hour; None if unknown.")
+    dollar_cost: float | None = Field(description="US dollars without failures; None if unknown.")
+    dollar_cost_with_failures: float | None = Field(
+        description="US dollars × failure budget: what the budget is compared with.")
+    min_global_batch_tokens: float = Field(
+        description="Tokens per optimizer step with one sequence per data-parallel rank and no "
+                    "gradient accumulation: the smallest batch this layout implies.")
+    gpu_count_for_slow_end: int | None = Field(
+        default=None,
+        description="When the slow end of the MFU band misses the deadline: the devices that "
+                    "would meet it even there (linear scaling, not re-estimated); None when "
+                    "the plan meets it across the band.")
+    wins: list[Win] = Field(description="What this plan is best at (see Win).")
+    notes: list[PlanNote] = Field(description="Things to check (see PlanNote).")
+    estimate: RunEstimate = Field(
+        description="The full run estimate: the same as `estimate` on this gpu and gpu_count.")
+
+
+class Binding(_Frozen):
+    """A constraint that keeps every plan out, with its numbers.
+
+    memory: no allowed count of any type fits (gpu_count_needed: the fewest devices of the type
+    needing the fewest, gpu; max_gpu_count). deadline: the fastest plan that fits is too slow
+    (fastest_wall_days, gpu, gpu_count, deadline_days). batch: the fewest devices that fit and
+    finish in time need a global batch above the cap (max_batch_tokens; min_global_batch_tokens
+    on gpu_count devices of gpu, the type where it is smallest). budget: the cheapest plan in
+    time costs more (cheapest_cost_with_failures, gpu, gpu_count, budget_usd). unknown_cost:
+    plans in time exist only on types without a price (gpu, gpu_count, budget_usd).
+    availability: a type would work with more devices than available (gpu, gpu_count_needed,
+    available).
+    """
+
+    code: BindingCode
+    numbers: dict[str, int | float | str | None]
+
+
+class PlanReport(_Frozen):
+    """The plans, cheapest first, the fastest, the frontier, and what binds when none works."""
+
+    feasible: bool = Field(description="Whether some plan meets every constraint.")
+    plans: list[Plan] = Field(
+        description="The cheapest feasible plan of each type, cheapest first (priced before "
+                    "unpriced), at most top.")
+    fastest: list[Plan] = Field(
+        description="The fastest feasible plan of each type, fastest first, at most top.")
+    frontier: list[TypeFrontier] = Field(description="Every type considered, with its points.")
+    binding: list[Binding] = Field(description="When nothing is feasible: what binds.")
+    deadline_days: float
+    budget_usd: float | None
+    max_gpu_count: int
+    must_fit: bool
+    max_batch_tokens: float = Field(
+        description="The batch cap used: most tokens per optimizer step a plan may need.")
+    max_batch_tokens_basis: BatchCapBasis = Field(
+        description="default_formula: B_opt = 0.2920·C^0.3271 of the run's compute (DeepSeek "
+                    "LLM's fit); user: the spec's max_batch_tokens.")
+    max_batch_tokens_source: str | None = Field(
+        description="The fit behind the default cap; None when the user gave it.")
+    compute_flops: float = Field(
+        description="C = 6·N·D of the run (N active parameters, D tokens), FLOPs: the input "
+                    "of the default cap.")
+    estimates_run: int = Field(description="Run estimates the search computed.")
+    notes: list[ReportNote] = Field(description="Assumptions of every plan (see ReportNote).")
+
+
+def _count_for_slow_end(e: RunEstimate, spec: PlanSpec) -> int | None:
+    """Devices that would finish by the deadline even at the slow end of the MFU band, by the
+    estimate's own linear scaling, among the counts the search allows (1, 2, 4, whole nodes,
+    multiples of the pinned degrees); None when the plan already does, or no count does."""
+    slow = e.wall_days_range[1]
+    if slow <= spec.deadline_days:
+        return None
+    grid = CountGrid(spec.count_step, MAX_GPU_COUNT)
+    index = grid.first_at_least(e.gpu_count * slow / spec.deadline_days)
+    return grid.count(index) if index < len(grid) else None
+
+
+def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
+    notes: list[PlanNote] = []
+    if e.dollar_cost is None:
+        notes.append("unpriced")
+    memory = e.memory
+    if memory is not None:
+        if memory.fits is None:
+            notes.append("memory_unknown")
+        elif not memory.fits and not spec.must_fit:
+            notes.append("does_not_fit")
+        elif memory.offload:
+            notes.append("offload")
+    return Plan(
+        gpu=e.accelerator_key, accelerator=e.accelerator, gpu_count=e.gpu_count,
+        wall_days=e.wall_days, wall_days_range=e.wall_days_range, gpu_hours=e.gpu_hours,
+        usd_per_gpu_hour=e.usd_per_gpu_hour, dollar_cost=e.dollar_cost,
+        dollar_cost_with_failures=e.dollar_cost_with_failures,
+        min_global_batch_tokens=min_global_batch_tokens(e),
+        gpu_count_for_slow_end=_count_for_slow_end(e, spec),
+        wins=wins, notes=notes, estimate=e,
+    )
+
+
+def _frontier(spec: PlanSpec, result: TypeResult) -> TypeFrontier:
+    deadline = spec.deadline_days
+    max_batch, _ = spec.batch_cap
+    return TypeFrontier(
+        gpu=result.acc.key, accelerator=result.acc.name, status=result.status,
+        max_gpu_count=result.cap, min_gpu_count=result.min_gpu_count,
+        points=[FrontierPoint(
+            gpu_count=n, wall_days=e.wall_days, gpu_hours=e.gpu_hours,
+            dollar_cost_with_failures=e.dollar_cost_with_failures,
+            fits=e.memory.fits if e.memory is not None else None,
+            meets_deadline=e.wall_days <= deadline,
+            min_global_batch_tokens=min_global_batch_tokens(e),
+            within_batch_cap=min_global_batch_tokens(e) <= max_batch,
+            feasible=result.feasible[n],
+        ) for n, e in sorted(result.points.items())],
+    )
+
+
+def _cost(e: RunEstimate) -> float:
+    return math.inf if e.dollar_cost_with_failures is None else e.dollar_cost_with_failures
+
+
+def _stage(spec: PlanSpec, results: list[TypeResult]) -> list[Binding]:
+    """The constraint at the furthest stage any type reached: budget (or an unknown cost) when
+    some plan is in time within the batch cap, else the batch cap when some plan is in time,
+    else the deadline when some plan fits, else memory."""
+    statuses = {r.status for r in results}
+    budget = spec.budget_usd
+    out: list[Binding] = []
+    if statuses & {"over_budget", "unpriced_with_budget"}:
+        timely = [(r, r.points[r.in_time]) for r in results if r.in_time is not None]
+        priced = [(r, e) for r, e in timely if e.dollar_cost_with_failures is not None]
+        if priced:
+            r, e = min(priced, key=lambda pair: (_cost(pair[1]), pair[1].gpu_count,
+                                                 pair[0].acc.key))
+            out.append(Binding(code="budget", numbers={
+                "cheapest_cost_with_failures": e.dollar_cost_with_failures, "gpu": r.acc.key,
+                "gpu_count": e.gpu_count, "budget_usd": budget}))
+        unpriced = [(r, e) for r, e in timely if e.dollar_cost_with_failures is None]
+        if unpriced:
+            r, e = min(unpriced, key=lambda pair: (pair[1].wall_days, pair[0].acc.key))
+            out.append(Binding(code="unknown_cost", numbers={
+                "gpu": r.acc.key, "gpu_count": e.gpu_count, "budget_usd": budget}))
+    elif "over_batch_cap" in statuses:
+        over = [(r, r.points[r.fewest_in_time]) for r in results
+                if r.status == "over_batch_cap" and r.fewest_in_time is not None]
+        r, e = min(over, key=lambda pair: (min_global_batch_tokens(pair[1]), pair[1].gpu_count,
+                                           pair[0].acc.key))
+        out.append(Binding(code="batch", numbers={
+            "max_batch_tokens": spec.batch_cap[0],
+            "min_global_batch_tokens": min_global_batch_tokens(e), "gpu": r.acc.key,
+            "gpu_count": e.gpu_count}))
+    elif "misses_deadline" in statuses:
+        slow = [(r, r.points[r.top]) for r in results
+                if r.status == "misses_deadline" and r.top is not None]
+        r, e = min(slow, key=lambda pair: (pair[1].wall_days, pair[0].acc.key))
+        out.append(Binding(code="deadline", numbers={
+            "fastest_wall_days": e.wall_days, "gpu": r.acc.key, "gpu_count": e.gpu_count,
+            "deadline_days": spec.deadline_days}))
+    elif "does_not_fit" in statuses:
+        tight = [r for r in results if r.status == "does_not_fit"]
+        r = min(tight, key=lambda t: (t.min_gpu_count is None, t.min_gpu_count or 0,
+                                      t.acc.key))
+        out.append(Binding(code="memory", numbers={
+            "gpu_count_needed": r.min_gpu_count, "gpu": r.acc.key, "max_gpu_count": r.cap}))
+    return out
+
+
+def _bindings(spec: PlanSpec, results: list[TypeResult], search: TypeSearch) -> list[Binding]:
+    """What keeps every plan out (nothing is feasible): the stage that binds on the devices
+    allowed and, when a type limited by ``available`` would work with max_gpu_count devices,
+    availability with the count it needs."""
+    limited = [r for r in results if r.cap < spec.max_gpu_count]
+    wider = [search.one_type(r.acc, spec.max_gpu_count) for r in limited]
+    searched = [r for r in results if r.status != "no_count"]
+    out = _stage(spec, searched or wider)
+    needs = [(r, min(n for n, ok in w.feasible.items() if ok))
+             for r, w in zip(limited, wider, strict=True) if w.best is not None]
+    if needs:
+        r, needed = min(needs, key=lambda pair: (pair[1], pair[0].acc.key))
+        out.append(Binding(code="availability", numbers={
+            "gpu": r.acc.key, "gpu_count_needed": needed, "available": r.cap}))
+    return out
+
+
+def plan_run(spec: PlanSpec) -> PlanReport:
+    """The cheapest plans that meet the deadline and the budget, the fastest, the frontier of
+    each type and, when nothing is feasible, what binds (module docstring)."""
+    search = TypeSearch(spec)
+    max_batch, basis = spec.batch_cap
+    results = [search.one_type(acc, spec.cap(acc.key)) for acc in spec.accelerators]
+    feasible = [r for r in results if r.best is not None]
+
+    wins: dict[tuple[str, int], list[Win]] = {}
+
+    def win(r: TypeResult, n: int, code: Win) -> None:
+        wins.setdefault((r.acc.key, n), []).append(code)
+
+    def best(r: TypeResult) -> RunEstimate:
+        return r.points[r.best or 0]
+
+    def quickest(r: TypeResult) -> RunEstimate:
+        return r.points[r.fastest or 0]
+
+    priced = [r for r in feasible if best(r).dollar_cost_with_failures is not None]
+    cheapest = (pick(priced, lambda r: _cost(best(r)),
+                      lambda r: (best(r).gpu_count, best(r).wall_days, r.acc.key))
+                if priced else None)
+    fastest = (pick(feasible, lambda r: quickest(r).wall_days,
+                     lambda r: (_cost(quickest(r)), quickest(r).gpu_count, r.acc.key))
+               if feasible else None)
+    for r in feasible:
+        assert r.best is not None and r.fastest is not None
+        if r is cheapest:
+            win(r, r.best, "cheapest")
+        if r is fastest:
+            win(r, r.fastest, "fastest")
+        win(r, r.best, "cheapest_on_type")
+        win(r, r.fastest, "fastest_on_type")
+
+    def plan_of(r: TypeResult, n: int) -> Plan:
+        return _plan(r.points[n], wins[(r.acc.key, n)], spec)
+
+    by_cost = sorted(feasible, key=lambda r: (
+        r is not cheapest, _cost(best(r)), best(r).wall_days, best(r).gpu_count, r.acc.key))
+    by_time = sorted(feasible, key=lambda r: (
+        r is not fastest, quickest(r).wall_days, _cost(quickest(r)), quickest(r).gpu_count,
+        r.acc.key))
+    return PlanReport(
+        feasible=bool(feasible),
+        plans=[plan_of(r, r.best or 0) for r in by_cost[:spec.top]],
+        fastest=[plan_of(r, r.fastest or 0) for r in by_time[:spec.top]],
+        frontier=[*(_frontier(spec, r) for r in results),
+                  *(TypeFrontier(gpu=acc.key, accelerator=acc.name, status="no_peak",
+                                 max_gpu_count=spec.cap(acc.key), min_gpu_count=None, points=[])
+                    for acc in spec.requested if acc not in spec.accelerators)],
+        binding=[] if feasible else _bindings(spec, results, search),
+        deadline_days=spec.deadline_days,
+        budget_usd=spec.budget_usd,
+        max_gpu_count=spec.max_gpu_count,
+        must_fit=spec.must_fit,
+        max_batch_tokens=max_batch,
+        max_batch_tokens_basis=basis,
+        max_batch_tokens_source=BATCH_FIT_SOURCE if basis == "default_formula" else None,
+        compute_flops=spec.compute_flops,
+        estimates_run=search.estimates,
+        notes=["linear_scaling"],
+    )

@@ -1,0 +1,310 @@
+"""The input of :func:`~.plan.plan_run`: the run to plan (a run spec without
+the devices) and the constraints on the plan, with their validation.
+
+A price (``usd_per_gpu_hour``), a peak (``peak_tflops``) or a measured throughput
+(``achieved_tflops``) is a figure for one device type: the spec accepts them only with a single
+type in ``gpus``; a given MFU applies to every type. The layout the user pins is checked as a
+run spec would check it, at the first count searched, so that an error names the field.
+
+The batch cap. The time model scales linearly in the devices, but the global batch grows with
+them: at least one sequence per data-parallel rank. Past the critical batch size more devices
+buy little progress per token (McCandlish et al. 2018, "An Empirical Model of Large-Batch
+Training"), so a plan's smallest global batch must not exceed ``max_batch_tokens``. By default
+that is the batch a compute-optimal run of this compute would use, the DeepSeek LLM fit
+(Bi et al. 2024, "DeepSeek LLM: Scaling Open-Source Language Models with Longtermism", eq. 1)::
+
+    B_opt = 0.2920 · C^0.3271    tokens per optimizer step
+    C     = 6 · N · D            FLOPs of the run: N active parameters, D training tokens
+
+The form, the constants and the unit (tokens) were checked against a secondary source (a
+calculator that implements the paper's hyperparameter laws, B_opt beside
+η_opt = 0.3118 · C^−0.1250), not against the paper's own text: the equation number is
+unconfirmed. The paper's C is M·D with M the non-embedding FLOPs per token (attention
+included); 6·N·D here counts the embeddings and leaves the attention out, which for common
+shapes moves C by tens of per cent and B_opt (as C^0.33) by a few per cent; small models at long
+context differ more. The fit comes from DeepSeek's pre-training data and runs; for a fine-tune
+or far outside their compute it is a rough guide: give ``max_batch_tokens`` to override it.
+"""
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from ..errors import InputError, describe_validation_error
+from ..estimate import MAX_PLAN_DAYS
+from ..hardware.catalog import Accelerator, Precision, get_accelerator, list_accelerators
+from ..hardware.mfu import ModelFamily
+from ..memory.spec import ModelAndLayout
+from ..model.architecture import Architecture
+from ..quantities import (
+    Count,
+    NotBool,
+    Number,
+    Price,
+    TflopsPerDevice,
+    TokenCount,
+    UsdAmount,
+    check_positive,
+)
+from ..run_spec import RunSpec
+from ..scaling.lesson import train_flops
+from ..vocabulary import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu, RunKind
+from .grid import CountGrid
+
+__all__ = [
+    "BATCH_FIT_COEFFICIENT",
+    "BATCH_FIT_EXPONENT",
+    "BATCH_FIT_SOURCE",
+    "DEFAULT_MAX_GPU_COUNT",
+    "MAX_GPU_COUNT",
+    "PLAN_FIELDS",
+    "BatchCapBasis",
+    "PlanSpec",
+    "optimal_batch_tokens",
+]
+
+DEFAULT_MAX_GPU_COUNT = 4096
+"""Devices searched at most per type unless the user says otherwise."""
+MAX_GPU_COUNT = 1_000_000
+"""The largest max_gpu_count accepted (today's largest clusters have ~10⁵ devices)."""
+SINGLE_TYPE = ("Only with a single accelerator type in gpus: it is a figure for one device "
+               "type.")
+PLAN_FIELDS = frozenset({"deadline_days", "budget_usd", "gpus", "available", "max_gpu_count",
+                         "must_fit", "top", "max_batch_tokens"})
+"""PlanSpec fields that are constraints of the plan, not fields of the run."""
+BATCH_FIT_COEFFICIENT = 0.2920
+"""B_opt = 0.2920 · C^0.3271 tokens (DeepSeek LLM, Bi et al. 2024, eq. 1; C in FLOPs)."""
+BATCH_FIT_EXPONENT = 0.3271
+"""The exponent of C in that fit."""
+BATCH_FIT_SOURCE = ("DeepSeek LLM (Bi et al. 2024), eq. 1: B_opt = 0.2920·C^0.3271 tokens, "
+                    "C = 6·N·D FLOPs")
+"""Where the default batch cap comes from."""
+
+BatchCapBasis = Literal["default_formula", "user"]
+"""default_formula: max_batch_tokens is B_opt of the run's compute (BATCH_FIT_SOURCE); user:
+the spec's max_batch_tokens."""
+
+
+def optimal_batch_tokens(compute_flops: float) -> float:
+    """The compute-optimal global batch in tokens for a run of ``compute_flops`` FLOPs::
+
+        B_opt = 0.2920 · C^0.3271    (DeepSeek LLM, Bi et al. 2024, eq. 1; module docstring)
+    """
+    c = check_positive(compute_flops, "compute_flops")
+    return BATCH_FIT_COEFFICIENT * math.pow(c, BATCH_FIT_EXPONENT)
+
+
+def _as_in_run(name: str, note: str | None = None) -> Any:
+    """The run spec's default and description of the field ``name`` (its annotated type is
+    written out beside it, the same as the run spec's), with ``note`` added."""
+    info = RunSpec.model_fields[name]
+    description = info.description if note is None else f"{info.description} {note}"
+    if info.is_required():
+        return Field(description=description)
+    return Field(default=info.default, description=description)
+
+
+AvailableCount = Annotated[int, Field(ge=1, le=10_000_000), NotBool]
+
+
+class PlanSpec(ModelAndLayout):
+    """The run to plan (as a run spec, without the devices) and the constraints on the plan."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # The plan chooses the devices: the device fields of the model-and-layout definition are
+    # not inputs here (pydantic drops an inherited field a subclass declares as a ClassVar).
+    gpu: ClassVar[None] = None  # type: ignore[misc]
+    gpu_count: ClassVar[int] = 1  # type: ignore[misc]
+
+    # The run spec's own fields, with its types, defaults and descriptions.
+    tokens: TokenCount = _as_in_run("tokens")
+    precision: Precision | None = _as_in_run("precision")
+    mfu: Mfu | None = _as_in_run("mfu")
+    achieved_tflops: TflopsPerDevice | None = _as_in_run("achieved_tflops", SINGLE_TYPE)
+    usd_per_gpu_hour: Price | None = _as_in_run("usd_per_gpu_hour", SINGLE_TYPE)
+    peak_tflops: TflopsPerDevice | None = _as_in_run("peak_tflops", SINGLE_TYPE)
+    family: ModelFamily | None = _as_in_run("family")
+    failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
+    kind: RunKind | None = _as_in_run("kind")
+
+    deadline_days: Number = Field(
+        gt=0, le=MAX_PLAN_DAYS,
+        description=f"Deadline in wall-clock days, at most {MAX_PLAN_DAYS:g}. A plan's central "
+                    "wall-time estimate must be within it.")
+    budget_usd: UsdAmount | None = Field(
+        default=None,
+        description="Optional budget cap in US dollars (e.g. '$400k'): a plan's cost with the "
+                    "failure budget must be at most this (a go on within_budget).")
+    gpus: list[str] | None = Field(
+        default=None, min_length=1, max_length=100,
+        description="Device types to choose from, e.g. ['h100', 'a100']. "
+                    "Default: every type in the catalog with a dense peak for the precision.")
+    available: dict[str, AvailableCount] | None = Field(
+        default=None, max_length=100,
+        description="Most devices of a type you can get, e.g. {'h100': 64}. Types "
+                    "not named are limited by max_gpu_count only.")
+    max_gpu_count: Count = Field(
+        default=DEFAULT_MAX_GPU_COUNT, ge=1, le=MAX_GPU_COUNT,
+        description=f"Most devices of any type searched (default {DEFAULT_MAX_GPU_COUNT}). "
+                    "Counts tried: 1, 2, 4, then whole nodes of 8.")
+    must_fit: bool = Field(
+        default=True,
+        description="Only plans that fit in device memory at some layout (default true).")
+    top: Count = Field(default=5, ge=1, le=50,
+                       description="How many plans to list in plans and in fastest (1–50).")
+    max_batch_tokens: TokenCount | None = Field(
+        default=None,
+        description="Cap on tokens per optimizer step, e.g. '4M'. A count whose "
+                    "smallest global batch (one sequence per data-parallel rank, times the "
+                    "micro-batch) exceeds it is not feasible. Default: the compute-optimal "
+                    "batch 0.2920·C^0.3271 tokens of DeepSeek LLM's fit (Bi et al. 2024), "
+                    "C = 6·N·D FLOPs of this run.")
+
+    _probe: RunSpec | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_devices(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, instead in (("gpu", "gpus, the types to choose from"),
+                                  ("gpu_count", "max_gpu_count or available, the most devices")):
+                if name in data:
+                    raise InputError(name, data[name],
+                                     f"not in a plan (the plan chooses the devices); give "
+                                     f"{instead}")
+        return data
+
+    @field_validator("gpus")
+    @classmethod
+    def _known_gpus(cls, names: list[str] | None) -> list[str] | None:
+        if names is None:
+            return None
+        keys: list[str] = []
+        for i, name in enumerate(names):
+            key = get_accelerator(name, field=f"gpus[{i}]").key
+            if key not in keys:
+                keys.append(key)
+        return keys
+
+    @field_validator("available")
+    @classmethod
+    def _known_available(cls, counts: dict[str, int] | None) -> dict[str, int] | None:
+        if counts is None:
+            return None
+        out: dict[str, int] = {}
+        for name, count in counts.items():
+            key = get_accelerator(name, field=f"available.{name}").key
+            if key in out:
+                raise InputError(f"available.{name}", count,
+                                 f"each type once ({key} is named twice)")
+            out[key] = count
+        return out
+
+    def _check_layout(self, arch: Architecture | None) -> None:
+        """Overrides the run spec's device-count checks: a plan has no count of its own. The
+        counts searched are multiples of the pinned tp·pp·ep, and the rest of the layout is
+        checked by :meth:`_plan_consistent` on a run spec at the first count."""
+
+    @model_validator(mode="after")
+    def _plan_consistent(self) -> PlanSpec:
+        for name in ("usd_per_gpu_hour", "peak_tflops", "achieved_tflops"):
+            value = getattr(self, name)
+            if value is not None and (self.gpus is None or len(self.gpus) != 1):
+                raise InputError(name, value,
+                                 "only with a single accelerator type in gpus (it is a figure "
+                                 "for one device type)")
+        if self.available is not None and self.gpus is not None:
+            for key, count in self.available.items():
+                if key not in self.gpus:
+                    raise InputError(f"available.{key}", count,
+                                     "a type in gpus (gpus limits the search to "
+                                     f"{', '.join(self.gpus)})")
+        accelerators = self.accelerators
+        if not accelerators:
+            what = self.precision or "bf16/fp16"
+            raise InputError("precision" if self.precision else "gpus",
+                             self.precision or self.gpus,
+                             f"accelerators with a known dense {what} peak (or give "
+                             "peak_tflops with a single type)")
+        first = CountGrid(self.count_step, self.max_gpu_count)
+        if not len(first):
+            raise InputError("max_gpu_count", self.max_gpu_count,
+                             f"at least {first.node_step} devices: the pinned tp·pp·ep = "
+                             f"{self.count_step} must divide the count")
+        fields = {name: getattr(self, name) for name in self.model_fields_set
+                  if name not in PLAN_FIELDS}
+        try:  # the layout checks the run spec makes at a count, at the first count searched
+            self._probe = RunSpec(**fields, gpu=accelerators[0].key, gpu_count=first.count(0))
+        except ValidationError as exc:
+            raise _cause(exc) from None
+        return self
+
+    @property
+    def requested(self) -> tuple[Accelerator, ...]:
+        """The types asked for: ``gpus``, or the whole catalog."""
+        if self.gpus is None:
+            return list_accelerators()
+        return tuple(get_accelerator(key) for key in self.gpus)
+
+    @property
+    def accelerators(self) -> tuple[Accelerator, ...]:
+        """The types searched: ``gpus`` (or the catalog) with a dense peak for the precision
+        (any, when peak_tflops is given)."""
+        return tuple(acc for acc in self.requested if self.peak_tflops is not None
+                     or acc.peak_tflops.get(self.precision or acc.default_precision) is not None)
+
+    @property
+    def count_step(self) -> int:
+        """Every count searched is a multiple of this: the pinned tp·pp·ep."""
+        return (self.tp or 1) * (self.pp or 1) * (self.ep or 1)
+
+    def cap(self, key: str) -> int:
+        """Most devices of type ``key`` searched: max_gpu_count, or fewer when available says."""
+        limit = (self.available or {}).get(key)
+        return self.max_gpu_count if limit is None else min(limit, self.max_gpu_count)
+
+    @property
+    def compute_flops(self) -> float:
+        """C = 6·N·D of the run in FLOPs: N active parameters, D training tokens (the default
+        batch cap's input)."""
+        return train_flops(self.model.active, self.tokens)
+
+    @property
+    def batch_cap(self) -> tuple[float, BatchCapBasis]:
+        """The most tokens per optimizer step a plan may need, and where the number comes from:
+        ``max_batch_tokens``, else B_opt of :attr:`compute_flops`."""
+        if self.max_batch_tokens is not None:
+            return self.max_batch_tokens, "user"
+        return optimal_batch_tokens(self.compute_flops), "default_formula"
+
+    @property
+    def tokens_per_rank(self) -> int:
+        """Tokens one data-parallel rank adds to the global batch: the sequence length times the
+        pinned micro-batch (1 when left to the layout search, which keeps it at 1)."""
+        return self.resolved_seq_len * (self.micro_batch or 1)
+
+    def run_spec(self, key: str, gpu_count: int) -> RunSpec:
+        """The run spec of a plan: this spec on ``gpu_count`` devices of type ``key`` (the
+        count a multiple of count_step)."""
+        assert self._probe is not None  # set by the validator
+        return self._probe.model_copy(update={"gpu": key, "gpu_count": gpu_count})
+
+
+def _cause(exc: ValidationError) -> InputError:
+    """The input error behind a run spec's validation error (it names the field)."""
+    for err in exc.errors(include_url=False):
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, InputError):
+            return cause
+    return InputError("input", None, describe_validation_error(exc))
+

@@ -1,0 +1,142 @@
+"""Step 3's predicted gain, asked of data instead of a hunch: the inputs of the ``fit`` command
+and the ``fit_scaling_law`` tool, and the one call both make.
+
+With small-run points, :func:`~compute_budget.skill.scaling.fit.fit_scaling_law` fits them and
+predicts the target with an interval (and, with the current model's loss, the gain and its 1σ
+for the verdict). With no points, the published Chinchilla fits of
+:mod:`~compute_budget.skill.scaling.published` give a clearly labelled fallback for language models:
+the target run's loss under each fit and, with a baseline run's size, the gain it predicts.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import InputError
+from ..quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
+from .lesson import train_flops
+from .points import MAX_POINTS, ScalingPoint
+from .published import OptimalSplit, PublishedPrediction, compute_optimal, published_prediction
+from .result import LEVEL_RANGE, ScalingFit
+
+__all__ = ["FitSpec", "OptimalSpec", "optimal", "predict"]
+
+Level = Annotated[float, Field(gt=LEVEL_RANGE[0], lt=LEVEL_RANGE[1], allow_inf_nan=False),
+                  NotBool]
+"""The probability an interval covers, strictly between 0.5 and 0.99."""
+
+
+class FitSpec(BaseModel):
+    """Small-run points and the run to predict, or the run alone (the published fallback)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    points: list[ScalingPoint] | None = Field(
+        default=None, max_length=MAX_POINTS,
+        description="Small runs: {compute, loss} or {params, tokens, loss} each. Compute = "
+                    "6·params·tokens when absent; at least 4 (6 when params and tokens both "
+                    "vary). Without points: the published Chinchilla fits, for language models.")
+    target_compute: FlopCount | None = Field(
+        default=None, description="Compute of the run to predict, FLOPs.")
+    target_params: ParamCount | None = Field(
+        default=None, description="Parameters of the run to predict.")
+    target_tokens: TokenCount | None = Field(
+        default=None, description="Training tokens of the run to predict.")
+    baseline_loss: Gain | None = Field(
+        default=None,
+        description="The current model's loss (or metric). The prediction's gain over it, "
+                    "with its 1σ, feeds the verdict.")
+    baseline_params: ParamCount | None = Field(
+        default=None,
+        description="Without points: the current model's size, for the published "
+                    "fits' gain (with baseline_tokens).")
+    baseline_tokens: TokenCount | None = Field(
+        default=None, description="Without points: the current model's tokens.")
+    higher_is_better: bool = Field(
+        default=False,
+        description="True for a metric that rises with compute (accuracy); default a loss.")
+    level: Level = Field(default=0.8,
+                         description="Interval probability, 0.5 to 0.99.")
+
+    @model_validator(mode="after")
+    def _a_target(self) -> FitSpec:
+        has_size = self.target_params is not None or self.target_tokens is not None
+        if self.target_compute is None and not has_size:
+            raise InputError("target_compute", None,
+                             "the run to predict: target_compute, or target_params and "
+                             "target_tokens")
+        if self.points is None:
+            if self.target_params is None or self.target_tokens is None:
+                missing = "target_tokens" if self.target_params is not None else "target_params"
+                raise InputError(missing, None,
+                                 "without points, the published fits need the run's "
+                                 "target_params and target_tokens")
+            if self.baseline_loss is not None:
+                raise InputError("baseline_loss", self.baseline_loss,
+                                 "only with points: a loss measured on your data cannot be "
+                                 "compared with the published fits' (give baseline_params and "
+                                 "baseline_tokens instead)")
+        elif self.baseline_params is not None or self.baseline_tokens is not None:
+            field = "baseline_params" if self.baseline_params is not None else "baseline_tokens"
+            raise InputError(field, getattr(self, field),
+                             "only without points (with points, give baseline_loss)")
+        return self
+
+
+def predict(spec: FitSpec, *, seed: int = 0) -> ScalingFit | PublishedPrediction:
+    """The fit of ``spec.points`` at the target, or without points the published fits'
+    prediction (module docstring)."""
+    if spec.points is None:
+        assert spec.target_params is not None and spec.target_tokens is not None
+        return published_prediction(spec.target_params, spec.target_tokens,
+                                    baseline_params=spec.baseline_params,
+                                    baseline_tokens=spec.baseline_tokens)
+    from .fit import fit_scaling_law
+
+    return fit_scaling_law(spec.points, target_compute=spec.target_compute,
+                           target_params=spec.target_params, target_tokens=spec.target_tokens,
+                           baseline_loss=spec.baseline_loss,
+                           higher_is_better=spec.higher_is_better, level=spec.level, seed=seed)
+
+
+class OptimalSpec(BaseModel):
+    """A compute budget to split, and optionally the run the user proposes for it (alone, the
+    proposed run's 6·N·D is the budget)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    flops: FlopCount | None = Field(
+        default=None,
+        description="Compute budget C in FLOPs (e.g. '1e23'); default 6·params·tokens.")
+    params: ParamCount | None = Field(
+        default=None, description="The proposed run's parameters (with tokens), to place it.")
+    tokens: TokenCount | None = Field(
+        default=None, description="The proposed run's training tokens.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> OptimalSpec:
+        if (self.params is None) != (self.tokens is None):
+            missing = "tokens" if self.params is not None else "params"
+            raise InputError(missing, None, "params and tokens together: the proposed run")
+        if self.params is None or self.tokens is None:
+            if self.flops is None:
+                raise InputError("flops", None, "a compute budget, or params and tokens")
+            return self
+        implied = train_flops(self.params, self.tokens)
+        if self.flops is not None and abs(implied / self.flops - 1) > 0.01:
+            raise InputError("tokens", self.tokens,
+                             f"with params, a run of 6·params·tokens = flops ({implied:.3g} "
+                             f"is not {self.flops:.3g}); give flops alone, or params and "
+                             "tokens alone")
+        return self
+
+
+def optimal(spec: OptimalSpec) -> OptimalSplit:
+    """The compute-optimal split of the budget and where the proposed run sits."""
+    flops = spec.flops
+    if flops is None:
+        assert spec.params is not None and spec.tokens is not None
+        flops = train_flops(spec.params, spec.tokens)
+    return compute_optimal(flops, proposed_params=spec.params, proposed_tokens=spec.tokens)

@@ -1,0 +1,128 @@
+"""The ground floor of ``skill``: the words every wing uses, defined once.
+
+Closed sets as ``Literal`` types (recomputation modes, training stacks, MFU conventions, run
+kinds, where a value came from), the bounded number types every spec shares (MFU, failure
+budget), and the constants of the trade (6 FLOPs per parameter per token, 20 tokens per
+parameter, 8 devices per node). Nothing here imports a wing; every wing may import it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .quantities import NotBool
+
+__all__ = [
+    "COMPUTE_OPTIMAL_RATIO",
+    "DEFAULT_FAILURE_BUDGET",
+    "DEFAULT_RUN_KIND",
+    "FLOPS_PER_PARAM_PER_TOKEN",
+    "GPUS_PER_NODE",
+    "HOURS_PER_DAY",
+    "LAYOUT_KNOBS",
+    "MFU_CONVENTIONS",
+    "RECOMPUTE_ORDER",
+    "RUN_KINDS",
+    "SECONDS_PER_HOUR",
+    "STACKS",
+    "DefaultUsed",
+    "FailureBudget",
+    "Mfu",
+    "MfuConvention",
+    "Origin",
+    "Recompute",
+    "RunKind",
+    "Stack",
+    "normalize_name",
+    "starts_from_a_model",
+]
+
+# --- the arithmetic of training -----------------------------------------------------------
+
+FLOPS_PER_PARAM_PER_TOKEN = 6.0
+"""2 forward + 4 backward FLOPs per parameter per token (Kaplan et al. 2020, Table 1)."""
+COMPUTE_OPTIMAL_RATIO = 20.0
+"""Tokens per parameter at the compute optimum (Hoffmann et al. 2022, "Chinchilla")."""
+SECONDS_PER_HOUR = 3600.0
+HOURS_PER_DAY = 24.0
+GPUS_PER_NODE = 8
+"""Devices per node (an HGX/DGX board; tensor parallelism stays within one)."""
+
+# --- the layout -------------------------------------------------------------------------
+
+Recompute = Literal["none", "selective", "full"]
+"""Activation recomputation: none, selective (attention scores) or full (whole layers)."""
+RECOMPUTE_ORDER: tuple[Recompute, ...] = get_args(Recompute)
+Stack = Literal["hf", "megatron"]
+"""The training stack whose kept tensors the activation formula follows."""
+STACKS: tuple[Stack, ...] = get_args(Stack)
+LAYOUT_KNOBS = ("zero", "tp", "pp", "sp", "ep", "recompute", "micro_batch", "offload")
+"""The layout fields the search may choose when the user leaves them unset."""
+
+# --- MFU and the failure budget ---------------------------------------------------------
+
+MfuConvention = Literal["6n", "causal", "full"]
+"""How a measured MFU or achieved TFLOP/s counted model FLOPs per token: ``6n`` 6·N (Kaplan et
+al. 2020; published end-to-end figures, this package's priors); ``causal`` 6·N + causal attention
+6·L·H·Q·T (Megatron-LM's ``num_floating_point_operations``); ``full`` 6·N + 12·L·H·Q·T, attention
+over all T keys (PaLM App. B, nanoGPT's ``estimate_mfu``, torchtitan's MFU)."""
+MFU_CONVENTIONS: tuple[MfuConvention, ...] = get_args(MfuConvention)
+
+Mfu = Annotated[
+    float,
+    Field(ge=1e-4, le=1, allow_inf_nan=False,
+          description="Model FLOPs utilisation as a fraction of the dense peak, in [0.0001, 1]."),
+    NotBool,
+]
+"""Model FLOPs utilisation: the share of the dense peak a run turns into model FLOPs."""
+
+DEFAULT_FAILURE_BUDGET = 1.5
+"""Multiplier on nominal cost for failures and re-runs (the stage-3 compute-budget skill)."""
+FailureBudget = Annotated[
+    float,
+    Field(ge=1, le=10, allow_inf_nan=False,
+          description="Multiplier on nominal cost for failures and re-runs, in [1, 10]; 1.5 "
+                      "(one partial re-run) by default."),
+    NotBool,
+]
+
+# --- the kind of run --------------------------------------------------------------------
+
+RunKind = Literal["pretrain", "continued-pretrain", "fine-tune", "ablation"]
+"""``pretrain`` (the default) trains a model from scratch; ``continued-pretrain`` and
+``fine-tune`` start from a given model (no from-scratch alternatives); an ``ablation``
+compares two settings, so its uncertainty shrinks with more seeds or a larger evaluation set."""
+RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
+DEFAULT_RUN_KIND: RunKind = "pretrain"
+
+
+def starts_from_a_model(kind: RunKind) -> bool:
+    """True for runs that continue from an existing model (no from-scratch alternatives)."""
+    return kind in ("continued-pretrain", "fine-tune")
+
+
+# --- where a value came from ------------------------------------------------------------
+
+Origin = Literal["user", "catalog", "config", "default"]
+"""Where a value an estimate used came from: given by the user, the accelerator catalog (or
+another packaged, sourced table), the model's config or preset, or a documented default."""
+
+
+class DefaultUsed(BaseModel):
+    """One input an estimate filled in itself: which field, the value it took, and on what
+    basis (a code the reply words)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str = Field(description="The argument the value stands for.")
+    value: float | str | None = Field(description="The value taken; None when unknown.")
+    basis: str = Field(description="Why this value: a code (prior, catalog, device_default, "
+                                   "default, searched, unknown).")
+
+
+def normalize_name(name: str) -> str:
+    """Lower-case, drop punctuation and spaces: ``'A100 80GB SXM'`` → ``'a10080gbsxm'``."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
