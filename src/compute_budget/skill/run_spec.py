@@ -1,15 +1,20 @@
-"""What the user plans to run: the model and layout (shared with the memory spec), the tokens,
-the hardware, and the optional overrides of the estimate's defaults."""
+"""What the user plans to run, composed of field groups: the model and its layout on the
+devices (:mod:`.memory.spec`), the run options (tokens, precision, MFU, price, peak, family,
+failure budget, kind) and the price kind and energy overrides.
+
+The plan spec (:mod:`.planning.plan_spec`) composes the same model, layout and run options
+without the devices, which a plan chooses.
+"""
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import InputError
-from .hardware.catalog import Accelerator, AcceleratorKey, Precision, PriceKind, get_accelerator
+from .hardware.catalog import GPU_DESCRIPTION, Accelerator, AcceleratorKey, Precision, PriceKind
 from .hardware.energy import BoardPower, GridIntensity, Pue, load_energy_defaults
 from .hardware.mfu import ModelFamily
-from .memory.spec import ModelAndLayout
+from .memory.spec import OnDevices
 from .quantities import Price, TflopsPerDevice, TokenCount
 from .vocabulary import (
     DEFAULT_FAILURE_BUDGET,
@@ -20,26 +25,18 @@ from .vocabulary import (
     RunKind,
 )
 
-__all__ = ["RunSpec"]
+__all__ = ["PriceAndEnergy", "RunOptions", "RunSpec"]
 
 
 _ENERGY = load_energy_defaults()
 """The energy defaults the field descriptions quote, with their sources."""
 
-class RunSpec(ModelAndLayout):
-    """The four inputs of step 1 (N, T, the device and its count) and the optional overrides.
 
-    The model is given by ``params`` (and ``active_params`` for MoE), or exactly by a ``config``
-    or ``preset``, which also gives the attention and LM-head FLOPs and the shape for memory.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class RunOptions(BaseModel):
+    """The tokens, and the overrides of the estimate's defaults that apply to any device."""
 
     tokens: TokenCount = Field(
         description="Training tokens T (e.g. '100B', '1.5T')."
-    )
-    gpu: AcceleratorKey = Field(
-        description="Catalog accelerator, e.g. 'h100' or 'tpu-v5p'."
     )
     precision: Precision | None = Field(
         default=None,
@@ -57,10 +54,6 @@ class RunSpec(ModelAndLayout):
                     "paper; recomputation counted, as `recompute` says. Converted to MFU; not "
                     "together with mfu.",
     )
-    price_kind: PriceKind | None = Field(
-        default=None,
-        description="Which catalog price: on-demand (default), reserved or spot; the newest "
-                    "quote of that kind for the device.")
     mfu_convention: MfuConvention | None = Field(
         default=None,
         description="FLOP convention the given mfu or achieved_tflops was counted in: 6n (6·N "
@@ -90,6 +83,31 @@ class RunSpec(ModelAndLayout):
         description="Kind of run: pretrain (default), continued-pretrain, fine-tune or "
                     "ablation; it shapes the advice and the alternatives.",
     )
+
+    @model_validator(mode="after")
+    def _options_consistent(self) -> RunOptions:
+        if self.mfu is not None and self.achieved_tflops is not None:
+            raise InputError("achieved_tflops", self.achieved_tflops,
+                             "not together with mfu: give one or the other")
+        if (self.mfu_convention is not None and self.mfu is None
+                and self.achieved_tflops is None):
+            raise InputError("mfu_convention", self.mfu_convention,
+                             "only with mfu or achieved_tflops: it says how they were counted")
+        return self
+
+    @property
+    def resolved_kind(self) -> RunKind:
+        """The kind given, or pretrain."""
+        return self.kind or DEFAULT_RUN_KIND
+
+
+class PriceAndEnergy(BaseModel):
+    """Which catalog price a single device type is priced at, and the energy overrides."""
+
+    price_kind: PriceKind | None = Field(
+        default=None,
+        description="Which catalog price: on-demand (default), reserved or spot; the newest "
+                    "quote of that kind for the device.")
     board_power_w: BoardPower | None = Field(
         default=None,
         description="Board power per device in watts, for the energy. Default: the catalog's "
@@ -107,15 +125,20 @@ class RunSpec(ModelAndLayout):
                     f"{_ENERGY.grid_kg_co2_per_kwh.short}.",
     )
 
+
+class RunSpec(OnDevices, RunOptions, PriceAndEnergy):
+    """The four inputs of step 1 (N, T, the device and its count) and the optional overrides.
+
+    The model is given by ``params`` (and ``active_params`` for MoE), or exactly by a ``config``
+    or ``preset``, which also gives the attention and LM-head FLOPs and the shape for memory.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gpu: AcceleratorKey = Field(description=GPU_DESCRIPTION)  # required here
+
     @model_validator(mode="after")
-    def _run_consistent(self) -> RunSpec:
-        if self.mfu is not None and self.achieved_tflops is not None:
-            raise InputError("achieved_tflops", self.achieved_tflops,
-                             "not together with mfu: give one or the other")
-        if (self.mfu_convention is not None and self.mfu is None
-                and self.achieved_tflops is None):
-            raise InputError("mfu_convention", self.mfu_convention,
-                             "only with mfu or achieved_tflops: it says how they were counted")
+    def _device_consistent(self) -> RunSpec:
         if self.peak_tflops is None:
             self.accelerator.peak(self.resolved_precision)  # raises when the peak is unknown
         if self.price_kind is not None and self.usd_per_gpu_hour is None:
@@ -125,7 +148,9 @@ class RunSpec(ModelAndLayout):
     @property
     def accelerator(self) -> Accelerator:
         """The catalog entry for ``gpu``."""
-        return get_accelerator(self.gpu)
+        accelerator = super().accelerator
+        assert accelerator is not None  # gpu is required
+        return accelerator
 
     @property
     def compute_params(self) -> float:
@@ -139,11 +164,6 @@ class RunSpec(ModelAndLayout):
         if self.family is not None:
             return self.family
         return "moe" if self.compute_params < self.total_params else "dense"
-
-    @property
-    def resolved_kind(self) -> RunKind:
-        """The kind given, or pretrain."""
-        return self.kind or DEFAULT_RUN_KIND
 
     @property
     def resolved_precision(self) -> Precision:

@@ -34,6 +34,7 @@ from ..vocabulary import normalize_name
 
 __all__ = [
     "DEFAULT_PRICE_KIND",
+    "GPU_DESCRIPTION",
     "PRICE_KINDS",
     "Accelerator",
     "AcceleratorKey",
@@ -310,3 +311,5 @@ def _catalog_key(name: str) -> str:
 
 AcceleratorKey = Annotated[str, AfterValidator(_catalog_key)]
 """An accelerator name, alias or key, validated against the catalog and stored as its key."""
+GPU_DESCRIPTION = "Catalog accelerator, e.g. 'h100' or 'tpu-v5p'."
+"""The description of every spec's ``gpu`` field."""

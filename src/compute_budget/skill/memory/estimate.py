@@ -16,7 +16,7 @@ from ..vocabulary import Recompute, Stack
 from .layout import LayoutChoice, search_layout
 from .lora import LoraTargets
 from .optimizers import OptimizerInfo, resolve_optimizer
-from .spec import ModelAndLayout
+from .spec import OnDevices
 from .states import USABLE_FRACTION, Setup
 
 __all__ = ["MemoryBreakdown", "MemoryEstimate", "MemoryNote", "MemorySpec", "estimate_memory"]
@@ -27,7 +27,7 @@ has no effect at tp 1; shape_guessed / shape_given: no config, the activations f
 or given shape."""
 
 
-class MemorySpec(ModelAndLayout):
+class MemorySpec(OnDevices):
     """What to size: the model, how it is fine-tuned, the devices and the layout knobs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -104,7 +104,7 @@ class MemoryEstimate(BaseModel):
     notes: list[MemoryNote] = Field(description="Codes for things to check (see MemoryNote).")
 
 
-def estimate_memory(spec: ModelAndLayout) -> MemoryEstimate:
+def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     """Memory per device for ``spec`` at the cheapest layout that fits (module docstring)."""
     model = spec.model
     acc = spec.accelerator

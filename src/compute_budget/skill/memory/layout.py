@@ -45,7 +45,7 @@ from ..hardware.catalog import list_accelerators
 from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS, RECOMPUTE_ORDER, Recompute
 from .lora import lora_params
-from .spec import ModelAndLayout, ResolvedModel
+from .spec import ModelAndLayout, OnDevices, ResolvedModel
 from .states import DeviceBytes, Layout, Setup, device_bytes
 
 __all__ = [
@@ -407,7 +407,7 @@ def pins_of(spec: ModelAndLayout) -> _Pins:
 
 
 def search_layout(
-    model: ResolvedModel, setup: Setup, spec: ModelAndLayout
+    model: ResolvedModel, setup: Setup, spec: OnDevices
 ) -> tuple[Layout, DeviceBytes, LayoutChoice]:
     """The cheapest layout of ``model`` that fits (module docstring), its memory and how it was
     found. When nothing fits, the most frugal layout, with what binds and what would fit."""

@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import ConfigError, InputError
 from .architecture import Architecture, ParamBreakdown
@@ -71,6 +79,8 @@ class ConfigPolicy:
 
 
 _policy = ConfigPolicy()
+_RESOLVED = "compute_budget.resolved_architecture"
+"""The validation-context key of an architecture already resolved from the same fields."""
 
 
 def set_config_policy(policy: ConfigPolicy) -> ConfigPolicy:
@@ -141,8 +151,21 @@ class ModelSource(BaseModel):
     def _model_id(cls, value: str | None) -> str | None:
         return None if value is None else check_model_id(value)
 
+    def resolved(self) -> dict[str, object]:
+        """A validation context that hands this source's architecture to a spec built from the
+        same fields (``Spec.model_validate(fields, context=source.resolved())``), so that a
+        request reads its config once."""
+        return {_RESOLVED: (self._source_key(), self._architecture)}
+
+    def _source_key(self) -> tuple[object, ...]:
+        return (self.config, self.model_id, self.preset)
+
     @model_validator(mode="after")
-    def _load_architecture(self) -> ModelSource:
+    def _load_architecture(self, info: ValidationInfo) -> ModelSource:
+        known = (info.context or {}).get(_RESOLVED) if isinstance(info.context, dict) else None
+        if isinstance(known, tuple) and known[0] == self._source_key():
+            self._architecture = known[1]
+            return self
         if self.model_id is not None and (self.config is not None or self.preset is not None):
             raise InputError("model", self.model_id,
                              "one of a model id, a config or a preset, not more than one")

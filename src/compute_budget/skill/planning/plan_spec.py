@@ -28,9 +28,10 @@ or far outside their compute it is a rough guide: give ``max_batch_tokens`` to o
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -41,23 +42,18 @@ from pydantic import (
 
 from ..errors import InputError, describe_validation_error
 from ..estimate import MAX_PLAN_DAYS
-from ..hardware.catalog import Accelerator, Precision, get_accelerator, list_accelerators
-from ..hardware.mfu import ModelFamily
+from ..hardware.catalog import Accelerator, get_accelerator, list_accelerators
 from ..memory.spec import ModelAndLayout
-from ..model.architecture import Architecture
 from ..quantities import (
     Count,
     NotBool,
     Number,
-    Price,
-    TflopsPerDevice,
     TokenCount,
     UsdAmount,
     check_positive,
 )
-from ..run_spec import RunSpec
+from ..run_spec import RunOptions, RunSpec
 from ..scaling.lesson import train_flops
-from ..vocabulary import DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu, RunKind
 from .grid import CountGrid
 
 __all__ = [
@@ -66,8 +62,8 @@ __all__ = [
     "BATCH_FIT_SOURCE",
     "DEFAULT_MAX_GPU_COUNT",
     "MAX_GPU_COUNT",
-    "PLAN_FIELDS",
     "BatchCapBasis",
+    "PlanConstraints",
     "PlanSpec",
     "optimal_batch_tokens",
 ]
@@ -76,11 +72,6 @@ DEFAULT_MAX_GPU_COUNT = 4096
 """Devices searched at most per type unless the user says otherwise."""
 MAX_GPU_COUNT = 1_000_000
 """The largest max_gpu_count accepted (today's largest clusters have ~10⁵ devices)."""
-SINGLE_TYPE = ("Only with a single accelerator type in gpus: it is a figure for one device "
-               "type.")
-PLAN_FIELDS = frozenset({"deadline_days", "budget_usd", "gpus", "available", "max_gpu_count",
-                         "must_fit", "top", "max_batch_tokens"})
-"""PlanSpec fields that are constraints of the plan, not fields of the run."""
 BATCH_FIT_COEFFICIENT = 0.2920
 """B_opt = 0.2920 · C^0.3271 tokens (DeepSeek LLM, Bi et al. 2024, eq. 1; C in FLOPs)."""
 BATCH_FIT_EXPONENT = 0.3271
@@ -103,39 +94,12 @@ def optimal_batch_tokens(compute_flops: float) -> float:
     return BATCH_FIT_COEFFICIENT * math.pow(c, BATCH_FIT_EXPONENT)
 
 
-def _as_in_run(name: str, note: str | None = None) -> Any:
-    """The run spec's default and description of the field ``name`` (its annotated type is
-    written out beside it, the same as the run spec's), with ``note`` added."""
-    info = RunSpec.model_fields[name]
-    description = info.description if note is None else f"{info.description} {note}"
-    if info.is_required():
-        return Field(description=description)
-    return Field(default=info.default, description=description)
-
-
 AvailableCount = Annotated[int, Field(ge=1, le=10_000_000), NotBool]
 
 
-class PlanSpec(ModelAndLayout):
-    """The run to plan (as a run spec, without the devices) and the constraints on the plan."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    # The plan chooses the devices: the device fields of the model-and-layout definition are
-    # not inputs here (pydantic drops an inherited field a subclass declares as a ClassVar).
-    gpu: ClassVar[None] = None  # type: ignore[misc]
-    gpu_count: ClassVar[int] = 1  # type: ignore[misc]
-
-    # The run spec's own fields, with its types, defaults and descriptions.
-    tokens: TokenCount = _as_in_run("tokens")
-    precision: Precision | None = _as_in_run("precision")
-    mfu: Mfu | None = _as_in_run("mfu")
-    achieved_tflops: TflopsPerDevice | None = _as_in_run("achieved_tflops", SINGLE_TYPE)
-    usd_per_gpu_hour: Price | None = _as_in_run("usd_per_gpu_hour", SINGLE_TYPE)
-    peak_tflops: TflopsPerDevice | None = _as_in_run("peak_tflops", SINGLE_TYPE)
-    family: ModelFamily | None = _as_in_run("family")
-    failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
-    kind: RunKind | None = _as_in_run("kind")
+class PlanConstraints(BaseModel):
+    """What a plan must meet and where it may look: the deadline, the budget, the device types
+    and counts."""
 
     deadline_days: Number = Field(
         gt=0, le=MAX_PLAN_DAYS,
@@ -169,6 +133,13 @@ class PlanSpec(ModelAndLayout):
                     "micro-batch) exceeds it is not feasible. Default: the compute-optimal "
                     "batch 0.2920·C^0.3271 tokens of DeepSeek LLM's fit (Bi et al. 2024), "
                     "C = 6·N·D FLOPs of this run.")
+
+
+
+class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
+    """The run to plan (a run spec without the devices) and the constraints on the plan."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     _probe: RunSpec | None = PrivateAttr(default=None)
 
@@ -210,11 +181,6 @@ class PlanSpec(ModelAndLayout):
             out[key] = count
         return out
 
-    def _check_layout(self, arch: Architecture | None) -> None:
-        """Overrides the run spec's device-count checks: a plan has no count of its own. The
-        counts searched are multiples of the pinned tp·pp·ep, and the rest of the layout is
-        checked by :meth:`_plan_consistent` on a run spec at the first count."""
-
     @model_validator(mode="after")
     def _plan_consistent(self) -> PlanSpec:
         for name in ("usd_per_gpu_hour", "peak_tflops", "achieved_tflops"):
@@ -242,9 +208,10 @@ class PlanSpec(ModelAndLayout):
                              f"at least {first.node_step} devices: the pinned tp·pp·ep = "
                              f"{self.count_step} must divide the count")
         fields = {name: getattr(self, name) for name in self.model_fields_set
-                  if name not in PLAN_FIELDS}
+                  if name not in PlanConstraints.model_fields}
+        fields.update(gpu=accelerators[0].key, gpu_count=first.count(0))
         try:  # the layout checks the run spec makes at a count, at the first count searched
-            self._probe = RunSpec(**fields, gpu=accelerators[0].key, gpu_count=first.count(0))
+            self._probe = RunSpec.model_validate(fields, context=self.resolved())
         except ValidationError as exc:
             raise _cause(exc) from None
         return self
