@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import ValidationError
 
-from . import __version__
-from . import skill as sk
+from . import __version__, skill as sk
 from .prompts import (
     render_accelerators,
     render_alternatives,

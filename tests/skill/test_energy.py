@@ -116,7 +116,7 @@ def test_scope_says_what_is_left_out() -> None:
         ({"pue": 3.5}, "pue"),
         ({"pue": math.nan}, "pue"),
         ({"pue": True}, "pue"),
-        ({"pue": "1.2"}, "pue"),
+        ({"pue": "high"}, "pue"),
         ({"grid_kg_co2_per_kwh": -0.1}, "grid_kg_co2_per_kwh"),
         ({"grid_kg_co2_per_kwh": 5.0}, "grid_kg_co2_per_kwh"),
         ({"grid_kg_co2_per_kwh": math.inf}, "grid_kg_co2_per_kwh"),
@@ -131,6 +131,11 @@ def test_bad_assumptions_name_the_field(kwargs: dict[str, object], field: str) -
         energy_of(_run(), **kwargs)  # type: ignore[arg-type]
     assert info.value.field == field
     assert str(info.value).startswith(f"{field}: ")
+
+
+def test_assumptions_are_read_as_the_run_spec_reads_them() -> None:
+    """Issue 15: the library takes the spec's types, so "1.2" is read as the spec reads it."""
+    assert energy_of(_run(), pue="1.2") == energy_of(_run(), pue=1.2)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -39,10 +39,22 @@ def test_estimate_run_cost_rejects_bad_arguments(position: int, name: str, bad: 
         estimate_run_cost(*args)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("mfu", [0, -0.1, 1.2, math.nan])
-def test_estimate_run_cost_rejects_mfu_outside_unit_interval(mfu: float) -> None:
-    with pytest.raises(ValueError, match=r"^mfu: .*\(0, 1\]"):
+@pytest.mark.parametrize("mfu", [0, -0.1, 1.2, math.nan, 1e-5])
+def test_estimate_run_cost_rejects_mfu_outside_the_specs_bounds(mfu: float) -> None:
+    """Issue 15: the library refuses what the spec refuses (mfu=1e-5 used to give a
+    1.9-million-day run), with the same bounds [0.0001, 1]."""
+    with pytest.raises(ValueError, match=r"^mfu: .*(0\.0001|≤ 1|finite)"):
         estimate_run_cost(7e9, 1e11, 8, 312, mfu, 1.5)
+    with pytest.raises(ValidationError) as spec_error:
+        RunSpec(params=7e9, tokens=1e11, gpu="a100", gpu_count=8, mfu=mfu)
+    assert describe_error(spec_error.value).startswith("mfu: ")
+
+
+def test_estimate_run_cost_names_every_bad_argument_at_once() -> None:
+    with pytest.raises(ValueError) as info:
+        estimate_run_cost(7e9, -1, 0, 312, 2, 1.5)
+    assert [line.split(":")[0] for line in str(info.value).splitlines()] == [
+        "T_tokens", "gpus", "mfu"]
 
 
 def test_fractional_device_count_is_rejected() -> None:

@@ -199,11 +199,15 @@ def test_seconds_from_achieved_arithmetic() -> None:
     assert seconds_from_achieved(1e12, 1e9, 1000, 100) == pytest.approx(1e4)
 
 
-@pytest.mark.parametrize("seq_len", [0, -5, 1.5, True, "2048"])
+@pytest.mark.parametrize("seq_len", [0, -5, 1.5, True, "long", 10**8])
 def test_seq_len_must_be_a_positive_whole_number(seq_len: object) -> None:
     with pytest.raises(InputError) as info:
         flops_per_token(GPT3, seq_len)  # type: ignore[arg-type]
     assert info.value.field == "seq_len"
+
+
+def test_seq_len_is_read_as_the_specs_read_it() -> None:
+    assert flops_per_token(GPT3, "2048") == flops_per_token(GPT3, 2048)  # type: ignore[arg-type]
 
 
 def test_unknown_recompute_is_rejected() -> None:

@@ -24,208 +24,108 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .advice.alternatives import (
         Alternative as Alternative,
-    )
-    from .advice.alternatives import (
         AlternativeKind as AlternativeKind,
-    )
-    from .advice.alternatives import (
         AlternativesOptions as AlternativesOptions,
-    )
-    from .advice.alternatives import (
         AlternativesReport as AlternativesReport,
-    )
-    from .advice.alternatives import (
         suggest_alternatives as suggest_alternatives,
     )
     from .advice.candidates import (
         Candidate as Candidate,
-    )
-    from .advice.candidates import (
         parse_candidates as parse_candidates,
-    )
-    from .advice.candidates import (
         validate_candidates as validate_candidates,
     )
     from .advice.compare import (
         CandidateResult as CandidateResult,
-    )
-    from .advice.compare import (
         CompareSpec as CompareSpec,
-    )
-    from .advice.compare import (
         Comparison as Comparison,
-    )
-    from .advice.compare import (
         compare_candidates as compare_candidates,
     )
     from .advice.decision import (
         Decision as Decision,
-    )
-    from .advice.decision import (
         DecisionInputs as DecisionInputs,
-    )
-    from .advice.decision import (
         NextStep as NextStep,
-    )
-    from .advice.decision import (
         Verdict as Verdict,
-    )
-    from .advice.decision import (
         decision_summary as decision_summary,
     )
     from .advice.findings import Finding as Finding
     from .advice.from_points import (
         GainFromPoints as GainFromPoints,
-    )
-    from .advice.from_points import (
         decide as decide,
-    )
-    from .advice.from_points import (
         gain_for_run as gain_for_run,
     )
-    from .advice.gain import GainReading as GainReading
-    from .advice.gain import read_gain as read_gain
+    from .advice.gain import GainReading as GainReading, read_gain as read_gain
     from .advice.kill_criteria import KillCriterion as KillCriterion
     from .errors import (
         ComputeBudgetError as ComputeBudgetError,
-    )
-    from .errors import (
         ConfigError as ConfigError,
-    )
-    from .errors import (
         InputError as InputError,
-    )
-    from .errors import (
         UnknownAcceleratorError as UnknownAcceleratorError,
-    )
-    from .errors import (
         describe_error as describe_error,
     )
-    from .estimate import RunEstimate as RunEstimate
-    from .estimate import estimate_run as estimate_run
+    from .estimate import RunEstimate as RunEstimate, estimate_run as estimate_run
     from .hardware.catalog import (
         Accelerator as Accelerator,
-    )
-    from .hardware.catalog import (
         Catalog as Catalog,
-    )
-    from .hardware.catalog import (
         PeakTflops as PeakTflops,
-    )
-    from .hardware.catalog import (
         Precision as Precision,
-    )
-    from .hardware.catalog import (
         PriceQuote as PriceQuote,
-    )
-    from .hardware.catalog import (
         get_accelerator as get_accelerator,
-    )
-    from .hardware.catalog import (
         list_accelerators as list_accelerators,
-    )
-    from .hardware.catalog import (
         load_catalog as load_catalog,
     )
-    from .hardware.cost import CostEstimate as CostEstimate
-    from .hardware.cost import estimate_run_cost as estimate_run_cost
-    from .hardware.energy import EnergyEstimate as EnergyEstimate
-    from .hardware.energy import energy_of as energy_of
+    from .hardware.cost import CostEstimate as CostEstimate, estimate_run_cost as estimate_run_cost
+    from .hardware.energy import EnergyEstimate as EnergyEstimate, energy_of as energy_of
     from .hardware.mfu import (
         MfuPrior as MfuPrior,
-    )
-    from .hardware.mfu import (
         ModelFamily as ModelFamily,
-    )
-    from .hardware.mfu import (
         mfu_prior as mfu_prior,
     )
     from .memory.estimate import (
         MemoryEstimate as MemoryEstimate,
-    )
-    from .memory.estimate import (
         MemorySpec as MemorySpec,
-    )
-    from .memory.estimate import (
         estimate_memory as estimate_memory,
     )
-    from .memory.layout import LayoutChoice as LayoutChoice
-    from .memory.layout import Remedy as Remedy
-    from .memory.layout import Slowdown as Slowdown
+    from .memory.layout import LayoutChoice as LayoutChoice, Remedy as Remedy, Slowdown as Slowdown
     from .memory.spec import ModelAndLayout as ModelAndLayout
     from .model.architecture import (
         Architecture as Architecture,
-    )
-    from .model.architecture import (
         LatentAttention as LatentAttention,
-    )
-    from .model.architecture import (
         ParamBreakdown as ParamBreakdown,
     )
     from .model.config_file import load_config as load_config
     from .model.flops import (
         FlopsBreakdown as FlopsBreakdown,
-    )
-    from .model.flops import (
         HardwareFlops as HardwareFlops,
-    )
-    from .model.flops import (
         flops_per_token as flops_per_token,
-    )
-    from .model.flops import (
         hardware_flops_per_token as hardware_flops_per_token,
-    )
-    from .model.flops import (
         mfu_from_achieved as mfu_from_achieved,
-    )
-    from .model.flops import (
         seconds_from_achieved as seconds_from_achieved,
     )
     from .model.hf_config import from_hf_config as from_hf_config
     from .model.hub import fetch_config as fetch_config
     from .model.param_count import (
         check_tensor_parallel as check_tensor_parallel,
-    )
-    from .model.param_count import (
         count_params as count_params,
     )
     from .model.presets import (
         PRESETS as PRESETS,
-    )
-    from .model.presets import (
         get_preset as get_preset,
-    )
-    from .model.presets import (
         list_presets as list_presets,
     )
     from .model.source import (
         ModelSource as ModelSource,
-    )
-    from .model.source import (
         ParamReport as ParamReport,
-    )
-    from .model.source import (
         param_report as param_report,
     )
     from .planning.budget_table import (
         BudgetSplit as BudgetSplit,
-    )
-    from .planning.budget_table import (
         SplitRow as SplitRow,
-    )
-    from .planning.budget_table import (
         SplitSpec as SplitSpec,
-    )
-    from .planning.budget_table import (
         budget_split as budget_split,
     )
-    from .planning.plan import Plan as Plan
-    from .planning.plan import PlanReport as PlanReport
-    from .planning.plan import plan_run as plan_run
+    from .planning.plan import Plan as Plan, PlanReport as PlanReport, plan_run as plan_run
     from .planning.plan_spec import (
         PlanSpec as PlanSpec,
-    )
-    from .planning.plan_spec import (
         optimal_batch_tokens as optimal_batch_tokens,
     )
     from .quantities import parse_quantity as parse_quantity
@@ -233,54 +133,28 @@ if TYPE_CHECKING:
     from .scaling.fit import fit_scaling_law as fit_scaling_law
     from .scaling.lesson import (
         params_for_budget as params_for_budget,
-    )
-    from .scaling.lesson import (
         split_budget as split_budget,
-    )
-    from .scaling.lesson import (
         tokens_for_budget as tokens_for_budget,
-    )
-    from .scaling.lesson import (
         train_flops as train_flops,
-    )
-    from .scaling.lesson import (
         training_seconds as training_seconds,
     )
     from .scaling.points import (
         ScalingPoint as ScalingPoint,
-    )
-    from .scaling.points import (
         parse_points as parse_points,
-    )
-    from .scaling.points import (
         points_from_objects as points_from_objects,
     )
     from .scaling.published import (
         OptimalSplit as OptimalSplit,
-    )
-    from .scaling.published import (
         PublishedPrediction as PublishedPrediction,
-    )
-    from .scaling.published import (
         compute_optimal as compute_optimal,
-    )
-    from .scaling.published import (
         published_loss as published_loss,
-    )
-    from .scaling.published import (
         published_prediction as published_prediction,
     )
     from .scaling.result import ScalingFit as ScalingFit
     from .scaling.specs import (
         FitSpec as FitSpec,
-    )
-    from .scaling.specs import (
         OptimalSpec as OptimalSpec,
-    )
-    from .scaling.specs import (
         optimal as optimal,
-    )
-    from .scaling.specs import (
         predict as predict,
     )
     from .vocabulary import RunKind as RunKind

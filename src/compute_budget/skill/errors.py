@@ -8,7 +8,8 @@ usual way; the hierarchy lets the CLI and the MCP server tell "your input is wro
     └── ComputeBudgetError           anything compute-budget rejects
         └── InputError               one named field has a value that is not allowed
             ├── UnknownAcceleratorError   the accelerator name is not in the catalog
-            └── ConfigError               a model config (file or mapping) is unusable
+            ├── ConfigError               a model config (file or mapping) is unusable
+            └── ArgumentsError            a library function's arguments its types refuse
 
 Pydantic's ``ValidationError`` (also a ``ValueError``) is turned into the same kind of message by
 :func:`describe_validation_error`.
@@ -22,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 __all__ = [
+    "ArgumentsError",
     "ComputeBudgetError",
     "ConfigError",
     "InputError",
@@ -70,6 +72,18 @@ class UnknownAcceleratorError(InputError):
 
 class ConfigError(InputError):
     """A model configuration is missing a field, contradicts itself or cannot be read."""
+
+
+class ArgumentsError(InputError):
+    """Arguments of a library function that the spec types refuse: every bad one, a line each
+    (:func:`~.quantities.validated`). ``field``, ``value`` and ``allowed`` are the first's."""
+
+    def __init__(self, exc: ValidationError) -> None:
+        first = exc.errors(include_url=False)[0]
+        self.field = _location(tuple(first.get("loc", ())))
+        self.value = first.get("input")
+        self.allowed = _clean_message(str(first.get("msg", "invalid")))
+        ValueError.__init__(self, describe_validation_error(exc))
 
 
 def _location(loc: tuple[int | str, ...]) -> str:

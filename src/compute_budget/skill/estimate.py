@@ -29,11 +29,11 @@ from .model.flops import (
     FlopsBreakdown,
     convert_mfu,
     flop_counts,
+    flops_per_token as flops_per_token_of,
     hardware_flops_per_token,
     mfu_from_achieved,
     rule_of_thumb,
 )
-from .model.flops import flops_per_token as flops_per_token_of
 from .model.source import differs
 from .run_spec import RunSpec
 from .scaling.lesson import train_flops

@@ -11,20 +11,31 @@ NaN; ``true`` and ``false`` are refused where a number is meant (pydantic would 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import re
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, ParamSpec, TypeVar
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    validate_call,
+)
 
-from .errors import InputError
+from .errors import ArgumentsError, InputError
 
 __all__ = [
     "GAIN_LIMIT",
     "GAIN_RESOLUTION",
+    "MAX_DEVICES",
     "SUFFIXES",
     "Count",
+    "DeviceCount",
     "FlopCount",
     "FlopRate",
     "Gain",
@@ -32,7 +43,9 @@ __all__ = [
     "Number",
     "OptionalCount",
     "ParamCount",
+    "PositiveNumber",
     "Price",
+    "SeqLen",
     "TflopsPerDevice",
     "TokenCount",
     "TokensPerParam",
@@ -42,6 +55,7 @@ __all__ = [
     "check_positive",
     "parse_quantity",
     "reject_bool",
+    "validated",
 ]
 
 SUFFIXES: dict[str, float] = {
@@ -227,11 +241,22 @@ def _plain(minimum: float) -> tuple[BeforeValidator, Any, AfterValidator]:
 Count = Annotated[int, NotBool]
 """A whole number (``8`` or ``"8"``, not ``true``); give its bounds with ``Field(ge=, le=)``."""
 
+MAX_DEVICES = 10_000_000
+"""The most devices any spec or function accepts."""
+DeviceCount = Annotated[int, Field(ge=1, le=MAX_DEVICES), NotBool]
+"""A number of devices in [1, 10⁷] (``8`` or ``"8"``; not ``8.5``, not ``true``)."""
+
+SeqLen = Annotated[int, Field(ge=1, le=10_000_000), NotBool]
+"""A sequence length in tokens, in [1, 10⁷]."""
+
 OptionalCount = Annotated[int | None, NotBool]
 """:data:`Count` or None (the check outside the union, so that the schema keeps the bounds)."""
 
 Number = Annotated[float, Field(allow_inf_nan=False), NotBool]
 """A finite number (not ``true``); give its bounds with ``Field(ge=, le=)``."""
+
+PositiveNumber = Annotated[float, Field(gt=0, allow_inf_nan=False), NotBool]
+"""A finite number above zero (FLOPs per token, a ratio of two counts)."""
 
 _GAIN = _plain(-GAIN_LIMIT)
 _SIGMA = _plain(0.0)
@@ -241,3 +266,27 @@ Gain = Annotated[float, _GAIN[0], _GAIN[1], _GAIN[2]]
 
 Uncertainty = Annotated[float, _SIGMA[0], _SIGMA[1], _SIGMA[2]]
 """A 1σ uncertainty in the user's units: 0 or 10⁻¹² ≤ σ ≤ 10¹²."""
+
+
+_CALL_CONFIG = ConfigDict(arbitrary_types_allowed=True)
+"""Arguments typed by a class pydantic does not model (a protocol) are checked by isinstance."""
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def validated(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``function`` with its arguments checked against their annotated types (the spec types
+    above, so a library call and a spec refuse the same values), every bad argument reported
+    at once as an :class:`~.errors.ArgumentsError` naming each."""
+    checked: Callable[..., _R] = validate_call(config=_CALL_CONFIG)(function)
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        named = signature.bind(*args, **kwargs).arguments  # so that errors name the argument
+        try:
+            return checked(**named)
+        except ValidationError as exc:
+            raise ArgumentsError(exc) from None
+
+    return call

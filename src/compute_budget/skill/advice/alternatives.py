@@ -49,18 +49,17 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InputError
 from ..estimate import Feasibility, RunEstimate, estimate_run
 from ..hardware.catalog import Accelerator, PriceQuote, list_accelerators
 from ..memory.layout import LORA_RANK_SUGGESTED
 from ..model.families import known_preset, larger_in_family, smaller_in_family
 from ..model.param_count import counts_of
 from ..model.presets import PRESETS
-from ..quantities import Gain, Number, ParamCount, Uncertainty, check_positive
+from ..quantities import Gain, Number, ParamCount, Uncertainty, validated
 from ..run_spec import RunSpec
 from ..vocabulary import RunKind, starts_from_a_model
 
@@ -109,6 +108,9 @@ MAX_SEEDS = 10_000
 UNCALIBRATED_SCOPES = ("nearest", "pooled")
 """MFU prior scopes borrowed from other hardware (no published runs on this generation)."""
 _ON_DEMAND = re.compile(r"on[- ]demand", re.IGNORECASE)
+
+TokenShare = Annotated[Number, Field(ge=1e-4, le=1)]
+"""A share of the original run's tokens, in [10⁻⁴, 1]."""
 
 
 class Alternative(BaseModel):
@@ -233,12 +235,12 @@ class AlternativesOptions(BaseModel):
         description="Parameters of a larger model to distil from. Pre-training "
                     "only; default: the next larger model of the same family, if any.",
     )
-    distill_token_fraction: Number = Field(
-        default=DISTILL_TOKEN_FRACTION, ge=1e-4, le=1,
+    distill_token_fraction: TokenShare = Field(
+        default=DISTILL_TOKEN_FRACTION,
         description="Share of the original tokens a distillation run trains on, in (0, 1].",
     )
-    shorter_run_fraction: Number = Field(
-        default=SHORTER_RUN_FRACTION, ge=1e-4, le=1,
+    shorter_run_fraction: TokenShare = Field(
+        default=SHORTER_RUN_FRACTION,
         description="Share of the original tokens the shorter (or fewer-tokens) run trains on "
                     "first, in (0, 1].",
     )
@@ -296,21 +298,6 @@ def on_demand_quote(acc: Accelerator) -> PriceQuote | None:
     defaults = [q for q in quotes if q.default]
     chosen = defaults or quotes
     return chosen[0] if chosen else None
-
-
-def _check_fraction(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-        raise InputError(name, value, "a fraction in (0, 1]")
-    return float(value)
-
-
-def _check_gain(name: str, value: object, *, non_negative: bool = False) -> float | None:
-    if value is None:
-        return None
-    if (isinstance(value, bool) or not isinstance(value, int | float)
-            or not math.isfinite(value) or (non_negative and value < 0)):
-        raise InputError(name, value, "a finite number ≥ 0" if non_negative else "a finite number")
-    return float(value)
 
 
 # --- rows ---------------------------------------------------------------------------------
@@ -510,14 +497,15 @@ def _different_idea(original: RunEstimate, reference: Alternative) -> Alternativ
 
 # --- the report ---------------------------------------------------------------------------
 
+@validated
 def suggest_alternatives(
     spec: RunSpec,
     *,
-    teacher_params: float | None = None,
-    distill_token_fraction: float = DISTILL_TOKEN_FRACTION,
-    shorter_run_fraction: float = SHORTER_RUN_FRACTION,
-    predicted_gain: float | None = None,
-    gain_uncertainty: float | None = None,
+    teacher_params: ParamCount | None = None,
+    distill_token_fraction: TokenShare = DISTILL_TOKEN_FRACTION,
+    shorter_run_fraction: TokenShare = SHORTER_RUN_FRACTION,
+    predicted_gain: Gain | None = None,
+    gain_uncertainty: Uncertainty | None = None,
 ) -> AlternativesReport:
     """The original estimate and the alternatives that fit its kind, each fully estimated.
 
@@ -527,12 +515,7 @@ def suggest_alternatives(
     ``gain_uncertainty`` (the user's metric, 1σ) set the fewer-tokens stop rule and the seeds an
     ablation needs.
     """
-    distill_token_fraction = _check_fraction("distill_token_fraction", distill_token_fraction)
-    shorter_run_fraction = _check_fraction("shorter_run_fraction", shorter_run_fraction)
-    teacher = (check_positive(teacher_params, "teacher_params")
-               if teacher_params is not None else None)
-    gain = _check_gain("predicted_gain", predicted_gain)
-    sigma = _check_gain("gain_uncertainty", gain_uncertainty, non_negative=True)
+    teacher, gain, sigma = teacher_params, predicted_gain, gain_uncertainty
     kind = spec.resolved_kind
     original = estimate_run(spec)
     # The derived runs keep the original's recomputation (and so its hardware FLOPs per model

@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import InputError
 from ..estimate import RunEstimate, estimate_run
-from ..quantities import Gain, UsdAmount, bounded_quantity
+from ..quantities import Gain, Number, PositiveNumber, UsdAmount, bounded_quantity, validated
 from .candidates import MAX_CANDIDATES, MIN_CANDIDATES, Candidate, validate_candidates
 from .decision import Decision, decision_summary
 from .findings import Cause, Verdict
@@ -230,20 +230,14 @@ def _pack(gains: Sequence[float], units: Sequence[int], items: Sequence[int],
     return chosen, math.fsum(gains[i] for i in chosen)
 
 
-def best_set_in_pool(gains: Sequence[float], gpu_days: Sequence[float],
-                     pool_gpu_days: float) -> tuple[list[int], float]:
+@validated
+def best_set_in_pool(gains: list[Number], gpu_days: list[PositiveNumber],
+                     pool_gpu_days: PoolGpuDays) -> tuple[list[int], float]:
     """The indices of the set with the largest total gain whose device-days fit the pool, and
     that total: a 0/1 knapsack, exact over the pool's :data:`POOL_UNITS` units (module
     docstring). Items with a gain ≤ 0 never join."""
     if len(gains) != len(gpu_days):
         raise InputError("gpu_days", len(gpu_days), f"one entry for each gain ({len(gains)})")
-    if not (math.isfinite(pool_gpu_days) and pool_gpu_days > 0):
-        raise InputError("pool_gpu_days", pool_gpu_days, "a positive number of device-days")
-    for i, (gain, days) in enumerate(zip(gains, gpu_days, strict=True)):
-        if not math.isfinite(gain):
-            raise InputError(f"gains[{i}]", gain, "a finite number")
-        if not (math.isfinite(days) and days > 0):
-            raise InputError(f"gpu_days[{i}]", days, "a positive number of device-days")
     units = [_units(d, pool_gpu_days) for d in gpu_days]
     items = [i for i, g in enumerate(gains) if g > 0]
     return _pack(gains, units, items, POOL_UNITS)

@@ -10,12 +10,11 @@ Every sentence a user reads is in the verdict template, keyed by these codes.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InputError
-from ..quantities import Gain, Uncertainty, UsdAmount
+from ..quantities import Gain, Uncertainty, UsdAmount, validated
 from ..scaling.result import ScalingFit
 from ..vocabulary import DEFAULT_RUN_KIND, RunKind, starts_from_a_model
 from .findings import (
@@ -29,7 +28,7 @@ from .findings import (
     run_findings,
     strictest,
 )
-from .gain import GainNote, read_gain
+from .gain import GainNote, GainReading, read_gain
 from .kill_criteria import KillCriterion, kill_criteria
 
 __all__ = [
@@ -204,17 +203,18 @@ def _settle(kind: RunKind, net: float, sigma: float, cost: float | None,
                     numbers={"runs": runs, "study_cost": study, "at_stake": cost_f})
 
 
+@validated
 def decision_summary(
     estimate: Costed,
-    predicted_gain: float | None,
-    gain_uncertainty: float | None,
-    baseline_to_beat: float | None = 0.0,
+    predicted_gain: Gain | None,
+    gain_uncertainty: Uncertainty | None,
+    baseline_to_beat: Gain | None = 0.0,
     *,
-    metric_now: float | None = None,
-    metric_expected: float | None = None,
+    metric_now: Gain | None = None,
+    metric_expected: Gain | None = None,
     higher_is_better: bool = True,
-    usd_per_unit_gain: float | None = None,
-    budget_usd: float | None = None,
+    usd_per_unit_gain: UsdAmount | None = None,
+    budget_usd: UsdAmount | None = None,
     benefit: str | None = None,
     kind: RunKind | None = None,
     fit: ScalingFit | None = None,
@@ -222,77 +222,81 @@ def decision_summary(
     """Render a go / marginal / no-go verdict (module docstring).
 
     ``estimate`` is anything with ``dollar_cost``, ``dollar_cost_with_failures`` and
-    ``gpu_hours`` (a :class:`~..hardware.cost.CostEstimate` or ``RunEstimate``; the
-    latter also brings its memory check, its feasibility and the kill criteria).
+    ``gpu_hours`` (a :class:`~..hardware.cost.CostEstimate` or ``RunEstimate``; the latter also
+    brings its memory check, its feasibility and the kill criteria). The numbers are checked
+    against the types :class:`DecisionInputs` uses.
     """
     reading = read_gain(predicted_gain, gain_uncertainty, baseline_to_beat,
                         metric_now=metric_now, metric_expected=metric_expected,
                         higher_is_better=higher_is_better)
-    for name, amount in (("usd_per_unit_gain", usd_per_unit_gain), ("budget_usd", budget_usd)):
-        if amount is not None and (isinstance(amount, bool) or not isinstance(
-                amount, int | float) or not (math.isfinite(amount) and amount > 0)):
-            raise InputError(name, amount, "a positive number of US dollars")
     benefit_text = benefit.strip() if isinstance(benefit, str) and benefit.strip() else None
     run_kind = kind or getattr(estimate, "kind", None) or DEFAULT_RUN_KIND
-
     memory = getattr(estimate, "memory", None)
-    feasibility = getattr(estimate, "feasibility", "ok")
-    wall_days = getattr(estimate, "wall_days", None)
-    binding = memory.layout.binding if memory is not None else None
-    findings = [*gain_findings(reading),
-                *run_findings(memory, binding, feasibility, wall_days,
-                              getattr(estimate, "max_plan_days", 365.0)),
-                *money_findings(estimate, reading, usd_per_unit_gain, budget_usd),
-                Finding(check="benefit_named", passed=benefit_text is not None, caps="go",
-                        cause="ok" if benefit_text else "no_benefit", numbers={})]
+    findings = _findings(estimate, memory, reading, usd_per_unit_gain, budget_usd, benefit_text)
     verdict = strictest(findings)
     cause: Cause = "ok" if verdict == "go" else next(
         f.cause for f in findings if f.caps == verdict)
     cost, cost_f = estimate.dollar_cost, estimate.dollar_cost_with_failures
-    net, sigma = reading.net_gain, reading.gain_uncertainty
-    value = None if usd_per_unit_gain is None else usd_per_unit_gain * net
-    no_fit = memory is not None and memory.fits is False
     kills: list[KillCriterion] = []
     if verdict != "no-go" and hasattr(estimate, "tokens") and hasattr(estimate,
                                                                      "wall_days_range"):
         kills = kill_criteria(estimate, budget_usd, fit)  # type: ignore[arg-type]
+    no_fit = memory is not None and memory.fits is False
     return Decision(
-        verdict=verdict,
-        cause=cause,
-        kind=run_kind,
-        predicted_gain=reading.gain,
-        gain_uncertainty=sigma,
-        baseline_to_beat=reading.baseline_to_beat,
-        net_gain=net,
-        gain_source=reading.source,
-        metric_now=reading.metric_now,
-        metric_expected=reading.metric_expected,
-        higher_is_better=reading.higher_is_better,
-        gain_notes=reading.notes,
-        p_beats_baseline=reading.p_beats_baseline,
-        p_positive=reading.p_positive,
-        go_threshold=ONE_SIGMA,
-        no_go_threshold=1 - ONE_SIGMA,
-        dollar_cost=cost,
-        dollar_cost_with_failures=cost_f,
-        gpu_hours=estimate.gpu_hours,
-        gain_per_dollar=None if not cost else net / cost,
-        gain_per_dollar_with_failures=None if not cost_f else net / cost_f,
-        gain_per_gpu_hour=net / estimate.gpu_hours,
-        signal_to_noise=None if sigma == 0 else net / sigma,
-        usd_per_unit_gain=usd_per_unit_gain,
-        value_usd=value,
-        expected_net_value_usd=None if value is None or cost_f is None else value - cost_f,
-        budget_usd=budget_usd,
-        benefit=benefit_text,
-        findings=findings,
-        next_steps=_next_steps(verdict, findings, run_kind, net, sigma, cost, cost_f,
-                               benefit_text, usd_per_unit_gain is not None),
+        verdict=verdict, cause=cause, kind=run_kind,
+        **_gain_fields(reading), **_money_fields(estimate, reading, usd_per_unit_gain),
+        budget_usd=budget_usd, benefit=benefit_text, findings=findings,
+        next_steps=_next_steps(verdict, findings, run_kind, reading.net_gain,
+                               reading.gain_uncertainty, cost, cost_f, benefit_text,
+                               usd_per_unit_gain is not None),
         kill_criteria=kills,
-        feasibility=feasibility,
+        feasibility=getattr(estimate, "feasibility", "ok"),
         min_gpu_count=memory.min_gpu_count if memory is not None and no_fit else None,
         min_gpu_count_without_offload=(memory.layout.min_gpu_count_without_offload
                                        if memory is not None and no_fit else None),
-        wall_days=wall_days,
+        wall_days=getattr(estimate, "wall_days", None),
         gain_fit=fit,
+    )
+
+
+def _findings(estimate: Costed, memory: Any, reading: GainReading,
+              usd_per_unit_gain: float | None, budget_usd: float | None,
+              benefit: str | None) -> list[Finding]:
+    """Every check of the module docstring, in order."""
+    binding = memory.layout.binding if memory is not None else None
+    return [*gain_findings(reading),
+            *run_findings(memory, binding, getattr(estimate, "feasibility", "ok"),
+                          getattr(estimate, "wall_days", None),
+                          getattr(estimate, "max_plan_days", 365.0)),
+            *money_findings(estimate, reading, usd_per_unit_gain, budget_usd),
+            Finding(check="benefit_named", passed=benefit is not None, caps="go",
+                    cause="ok" if benefit else "no_benefit", numbers={})]
+
+
+def _gain_fields(reading: GainReading) -> dict[str, Any]:
+    """The gain as the verdict read it, and its probabilities."""
+    sigma = reading.gain_uncertainty
+    return dict(
+        predicted_gain=reading.gain, gain_uncertainty=sigma,
+        baseline_to_beat=reading.baseline_to_beat, net_gain=reading.net_gain,
+        gain_source=reading.source, metric_now=reading.metric_now,
+        metric_expected=reading.metric_expected, higher_is_better=reading.higher_is_better,
+        gain_notes=reading.notes, p_beats_baseline=reading.p_beats_baseline,
+        p_positive=reading.p_positive, go_threshold=ONE_SIGMA, no_go_threshold=1 - ONE_SIGMA,
+        signal_to_noise=None if sigma == 0 else reading.net_gain / sigma,
+    )
+
+
+def _money_fields(estimate: Costed, reading: GainReading,
+                  usd_per_unit_gain: float | None) -> dict[str, Any]:
+    """The cost, the net gain per dollar and per device-hour, and the value of the gain."""
+    cost, cost_f, net = estimate.dollar_cost, estimate.dollar_cost_with_failures, reading.net_gain
+    value = None if usd_per_unit_gain is None else usd_per_unit_gain * net
+    return dict(
+        dollar_cost=cost, dollar_cost_with_failures=cost_f, gpu_hours=estimate.gpu_hours,
+        gain_per_dollar=None if not cost else net / cost,
+        gain_per_dollar_with_failures=None if not cost_f else net / cost_f,
+        gain_per_gpu_hour=net / estimate.gpu_hours,
+        usd_per_unit_gain=usd_per_unit_gain, value_usd=value,
+        expected_net_value_usd=None if value is None or cost_f is None else value - cost_f,
     )

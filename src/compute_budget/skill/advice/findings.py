@@ -19,7 +19,7 @@ The verdict is the strictest cap. Templates turn each cause code into a sentence
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,6 +96,7 @@ class _Memory(Protocol):
     def min_gpu_count(self) -> int | None: ...
 
 
+@runtime_checkable
 class Costed(Protocol):
     """Anything with a cost: a CostEstimate or a RunEstimate."""
 

@@ -12,17 +12,16 @@ The arithmetic (the stage-3 compute-budget skill; Kaplan et al. 2020 for 6·N·T
 
 from __future__ import annotations
 
-import math
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InputError
-from ..quantities import check_positive
+from ..quantities import DeviceCount, ParamCount, Price, TflopsPerDevice, TokenCount, validated
 from ..vocabulary import (
     DEFAULT_FAILURE_BUDGET,
     FLOPS_PER_PARAM_PER_TOKEN,
     HOURS_PER_DAY,
     SECONDS_PER_HOUR,
+    FailureBudget,
+    Mfu,
 )
 
 __all__ = [
@@ -92,46 +91,23 @@ def cost_from_flops(
     )
 
 
-def _check_count(value: object, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(field, value, "a whole number of devices, at least 1")
-    if not math.isfinite(value) or value < 1 or float(value) != int(value):
-        raise InputError(field, value, "a whole number of devices, at least 1")
-    return int(value)
-
-
-def _check_mfu(value: object, field: str = "mfu") -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(field, value, "a fraction in (0, 1], e.g. 0.4")
-    if not (math.isfinite(value) and 0 < value <= 1):
-        raise InputError(field, value, "a fraction in (0, 1], e.g. 0.4")
-    return float(value)
-
-
+@validated
 def estimate_run_cost(
-    N_params: float,
-    T_tokens: float,
-    gpus: int,
-    gpu_tflops: float,
-    mfu: float,
-    dollar_per_gpu_hour: float,
+    N_params: ParamCount,
+    T_tokens: TokenCount,
+    gpus: DeviceCount,
+    gpu_tflops: TflopsPerDevice,
+    mfu: Mfu,
+    dollar_per_gpu_hour: Price,
     *,
-    failure_budget: float = DEFAULT_FAILURE_BUDGET,
+    failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET,
 ) -> CostEstimate:
     """Cost of training N parameters on T tokens: the stage-3 skill's function.
 
     FLOPs = 6·N·T (Kaplan et al. 2020); wall time = FLOPs / (gpus · gpu_tflops·10¹² · mfu);
     dollars = wall hours · gpus · dollar_per_gpu_hour. ``gpu_tflops`` must be the *dense* peak
-    for the precision used. Every argument is checked; a ``ValueError`` names the one at fault.
+    for the precision used. Every argument is checked against the types the run spec uses; an
+    :class:`~..errors.ArgumentsError` names each one refused.
     """
-    n = check_positive(N_params, "N_params")
-    t = check_positive(T_tokens, "T_tokens")
-    count = _check_count(gpus, "gpus")
-    peak = check_positive(gpu_tflops, "gpu_tflops")
-    utilisation = _check_mfu(mfu)
-    price = check_positive(dollar_per_gpu_hour, "dollar_per_gpu_hour")
-    budget = check_positive(failure_budget, "failure_budget")
-    if budget < 1:
-        raise InputError("failure_budget", failure_budget, "a multiplier of at least 1")
-    return cost_from_flops(FLOPS_PER_PARAM_PER_TOKEN * n * t, count, peak, utilisation, price,
-                           budget)
+    return cost_from_flops(FLOPS_PER_PARAM_PER_TOKEN * N_params * T_tokens, gpus, gpu_tflops,
+                           mfu, dollar_per_gpu_hour, failure_budget)

@@ -23,12 +23,12 @@ import json
 import math
 from functools import cache
 from importlib import resources
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ..errors import InputError
-from ..quantities import bounded_quantity
+from ..quantities import bounded_quantity, validated
 from .catalog import Accelerator, get_accelerator, load_catalog
 
 __all__ = [
@@ -85,7 +85,8 @@ class EnergyAssumption(BaseModel):
 
     value: float | None = Field(description="The value in the unit of its field; None when "
                                             "unknown.")
-    source: str | None = Field(description="Where the value comes from; None when unknown.")
+    source: str | None = Field(description="Where the value comes from; None when given by the "
+                                           "user or unknown.")
     as_of: str | None = Field(description="When the value was published or compiled.")
     origin: AssumptionSource | None = Field(
         description="user (given), catalog (the accelerator catalog) or default "
@@ -165,6 +166,7 @@ class EnergyEstimate(BaseModel):
         description="What the figure leaves out or overstates (see EnergyScope).")
 
 
+@runtime_checkable
 class Timed(Protocol):
     """Anything with a device count and a wall time: a RunEstimate, a Plan's estimate."""
 
@@ -216,32 +218,28 @@ def _hours(run: Timed) -> tuple[int, float, Range]:
 
 def _power(acc: Accelerator, given: float | None) -> EnergyAssumption:
     if given is not None:
-        watts = _number(given, "board_power_w", MIN_BOARD_POWER_W, MAX_BOARD_POWER_W,
-                        f"a board power per device in watts, from {MIN_BOARD_POWER_W:g} to "
-                        f"{MAX_BOARD_POWER_W:g}")
-        return EnergyAssumption(value=watts, source="given by you", as_of=None, origin="user")
+        return EnergyAssumption(value=given, source=None, as_of=None, origin="user")
     if acc.board_power_w is None:
         return EnergyAssumption(value=None, source=None, as_of=None, origin=None)
     return EnergyAssumption(value=acc.board_power_w, source=acc.board_power_source,
                             as_of=load_catalog().compiled, origin="catalog")
 
 
-def _default(given: float | None, field: str, default: EnergyDefault, low: float, high: float,
-             allowed: str) -> tuple[EnergyAssumption, float]:
+def _default(given: float | None, default: EnergyDefault) -> tuple[EnergyAssumption, float]:
     if given is None:
         return EnergyAssumption(value=default.value, source=default.source,
                                 as_of=default.as_of, origin="default",
                                 short=default.short), default.value
-    value = _number(given, field, low, high, allowed)
-    return EnergyAssumption(value=value, source="given by you", as_of=None, origin="user"), value
+    return EnergyAssumption(value=given, source=None, as_of=None, origin="user"), given
 
 
+@validated
 def energy_of(
     estimate: Timed,
     *,
-    board_power_w: float | None = None,
-    pue: float | None = None,
-    grid_kg_co2_per_kwh: float | None = None,
+    board_power_w: BoardPower | None = None,
+    pue: Pue | None = None,
+    grid_kg_co2_per_kwh: GridIntensity | None = None,
 ) -> EnergyEstimate:
     """kWh and CO2 of the run ``estimate`` describes (module docstring).
 
@@ -256,16 +254,8 @@ def energy_of(
     count, hours, (low, high) = _hours(estimate)
     defaults = load_energy_defaults()
     power = _power(acc, board_power_w)
-    facility, pue_value = _default(
-        pue, "pue", defaults.pue, *PUE_RANGE,
-        f"a PUE from {PUE_RANGE[0]:g} to {PUE_RANGE[1]:g} (facility energy / IT energy; "
-        f"default {defaults.pue.value:g}, the {defaults.pue.short})")
-    grid, intensity = _default(
-        grid_kg_co2_per_kwh, "grid_kg_co2_per_kwh", defaults.grid_kg_co2_per_kwh,
-        MIN_GRID_KG_CO2_PER_KWH, MAX_GRID_KG_CO2_PER_KWH,
-        f"kg CO2e per kWh from {MIN_GRID_KG_CO2_PER_KWH:g} to {MAX_GRID_KG_CO2_PER_KWH:g} "
-        f"(default {defaults.grid_kg_co2_per_kwh.value:g}, the "
-        f"{defaults.grid_kg_co2_per_kwh.short})")
+    facility, pue_value = _default(pue, defaults.pue)
+    grid, intensity = _default(grid_kg_co2_per_kwh, defaults.grid_kg_co2_per_kwh)
 
     def device_kwh(wall_hours: float) -> float | None:
         return (None if power.value is None

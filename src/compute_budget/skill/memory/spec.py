@@ -27,16 +27,12 @@ from ..model.architecture import Architecture, ParamBreakdown
 from ..model.fields import ModelFields
 from ..model.shape import ModelShape
 from ..model.source import check_seq_len, default_seq_len
-from ..quantities import Count, OptionalCount, ParamCount
+from ..quantities import DeviceCount, OptionalCount, ParamCount
 from ..vocabulary import GPUS_PER_NODE, Recompute, Stack
 from .lora import LoraTargets, WeightsBits, decoder_linear_weights, lora_params
 from .optimizers import resolve_optimizer
 
 __all__ = ["FineTuningFields", "LayoutFields", "ModelAndLayout", "OnDevices", "ResolvedModel"]
-
-MAX_DEVICES = 10_000_000
-"""The most devices any spec accepts."""
-
 
 @dataclass(frozen=True)
 class ResolvedModel:
@@ -273,7 +269,7 @@ class OnDevices(ModelAndLayout):
     """The model and its layout on ``gpu_count`` devices of type ``gpu``."""
 
     gpu: AcceleratorKey | None = Field(default=None, description=GPU_DESCRIPTION)
-    gpu_count: Count = Field(ge=1, le=MAX_DEVICES, description="Number of devices, at least 1.")
+    gpu_count: DeviceCount = Field(description="Number of devices, at least 1.")
 
     @model_validator(mode="after")
     def _devices_consistent(self) -> OnDevices:

@@ -32,15 +32,20 @@ Megatron-LM", eq. 3).
 
 from __future__ import annotations
 
-import math
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
-from ..quantities import check_positive
+from ..quantities import (
+    DeviceCount,
+    PositiveNumber,
+    SeqLen,
+    TflopsPerDevice,
+    TokenCount,
+    validated,
+)
 from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN, MfuConvention, Recompute
 from .architecture import Architecture
-from .param_count import count_params
+from .param_count import counts_of
 
 __all__ = [
     "CALIBRATION_CONTEXT",
@@ -126,12 +131,6 @@ class HardwareFlops(BaseModel):
     )
 
 
-def _check_seq_len(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError("seq_len", value, "a whole number of tokens, at least 1")
-    return value
-
-
 def _attention_context(arch: Architecture, seq_len: int, causal: bool) -> float:
     """Average keys per query.
 
@@ -147,7 +146,8 @@ def _attention_context(arch: Architecture, seq_len: int, causal: bool) -> float:
     return window - window * window / (2 * t)
 
 
-def flops_per_token(arch: Architecture, seq_len: int, *, causal: bool = True) -> FlopsBreakdown:
+@validated
+def flops_per_token(arch: Architecture, seq_len: SeqLen, *, causal: bool = True) -> FlopsBreakdown:
     """Training model FLOPs per token of ``arch`` at context ``seq_len``, term by term.
 
     Kaplan et al. 2020 (6 FLOPs per weight per token), Chowdhery et al. 2022 ("PaLM", App. B:
@@ -157,8 +157,8 @@ def flops_per_token(arch: Architecture, seq_len: int, *, causal: bool = True) ->
     all experts. Multi-head latent attention: QKᵀ over Q_nope + Q_rope and attention·V over
     Q_v (6·L·H·context·(Q_k + Q_v), as Megatron-LM counts MLA).
     """
-    t = _check_seq_len(seq_len)
-    params = count_params(arch)
+    t = seq_len
+    params = counts_of(arch)
     context = _attention_context(arch, t, causal)
     if arch.mla is None:
         qk_dim = v_dim = arch.head_dim
@@ -199,13 +199,12 @@ def rule_of_thumb(
     al. 2022 (App. B; H·Q = d) is added. Full recomputation gives about 8·N per token (Narayanan
     et al. 2021).
     """
-    n = check_positive(active_params, "active_params")
+    n = active_params
     six_n = TRAIN_FLOPS_PER_WEIGHT * n
     attention = 0.0
     context = 0.0
     if layers is not None and hidden is not None and seq_len is not None:
-        t = _check_seq_len(seq_len)
-        context = t / 2
+        context = seq_len / 2
         attention = 2 * TRAIN_FLOPS_PER_WEIGHT * layers * hidden * context
     return FlopsBreakdown(
         seq_len=seq_len, causal=True, attention_context=context, active_matmul_weights=round(n),
@@ -214,6 +213,7 @@ def rule_of_thumb(
     )
 
 
+@validated
 def hardware_flops_per_token(breakdown: FlopsBreakdown, recompute: Recompute) -> HardwareFlops:
     """Model and hardware FLOPs per token under activation recomputation ``recompute``.
 
@@ -231,10 +231,8 @@ def hardware_flops_per_token(breakdown: FlopsBreakdown, recompute: Recompute) ->
         extra = 0.0
     elif recompute == "selective":
         extra = FORWARD_SHARE * breakdown.attention
-    elif recompute == "full":
-        extra = FORWARD_SHARE * (breakdown.matmul + breakdown.attention)
     else:
-        raise InputError("recompute", recompute, "one of 'none', 'selective', 'full'")
+        extra = FORWARD_SHARE * (breakdown.matmul + breakdown.attention)
     model = breakdown.total
     return HardwareFlops(
         recompute=recompute,
@@ -245,11 +243,12 @@ def hardware_flops_per_token(breakdown: FlopsBreakdown, recompute: Recompute) ->
     )
 
 
+@validated
 def mfu_from_achieved(
-    achieved_tflops: float,
-    peak_tflops: float,
-    model_flops_per_token: float,
-    hardware_flops_per_token: float,
+    achieved_tflops: TflopsPerDevice,
+    peak_tflops: TflopsPerDevice,
+    model_flops_per_token: PositiveNumber,
+    hardware_flops_per_token: PositiveNumber,
 ) -> float:
     """MFU implied by an achieved *hardware* throughput per device.
 
@@ -259,10 +258,8 @@ def mfu_from_achieved(
 
         MFU = achieved × (model / hardware FLOPs per token) / peak
     """
-    achieved = check_positive(achieved_tflops, "achieved_tflops")
-    peak = check_positive(peak_tflops, "peak_tflops")
-    model = check_positive(model_flops_per_token, "model_flops_per_token")
-    hardware = check_positive(hardware_flops_per_token, "hardware_flops_per_token")
+    achieved, peak = achieved_tflops, peak_tflops
+    model, hardware = model_flops_per_token, hardware_flops_per_token
     if model > hardware:
         raise InputError(
             "model_flops_per_token", model_flops_per_token,
@@ -276,11 +273,12 @@ def mfu_from_achieved(
     return achieved * (model / hardware) / peak
 
 
+@validated
 def seconds_from_achieved(
-    tokens: float,
-    hardware_flops_per_token: float,
-    devices: int,
-    achieved_tflops: float,
+    tokens: TokenCount,
+    hardware_flops_per_token: PositiveNumber,
+    devices: DeviceCount,
+    achieved_tflops: TflopsPerDevice,
 ) -> float:
     """Wall-clock seconds that a measured throughput implies for ``tokens`` training tokens.
 
@@ -288,14 +286,7 @@ def seconds_from_achieved(
     the achieved TFLOP/s counting recomputation like the hardware FLOPs do. Narayanan et al.
     2021, Sec. 5.1: end-to-end time ≈ 8·T·P / (n·X) with full recomputation.
     """
-    count = check_positive(tokens, "tokens")
-    per_token = check_positive(hardware_flops_per_token, "hardware_flops_per_token")
-    rate = check_positive(achieved_tflops, "achieved_tflops")
-    if isinstance(devices, bool) or not isinstance(devices, int | float) or not (
-        math.isfinite(devices) and devices >= 1 and float(devices) == int(devices)
-    ):
-        raise InputError("devices", devices, "a whole number of devices, at least 1")
-    return count * per_token / (int(devices) * rate * TERA)
+    return tokens * hardware_flops_per_token / (devices * achieved_tflops * TERA)
 
 
 class FlopCounts(BaseModel):
@@ -346,8 +337,7 @@ def flop_counts(
     :func:`flops_per_token`), else 12·L·d·context from a (guessed) ``layers`` × ``hidden`` shape
     (Chowdhery et al. 2022, App. B), else none.
     """
-    n6 = check_positive(six_n, "six_n")
-    t = _check_seq_len(seq_len)
+    n6, t = six_n, seq_len
 
     def attention(context: int, causal: bool) -> float:
         if arch is not None:
@@ -373,5 +363,4 @@ def convert_mfu(mfu: float, convention: MfuConvention, counts: FlopCounts) -> fl
     The same wall time, counted two ways: MFU_c × peak = FLOPs_c / s, so MFU_estimate =
     MFU_c × estimate FLOPs / convention FLOPs per token.
     """
-    value = check_positive(mfu, "mfu")
-    return value * counts.estimate / counts.per_token(convention)
+    return mfu * counts.estimate / counts.per_token(convention)

@@ -171,8 +171,7 @@ def _remote_size(repo_id: str, revision: str | None, endpoint: str | None) -> in
     """The size the Hub announces for the config.json (None when unknown); a definite refusal
     (not found, gated, no such file or revision) propagates, anything else (no network, a
     server error) returns None and leaves it to the download and the cache."""
-    from huggingface_hub import errors as hub_errors
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub import errors as hub_errors, get_hf_file_metadata, hf_hub_url
 
     url = hf_hub_url(repo_id, _CONFIG_FILE, revision=revision, endpoint=endpoint)
     try:

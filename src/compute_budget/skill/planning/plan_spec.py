@@ -46,11 +46,12 @@ from ..hardware.catalog import Accelerator, get_accelerator, list_accelerators
 from ..memory.spec import ModelAndLayout
 from ..quantities import (
     Count,
+    FlopCount,
     NotBool,
     Number,
     TokenCount,
     UsdAmount,
-    check_positive,
+    validated,
 )
 from ..run_spec import RunOptions, RunSpec
 from ..scaling.lesson import train_flops
@@ -85,13 +86,13 @@ BatchCapBasis = Literal["default_formula", "user"]
 the spec's max_batch_tokens."""
 
 
-def optimal_batch_tokens(compute_flops: float) -> float:
+@validated
+def optimal_batch_tokens(compute_flops: FlopCount) -> float:
     """The compute-optimal global batch in tokens for a run of ``compute_flops`` FLOPs::
 
         B_opt = 0.2920 · C^0.3271    (DeepSeek LLM, Bi et al. 2024, eq. 1; module docstring)
     """
-    c = check_positive(compute_flops, "compute_flops")
-    return BATCH_FIT_COEFFICIENT * math.pow(c, BATCH_FIT_EXPONENT)
+    return BATCH_FIT_COEFFICIENT * math.pow(compute_flops, BATCH_FIT_EXPONENT)
 
 
 AvailableCount = Annotated[int, Field(ge=1, le=10_000_000), NotBool]

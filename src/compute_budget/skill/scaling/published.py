@@ -39,17 +39,15 @@ serve; it comes with a separate note, not as a judgement.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
-from ..quantities import parse_quantity
+from ..quantities import FlopCount, ParamCount, TokenCount, validated
 from ..vocabulary import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN
 from .lesson import split_budget
-
-if TYPE_CHECKING:
-    from .result import ScalingFit
+from .result import ScalingFit
 
 __all__ = [
     "BESIROGLU_2024",
@@ -114,13 +112,6 @@ BESIROGLU_2024 = PublishedFit(
 PUBLISHED_FITS = (HOFFMANN_2022, BESIROGLU_2024)
 
 
-def _positive(value: object, field: str) -> float:
-    number = parse_quantity(value, field)
-    if number <= 0:
-        raise InputError(field, value, "a positive finite number, such as 7e9 or '7B'")
-    return number
-
-
 def _fit(fit: PublishedFit | str) -> PublishedFit:
     if isinstance(fit, PublishedFit):
         return fit
@@ -146,13 +137,15 @@ def optimal_split(flops: float, A: float, B: float, alpha: float,  # noqa: N803 
     return n, d
 
 
-def published_loss(params: float | str, tokens: float | str,
+@validated
+def published_loss(params: ParamCount, tokens: TokenCount,
                    fit: PublishedFit | str = HOFFMANN_2022) -> float:
     """L(N, D) = E + A/N^α + B/D^β under a published fit, in nats per token on their data."""
-    chosen = _fit(fit)
-    n = _positive(params, "params")
-    d = _positive(tokens, "tokens")
-    return chosen.E + chosen.A / math.pow(n, chosen.alpha) + chosen.B / math.pow(d, chosen.beta)
+    return _loss(params, tokens, _fit(fit))
+
+
+def _loss(n: float, d: float, fit: PublishedFit) -> float:
+    return fit.E + fit.A / math.pow(n, fit.alpha) + fit.B / math.pow(d, fit.beta)
 
 
 class PublishedFitPrediction(BaseModel):
@@ -194,23 +187,22 @@ class PublishedPrediction(BaseModel):
     caveats: tuple[Caveat, ...] = Field(description="Codes for where the fits hold.")
 
 
-def published_prediction(target_params: float | str, target_tokens: float | str,
-                         baseline_params: float | str | None = None,
-                         baseline_tokens: float | str | None = None) -> PublishedPrediction:
+@validated
+def published_prediction(target_params: ParamCount, target_tokens: TokenCount,
+                         baseline_params: ParamCount | None = None,
+                         baseline_tokens: TokenCount | None = None) -> PublishedPrediction:
     """Each published fit's loss for the target (and baseline) run, and their spread."""
-    n = _positive(target_params, "target_params")
-    d = _positive(target_tokens, "target_tokens")
+    n, d = target_params, target_tokens
     if (baseline_params is None) != (baseline_tokens is None):
         missing = "baseline_tokens" if baseline_tokens is None else "baseline_params"
         raise InputError(missing, None, "baseline_params and baseline_tokens together")
     base = None
     if baseline_params is not None and baseline_tokens is not None:
-        base = (_positive(baseline_params, "baseline_params"),
-                _positive(baseline_tokens, "baseline_tokens"))
+        base = (baseline_params, baseline_tokens)
     rows = []
     for fit in PUBLISHED_FITS:
-        loss = published_loss(n, d, fit)
-        base_loss = None if base is None else published_loss(*base, fit)
+        loss = _loss(n, d, fit)
+        base_loss = None if base is None else _loss(*base, fit)
         rows.append(PublishedFitPrediction(
             fit=fit.key, citation=fit.citation, predicted_loss=loss, baseline_loss=base_loss,
             predicted_gain=None if base_loss is None else base_loss - loss))
@@ -280,16 +272,16 @@ class OptimalSplit(BaseModel):
     caveats: tuple[Caveat, ...] = Field(description="Codes for where the published fits hold.")
 
 
-def _proposed(c: float, params: object, tokens: object) -> tuple[float, float] | None:
+def _proposed(c: float, params: float | None,
+              tokens: float | None) -> tuple[float, float] | None:
     if params is None and tokens is None:
         return None
     if params is None:
-        d = _positive(tokens, "proposed_tokens")
-        return c / (FLOPS_PER_PARAM_PER_TOKEN * d), d
-    n = _positive(params, "proposed_params")
+        assert tokens is not None
+        return c / (FLOPS_PER_PARAM_PER_TOKEN * tokens), tokens
     if tokens is None:
-        return n, c / (FLOPS_PER_PARAM_PER_TOKEN * n)
-    d = _positive(tokens, "proposed_tokens")
+        return params, c / (FLOPS_PER_PARAM_PER_TOKEN * params)
+    n, d = params, tokens
     implied = FLOPS_PER_PARAM_PER_TOKEN * n * d
     if abs(implied / c - 1) > CONSISTENCY:
         raise InputError("proposed_tokens", tokens,
@@ -304,20 +296,21 @@ def _placement(ratio: float) -> Placement:
     return "over_trained" if ratio > OVER_TRAINED_ABOVE else "near_optimal"
 
 
-def compute_optimal(flops: float | str, *, proposed_params: float | str | None = None,
-                    proposed_tokens: float | str | None = None,
+@validated
+def compute_optimal(flops: FlopCount, *, proposed_params: ParamCount | None = None,
+                    proposed_tokens: TokenCount | None = None,
                     fit: ScalingFit | None = None) -> OptimalSplit:
     """The 20-tokens-per-parameter split of ``flops``, each published fit's eq.-4 optimum (and
     that of ``fit``, a two-variable :class:`~.scaling_fit.ScalingFit`), and, with a proposed
     run (either size, either data or both), its placement and loss penalty under each fit."""
-    c = _positive(flops, "flops")
+    c = flops
     proposed = _proposed(c, proposed_params, proposed_tokens)
     rule_n, rule_d = split_budget(c, COMPUTE_OPTIMAL_RATIO)
     optima = []
     for published in PUBLISHED_FITS:
         n, d = optimal_split(c, published.A, published.B, published.alpha, published.beta)
-        at = None if proposed is None else published_loss(*proposed, published)
-        best = published_loss(n, d, published)
+        at = None if proposed is None else _loss(*proposed, published)
+        best = _loss(n, d, published)
         optima.append(FitOptimum(
             fit=published.key, citation=published.citation, params=n, tokens=d,
             tokens_per_param=d / n, loss=best, proposed_loss=at,
