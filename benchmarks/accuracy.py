@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compute_budget.skill.estimate import RunSpec, estimate_run
-from compute_budget.skill.hardware.mfu import (
+from compute_budget.skill.hardware.mfu import prior_from_table
+from compute_budget.skill.hardware.mfu_table import (
     MfuPriorTable,
     generation_label,
     load_mfu_priors,
-    prior_from_table,
 )
 
 from .derive_priors import CSV_PATH, PublishedRun, derive, load_runs, usable_runs

@@ -49,8 +49,8 @@ import numpy as np
 from scipy import optimize  # type: ignore[import-untyped]
 
 from compute_budget.skill.hardware.catalog import Accelerator, Precision, get_accelerator
-from compute_budget.skill.hardware.mfu import (
-    FAMILY_PRIORS,
+from compute_budget.skill.hardware.mfu import FAMILY_PRIORS
+from compute_budget.skill.hardware.mfu_table import (
     POOLED,
     CalibratedFamily,
     CalibrationRun,

@@ -14,7 +14,8 @@ import pytest
 
 from compute_budget.skill.errors import ConfigError
 from compute_budget.skill.model.config_file import load_config
-from compute_budget.skill.model.hf_config import SUPPORTED_MODEL_TYPES, from_hf_config
+from compute_budget.skill.model.hf_config import from_hf_config
+from compute_budget.skill.model.hf_families import SUPPORTED_MODEL_TYPES
 from compute_budget.skill.model.param_count import count_params
 
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"

@@ -7,7 +7,8 @@ from importlib import resources
 import pytest
 
 from compute_budget import MfuPrior, get_accelerator, mfu_prior
-from compute_budget.skill.hardware.mfu import FAMILY_PRIORS, FP8_SPEEDUP, POOLED, load_mfu_priors
+from compute_budget.skill.hardware.mfu import FAMILY_PRIORS, FP8_SPEEDUP
+from compute_budget.skill.hardware.mfu_table import POOLED, load_mfu_priors
 
 CALIBRATED_GPUS = ["a100", "a100-40gb", "a800", "h100", "h800", "h200"]
 FALLBACK_GPUS = ["b200", "mi300x", "tpu-v5p", "gaudi3", "v100", "tpu-v3"]

@@ -75,20 +75,10 @@ def _finite(value: object, field: str) -> float:
     return float(value)
 
 
-def read_gain(
-    predicted_gain: float | None,
-    gain_uncertainty: float | None,
-    baseline_to_beat: float | None = None,
-    *,
-    metric_now: float | None = None,
-    metric_expected: float | None = None,
-    higher_is_better: bool = True,
-) -> GainReading:
-    """Read the gain from a delta or from the metric pair (module docstring).
-
-    Raises :class:`InputError` naming the field for both forms at once, half a metric pair, a
-    missing or negative uncertainty, or a non-finite number.
-    """
+def _check_form(predicted_gain: float | None, metric_now: float | None,
+                metric_expected: float | None, higher_is_better: bool) -> None:
+    """Refuse both forms at once, half a metric pair, neither form, or ``higher_is_better``
+    false beside a delta."""
     metric_given = metric_now is not None or metric_expected is not None
     if predicted_gain is not None and metric_given:
         raise InputError("predicted_gain", predicted_gain,
@@ -105,6 +95,23 @@ def read_gain(
                          "only with metric_now and metric_expected: a predicted_gain is a delta "
                          "oriented so that higher is better (a loss reduction as a positive "
                          "number)")
+
+
+def read_gain(
+    predicted_gain: float | None,
+    gain_uncertainty: float | None,
+    baseline_to_beat: float | None = None,
+    *,
+    metric_now: float | None = None,
+    metric_expected: float | None = None,
+    higher_is_better: bool = True,
+) -> GainReading:
+    """Read the gain from a delta or from the metric pair (module docstring).
+
+    Raises :class:`InputError` naming the field for both forms at once, half a metric pair, a
+    missing or negative uncertainty, or a non-finite number.
+    """
+    _check_form(predicted_gain, metric_now, metric_expected, higher_is_better)
     if gain_uncertainty is None:
         raise InputError("gain_uncertainty", None,
                          "the 1σ uncertainty of the gain (0 if you are certain)")

@@ -1,118 +1,24 @@
-"""Hugging Face ``config.json`` readers: one table of the model families this tool can count.
+"""Hugging Face ``config.json`` readers: the fields of a config become an Architecture.
 
-:data:`FAMILIES` maps each ``model_type`` to how its config fields become an
-:class:`~.arch_model.Architecture`: the reader for its naming scheme (GPT-2, GPT-NeoX, the Llama
-lineage, DeepSeek), and the layout facts of its Hugging Face modeling code that no config field
-states (which projections have biases, whether embeddings are tied by default, query/key norms,
-norms per layer, the expert layout). Whatever a config leaves out and is filled with the family's
-documented default is listed in ``defaults_used``, so a guess is never shown as a fact.
-
-Layouts (transformers' modeling code of each family):
-
-- Llama, Mistral, Mixtral, SmolLM (llama): gated MLP, RMSNorm, rotary; Llama takes
-  ``attention_bias`` (q, k, v, o) and ``mlp_bias``; Mistral and Mixtral have no biases.
-- Qwen2 / Qwen2.5: biases on q, k and v only; Qwen2-MoE adds a shared expert with a sigmoid gate.
-- Qwen3 / Qwen3-MoE: ``attention_bias`` (default false) and an RMSNorm of head_dim on every query
-  and key head (q_norm, k_norm); Qwen3-MoE has routed experts only, no shared expert.
-- Gemma 2 / Gemma 3 (text): four RMSNorms per layer (before and after attention and MLP), tied
-  embeddings by default, ``head_dim`` given (256 by default); Gemma 3 adds q_norm and k_norm.
-  Gemma's norm weight is used as (1 + w): still d weights.
-- Phi-3 / Phi-4 (phi3): one fused qkv_proj and one fused gate_up_proj, no biases: the same
-  weights as separate projections.
-- OLMo 2: norms after attention and after the MLP (none before), and q_norm / k_norm over the
-  whole query (H·Q) and key (G·Q) projections.
-- DeepSeek-V2/V3: multi-head latent attention, routed + shared experts, leading dense layers.
+The family of a config's ``model_type`` (:data:`~.hf_families.FAMILIES`, with the layout of each)
+says which reader applies (GPT-2, GPT-NeoX, the Llama lineage, DeepSeek) and which layout facts no
+config field states. Whatever a config leaves out and is filled with the family's documented
+default is listed in ``defaults_used``, so a guess is never shown as a fact.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import ConfigError, InputError
-from .architecture import Architecture, LatentAttention, QkNorm
+from .architecture import Architecture, LatentAttention
+from .hf_families import Family, config_key, family_of
 
-__all__ = [
-    "FAMILIES",
-    "SUPPORTED_MODEL_TYPES",
-    "Family",
-    "from_hf_config",
-    "read_hf_config",
-    "value_not_shown",
-]
-
-Biases = Literal["flag", "attention_flag", "qkv", "qkv_flag", "none"]
-"""Where a Llama-lineage family puts biases: ``attention_bias`` on q/k/v/o and ``mlp_bias``
-(flag); ``attention_bias`` only (attention_flag); always on q/k/v (qkv); on q/k/v through
-``qkv_bias``, default true (qkv_flag); nowhere (none)."""
-Window = Literal["none", "mistral", "given", "partial"]
-"""Sliding-window attention: none read; every layer, 4096 when absent (mistral); every layer when
-the config gives one, else none (given); only some layers, so full attention is counted (partial:
-Qwen's ``use_sliding_window``, Gemma's local layers alternating with global ones)."""
-Moe = Literal["none", "mixtral", "qwen2_moe", "qwen3_moe"]
-"""The expert layout of a Llama-lineage family."""
-
-
-@dataclass(frozen=True)
-class Family:
-    """How the config.json of one ``model_type`` becomes an Architecture."""
-
-    config_class: str
-    """The transformers configuration class, named in the notes of defaults."""
-    reader: Literal["gpt2", "gpt_neox", "llama", "deepseek"] = "llama"
-    """The field names the config uses."""
-    biases: Biases = "flag"
-    tied_default: bool = False
-    """``tie_word_embeddings`` when the config leaves it out."""
-    head_dim_default: int | None = None
-    """``head_dim`` when the config leaves it out; None: hidden_size / num_attention_heads."""
-    qk_norm: QkNorm = "none"
-    layer_norms: int = 2
-    window: Window = "none"
-    moe: Moe = "none"
-    keys: Mapping[str, str] = field(default_factory=dict)
-    """Architecture field → this family's config key, where it is not the usual name."""
-
-
-_DEEPSEEK_KEYS = {"experts": "n_routed_experts", "shared_experts": "n_shared_experts",
-                  "dense_layers": "first_k_dense_replace"}
-
-FAMILIES: dict[str, Family] = {
-    "gpt2": Family("GPT2Config", reader="gpt2", keys={
-        "layers": "n_layer", "hidden": "n_embd", "heads": "n_head",
-        "intermediate_size": "n_inner", "max_positions": "n_positions"}),
-    "gpt_neox": Family("GPTNeoXConfig", reader="gpt_neox"),
-    "llama": Family("LlamaConfig"),
-    "mistral": Family("MistralConfig", biases="none", window="mistral"),
-    "mixtral": Family("MixtralConfig", biases="none", window="given", moe="mixtral",
-                      keys={"experts": "num_local_experts"}),
-    "qwen2": Family("Qwen2Config", biases="qkv", window="partial"),
-    "qwen2_moe": Family("Qwen2MoeConfig", biases="qkv_flag", window="partial", moe="qwen2_moe",
-                        keys={"experts": "num_experts"}),
-    "qwen3": Family("Qwen3Config", biases="attention_flag", head_dim_default=128,
-                    qk_norm="head", window="partial"),
-    "qwen3_moe": Family("Qwen3MoeConfig", biases="attention_flag", head_dim_default=128,
-                        qk_norm="head", window="partial", moe="qwen3_moe",
-                        keys={"experts": "num_experts"}),
-    "gemma2": Family("Gemma2Config", biases="attention_flag", tied_default=True,
-                     head_dim_default=256, layer_norms=4, window="partial"),
-    "gemma3_text": Family("Gemma3TextConfig", biases="attention_flag", tied_default=True,
-                          head_dim_default=256, qk_norm="head", layer_norms=4,
-                          window="partial"),
-    "phi3": Family("Phi3Config", biases="none", window="given"),
-    "olmo2": Family("Olmo2Config", biases="attention_flag", qk_norm="projection"),
-    "deepseek_v2": Family("DeepseekV2Config", reader="deepseek", keys=_DEEPSEEK_KEYS),
-    "deepseek_v3": Family("DeepseekV3Config", reader="deepseek", keys=_DEEPSEEK_KEYS),
-}
-"""model_type → its family: the one table of the families this tool reads."""
-
-SUPPORTED_MODEL_TYPES = tuple(FAMILIES)
-"""The ``model_type`` values :func:`from_hf_config` reads."""
-_MOE_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_intermediate_size")
+__all__ = ["from_hf_config", "read_hf_config", "value_not_shown"]
 
 
 class _Reader:
@@ -232,7 +138,7 @@ def _llama_family(r: _Reader, family: Family) -> dict[str, Any]:
 
 
 def _biases(r: _Reader, family: Family) -> dict[str, Any]:
-    """Which projections of a Llama-lineage family have biases (see :data:`Biases`)."""
+    """Which projections of a Llama-lineage family have biases (:data:`~.hf_families.Biases`)."""
     name = family.config_class
     if family.biases in ("flag", "attention_flag"):
         on = r.flag("attention_bias", False, f"{name} default")
@@ -249,7 +155,7 @@ def _biases(r: _Reader, family: Family) -> dict[str, Any]:
 
 
 def _window(r: _Reader, family: Family) -> dict[str, Any]:
-    """The sliding window of a Llama-lineage family (see :data:`Window`)."""
+    """The sliding window of a Llama-lineage family (:data:`~.hf_families.Window`)."""
     if family.window == "mistral":
         if "sliding_window" in r.config:
             return {"sliding_window": r.nullable("sliding_window")}
@@ -399,20 +305,6 @@ def _deepseek(r: _Reader, family: Family) -> dict[str, Any]:
     return fields
 
 
-_CONFIG_KEYS: dict[str, str] = {
-    "layers": "num_hidden_layers", "hidden": "hidden_size", "heads": "num_attention_heads",
-    "kv_heads": "num_key_value_heads", "experts_per_token": "num_experts_per_tok",
-    "expert_intermediate_size": "moe_intermediate_size",
-}
-
-
-def _config_key(field: str, model_type: object) -> str:
-    """The config.json name of an :class:`Architecture` field, for error messages."""
-    family = FAMILIES.get(model_type) if isinstance(model_type, str) else None
-    keys = family.keys if family is not None else {}
-    return keys.get(field, _CONFIG_KEYS.get(field, field))
-
-
 def _build(
     fields: dict[str, Any], notes: list[str], source: str, model_type: object
 ) -> Architecture:
@@ -424,10 +316,10 @@ def _build(
         original = (err.get("ctx") or {}).get("error")
         if isinstance(original, InputError):
             raise ConfigError(
-                _config_key(original.field, model_type), original.value, original.allowed
+                config_key(original.field, model_type), original.value, original.allowed
             ) from None
         loc = [str(p) for p in err.get("loc", ())]
-        field = _config_key(loc[0], model_type) if loc else "config"
+        field = config_key(loc[0], model_type) if loc else "config"
         message = str(err.get("msg", "invalid")).removeprefix("Input should be ")
         raise ConfigError(field, err.get("input"), message) from None
 
@@ -440,12 +332,13 @@ _READERS: dict[str, Callable[[_Reader, Family], dict[str, Any]]] = {
 def from_hf_config(config: Mapping[str, object], *, source: str = "config") -> Architecture:
     """Read the architecture from a Hugging Face ``config.json`` mapping.
 
-    Knows the ``model_type`` values of :data:`FAMILIES` (:data:`SUPPORTED_MODEL_TYPES`), with
-    each family's defaults (transformers' configuration and modeling code); a default filled in
-    is listed in ``defaults_used``. Another ``model_type`` (or none) is refused with a
-    :class:`ConfigError` naming ``model_type`` and listing the supported families: its layout
-    cannot be assumed without presenting a guess as an exact count (a BERT config read as Llama
-    is 45% off). A missing required field raises :class:`ConfigError` naming it.
+    Knows the ``model_type`` values of :data:`~.hf_families.FAMILIES`
+    (:data:`~.hf_families.SUPPORTED_MODEL_TYPES`), with each family's defaults (transformers'
+    configuration and modeling code); a default filled in is listed in ``defaults_used``.
+    Another ``model_type`` (or none) is refused with a :class:`ConfigError` naming
+    ``model_type`` and listing the supported families: its layout cannot be assumed without
+    presenting a guess as an exact count (a BERT config read as Llama is 45% off). A missing
+    required field raises :class:`ConfigError` naming it.
 
     An error names the field and what was expected, never a value from the config: a config
     may be any JSON file, and its values must not come back in a message.
@@ -492,18 +385,7 @@ def _from_hf_config(
     if not isinstance(config, Mapping):
         raise ConfigError("config", config, "a JSON object of config.json fields")
     r = _Reader(config, record_defaults=record_defaults)
-    model_type = config.get("model_type")
-    family = FAMILIES.get(model_type) if isinstance(model_type, str) else None
-    if family is None:
-        moe_keys = [k for k in _MOE_KEYS if config.get(k)]
-        why = (f"the config has {moe_keys[0]}, and the expert layout of another family cannot "
-               "be assumed" if moe_keys else "another family's layout cannot be assumed")
-        raise ConfigError(
-            "model_type", model_type,
-            f"one of the supported families {', '.join(SUPPORTED_MODEL_TYPES)} ({why}); for "
-            "another model give its parameter count (and active parameters for MoE) instead "
-            "of a config",
-        )
+    family = family_of(config)
     fields = _READERS[family.reader](r, family)
     max_positions = fields.get("max_positions")
     if max_positions is not None and (
@@ -513,4 +395,4 @@ def _from_hf_config(
     name = config.get("_name_or_path")
     if isinstance(name, str) and name:
         fields.setdefault("name", name)
-    return _build(fields, r.notes, source, model_type)
+    return _build(fields, r.notes, source, config.get("model_type"))

@@ -17,11 +17,10 @@ predicted at the fit's own compute-optimal split of it (Hoffmann et al. eq. 4), 
 The target must not lie below the smallest point's compute: the fit predicts within and above
 its points, which is what sizing a larger run needs.
 
-Fitting: ``scipy.optimize.least_squares`` on a well-scaled form (losses divided by their largest
-magnitude, C, N, D by the largest point's), y = E + Σ exp(u)·x^(−e) with bounds e ∈ [0, 3] and,
-for a loss, E ≥ 0; started from the best few of a grid of exponents whose linear parameters are
-solved exactly. A loss that does not fall with compute (Spearman correlation > 0, or a fitted
-exponent below 10⁻³) is refused.
+Fitting: bounded least squares on the well-scaled form of :mod:`.curve` (losses divided by
+their largest magnitude, C, N, D by the largest point's; exponents in [0, 3] and, for a loss,
+E ≥ 0), started from a grid of exponents. A loss that does not fall with compute (Spearman
+correlation > 0, or a fitted exponent below 10⁻³) is refused.
 
 Interval: a parametric bootstrap. Each resample is the fitted curve plus normal noise of the
 residual standard deviation σ = sqrt(RSS/(n − p)); the refitted curve's predictions give the
@@ -57,26 +56,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
-from scipy import optimize, stats
+from scipy import stats
 
 from ..errors import InputError
 from ..quantities import GAIN_LIMIT, parse_quantity
 from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN
+from .curve import Array, Curve, curve_jacobian, curve_value, grid_starts, solve
 from .lesson import split_budget
 from .points import ScalingPoint, as_points
-from .published import optimal_split
 from .result import LEVEL_RANGE, FitWarning, Form, LossCheckpoint, NextRun, Note, ScalingFit
 
 __all__ = ["FitWarning", "LossCheckpoint", "NextRun", "ScalingFit", "fit_scaling_law"]
 
-Array = NDArray[np.float64]
 Range = tuple[float, float]
 FAR_EXTRAPOLATION = 100.0
 POINTS_PER_PARAMETER = 2
 POOR_FIT_R2 = 0.95
 MIN_EXPONENT = 1e-3
-MAX_EXPONENT = 3.0
 INDEPENDENT_SPREAD = math.log(2.0)
 KILL_SHARE = 0.10
 NEXT_RUN_MULTIPLES = (2.0, 4.0, 10.0, 30.0)
@@ -84,110 +80,7 @@ NEXT_RUN_MAX_SHARE = 0.1
 """A next small run costs at most this share of the target's compute."""
 CURVE_POINTS = 40
 DEFAULT_RESAMPLES = 400
-_GRID: dict[int, list[tuple[float, ...]]] = {
-    1: [(e,) for e in (0.05, 0.1, 0.2, 0.35, 0.5, 0.8, 1.2)],
-    2: [(a, b) for a in (0.1, 0.25, 0.5, 0.8) for b in (0.1, 0.25, 0.5, 0.8)]}
 _FALLS = "a loss that falls as compute grows (or say higher_is_better for a metric that rises)"
-
-
-def _value(theta: Array, x: Array) -> Array:
-    k = x.shape[1]
-    terms = np.exp(theta[1:1 + k] - theta[1 + k:] * x)
-    return np.asarray(theta[0] + terms.sum(axis=1), dtype=np.float64)
-
-
-def _jacobian(theta: Array, x: Array) -> Array:
-    k = x.shape[1]
-    terms = np.exp(theta[1:1 + k] - theta[1 + k:] * x)
-    return np.column_stack([np.ones(len(x)), terms, -terms * x])
-
-
-def _solve(x: Array, y: Array, starts: list[Array], lower_e: float,
-           quick: bool = False) -> tuple[Array, float]:
-    k = x.shape[1]
-    lower = np.r_[lower_e, np.full(k, -60.0), np.zeros(k)]
-    upper = np.r_[np.inf, np.full(k, 60.0), np.full(k, MAX_EXPONENT)]
-
-    def residual(t: Array) -> Array:
-        return _value(t, x) - y
-
-    def jacobian(t: Array) -> Array:
-        return _jacobian(t, x)
-
-    with np.errstate(over="ignore", invalid="ignore"):
-        if quick:
-            # A bootstrap refit from θ̂: unbounded Levenberg-Marquardt is several times faster,
-            # and its optimum is the bounded one when within the bounds; when only E ≥ 0 is
-            # broken, the bounded optimum lies on the face E = 0 (refitted the same way).
-            fast = optimize.least_squares(residual, starts[0], jac=jacobian, method="lm")
-            theta = np.asarray(fast.x, dtype=np.float64)
-            if fast.success and np.isfinite(lower[0]) and theta[0] < lower[0]:
-                fast = optimize.least_squares(
-                    lambda t: residual(np.r_[lower[0], t]), starts[0][1:], method="lm",
-                    jac=lambda t: jacobian(np.r_[lower[0], t])[:, 1:])
-                theta = np.r_[lower[0], fast.x]
-            if fast.success and np.all((theta >= lower) & (theta <= upper)):
-                return theta, 2.0 * float(fast.cost)
-        best = None
-        for start in starts:
-            result = optimize.least_squares(residual, np.clip(start, lower, upper), jac=jacobian,
-                                            bounds=(lower, upper), method="trf")
-            if best is None or result.cost < best.cost:
-                best = result
-    assert best is not None
-    return np.asarray(best.x, dtype=np.float64), 2.0 * float(best.cost)
-
-
-def _starts(x: Array, y: Array, lower_e: float) -> list[Array]:
-    scored = []
-    for exponents in _GRID[x.shape[1]]:
-        e = np.array(exponents)
-        design = np.column_stack([np.ones(len(x)), np.exp(-e * x)])
-        coef = np.linalg.lstsq(design, y, rcond=None)[0]
-        coef[0] = max(coef[0], lower_e)
-        coef[1:] = np.maximum(coef[1:], 1e-9)
-        theta = np.r_[coef[0], np.log(coef[1:]), e]
-        residual = _value(theta, x) - y
-        scored.append((float(residual @ residual), theta))
-    scored.sort(key=lambda s: s[0])
-    return [theta for _, theta in scored[:3]]
-
-
-# --- the fitted curve, in its scaled form, and the way back to the user's units -------------
-
-@dataclass(frozen=True)
-class _Curve:
-    form: Form
-    theta: Array
-    scale_x: Array  # largest compute, or largest params and tokens
-    scale_y: float  # largest |loss|
-    sign: float  # −1 for a metric fitted as its negation
-
-    def at(self, c: float, n: float | None = None, d: float | None = None) -> Array:
-        """Scaled coordinates of a run: log(C/C_max), or log(N/N_max), log(D/D_max)."""
-        raw = [n, d] if self.form == "params_tokens" and n is not None and d is not None else [c]
-        return np.asarray(np.log(np.array(raw, dtype=np.float64) / self.scale_x),
-                          dtype=np.float64)
-
-    def user(self, value: float) -> float:
-        return float(self.sign * self.scale_y * value)
-
-    def optimum(self, c: float) -> tuple[float, float]:
-        """The fit's compute-optimal (N, D) for C (Hoffmann et al. eq. 4), two-variable form:
-        in scaled units L = E + c₁·n^(−α) + c₂·d^(−β) with n·d = C/(6·N_max·D_max)."""
-        t, (n_max, d_max) = self.theta, self.scale_x
-        n, d = optimal_split(c / (n_max * d_max), math.exp(t[1]), math.exp(t[2]), float(t[3]),
-                             float(t[4]))
-        return n * n_max, d * d_max
-
-    def parameters(self) -> dict[str, float]:
-        t, k = self.theta, len(self.scale_x)
-        coef = [math.exp(math.log(self.scale_y) + t[1 + j] + t[1 + k + j]
-                         * math.log(self.scale_x[j])) for j in range(k)]
-        e = float(self.sign * self.scale_y * t[0])
-        if k == 1:
-            return {"E": e, "a": coef[0], "b": float(t[2])}
-        return {"E": e, "A": coef[0], "alpha": float(t[3]), "B": coef[1], "beta": float(t[4])}
 
 
 # --- checking the inputs ---------------------------------------------------------------------
@@ -228,7 +121,7 @@ def _losses(values: Array) -> str:
     return f"losses {shown}{', …' if len(values) > 8 else ''}"
 
 
-def _resolve_target(curve: _Curve, c: float | None, n: float | None,
+def _resolve_target(curve: Curve, c: float | None, n: float | None,
                     d: float | None) -> tuple[float, float | None, float | None, list[Note]]:
     six = FLOPS_PER_PARAM_PER_TOKEN
     if c is not None and n is not None and d is not None:
@@ -268,9 +161,35 @@ def fit_scaling_law(
     """Fit a scaling law to ``points`` (ScalingPoint or objects with compute, params, tokens,
     loss) and predict the target, with a bootstrap interval at ``level`` (module docstring)."""
     pts = as_points(points)
+    level, baseline = _check_options(level, baseline_loss, seed, resamples, higher_is_better)
+    targets = [_positive(v, f) for v, f in ((target_compute, "target_compute"),
+                                             (target_params, "target_params"),
+                                             (target_tokens, "target_tokens"))]
+    fitted = _fit_curve(pts, higher_is_better)
+    curve, computes = fitted.curve, fitted.computes
+    c_t, n_t, d_t, target_notes = _resolve_target(curve, *targets)
+    if c_t < computes.min() * (1 - 1e-9):
+        raise InputError("target_compute", c_t,
+                         f"at least the smallest point's compute ({computes.min():.3g} FLOPs): "
+                         "the fit predicts within and above its points")
+    kill_d = None if d_t is None else KILL_SHARE * d_t
+    ratio = None if n_t is None or d_t is None else d_t / n_t
+    grid = [float(c) for c in np.geomspace(computes.min(), c_t, CURVE_POINTS)]
+    along = [curve.at(c) if ratio is None else curve.at(c, *split_budget(c, ratio))
+             for c in grid]
+    evaluate = np.array([curve.at(c_t, n_t, d_t), curve.at(KILL_SHARE * c_t, n_t, kill_d),
+                         *along])
+    draws = _bootstrap(fitted, evaluate, seed, resamples)
+    return _summary(fitted, draws, evaluate, grid, (c_t, n_t, d_t), level, baseline,
+                    fitted.notes + target_notes)
+
+
+def _check_options(level: object, baseline_loss: object, seed: object, resamples: object,
+                   higher_is_better: object) -> tuple[float, float | None]:
+    """The checked ``level`` and baseline; the other options are checked and left as given."""
     low, high = LEVEL_RANGE
-    level = _number(level, "level", lambda v: low < v < high,
-                    f"a probability strictly between {low} and {high}, such as 0.8")
+    checked = _number(level, "level", lambda v: low < v < high,
+                      f"a probability strictly between {low} and {high}, such as 0.8")
     baseline = None if baseline_loss is None else _number(
         baseline_loss, "baseline_loss", lambda v: abs(v) <= GAIN_LIMIT,
         "a finite number, the baseline run's loss (or metric)")
@@ -280,9 +199,38 @@ def fit_scaling_law(
             raise InputError(name, value, f"a whole number from {least} to {most}")
     if not isinstance(higher_is_better, bool):
         raise InputError("higher_is_better", higher_is_better, "true or false")
-    targets = [_positive(v, f) for v, f in ((target_compute, "target_compute"),
-                                             (target_params, "target_params"),
-                                             (target_tokens, "target_tokens"))]
+    return checked, baseline
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    """The curve fitted to the points, with the scaled points and what the result reports."""
+
+    curve: Curve
+    x: Array  # the points' scaled coordinates
+    rss: float  # residual sum of squares, in scaled units
+    computes: Array
+    y_user: Array  # the points' losses (or metric), as given
+    lower_e: float
+    higher_is_better: bool
+    notes: list[Note]
+
+    @property
+    def n(self) -> int:
+        return len(self.x)
+
+    @property
+    def p(self) -> int:
+        return len(self.curve.theta)
+
+    @property
+    def sigma(self) -> float:
+        """Residual standard deviation sqrt(RSS/(n − p)), in scaled units."""
+        return math.sqrt(self.rss / (self.n - self.p))
+
+
+def _fit_curve(pts: list[ScalingPoint], higher_is_better: bool) -> _Fitted:
+    """Choose the form, check the points can fix it and fall, and fit it."""
     form, notes = _form(pts)
     k = 2 if form == "params_tokens" else 1
     p, n = 1 + 2 * k, len(pts)
@@ -310,40 +258,41 @@ def fit_scaling_law(
     scale_y = float(np.max(np.abs(oriented)))
     y = oriented / scale_y
     lower_e = -np.inf if higher_is_better else 0.0
-    theta, rss = _solve(x, y, _starts(x, y, lower_e), lower_e)
+    theta, rss = solve(x, y, grid_starts(x, y, lower_e), lower_e)
     if np.any(theta[1 + k:] < MIN_EXPONENT):
         raise InputError("points", _losses(y_user), _FALLS)
-    curve = _Curve(form, theta, scale_x, scale_y, sign)
+    return _Fitted(Curve(form, theta, scale_x, scale_y, sign), x, rss, computes, y_user,
+                   lower_e, higher_is_better, notes)
 
-    c_t, n_t, d_t, target_notes = _resolve_target(curve, *targets)
-    notes += target_notes
-    if c_t < computes.min() * (1 - 1e-9):
-        raise InputError("target_compute", c_t,
-                         f"at least the smallest point's compute ({computes.min():.3g} FLOPs): "
-                         "the fit predicts within and above its points")
-    kill_d = None if d_t is None else KILL_SHARE * d_t
-    ratio = None if n_t is None or d_t is None else d_t / n_t
-    grid = [float(c) for c in np.geomspace(computes.min(), c_t, CURVE_POINTS)]
-    along = [curve.at(c) if ratio is None else curve.at(c, *split_budget(c, ratio))
-             for c in grid]
-    evaluate = np.array([curve.at(c_t, n_t, d_t), curve.at(KILL_SHARE * c_t, n_t, kill_d),
-                         *along])
 
-    # Parametric bootstrap: the fitted curve plus N(0, σ²) noise, refitted from θ̂.
-    fitted = _value(theta, x)
-    sigma = math.sqrt(rss / (n - p))
+def _bootstrap(fitted: _Fitted, evaluate: Array, seed: int, resamples: int) -> Array:
+    """Parametric bootstrap: the fitted curve plus N(0, σ²) noise, refitted from θ̂; the
+    refits' values at ``evaluate``, one row per refit that stayed finite."""
+    theta, x, sigma = fitted.curve.theta, fitted.x, fitted.sigma
+    values = curve_value(theta, x)
     rng = np.random.default_rng(seed)
     draws = np.empty((resamples, len(evaluate)))
     for i in range(resamples):
-        again, _ = _solve(x, fitted + sigma * rng.standard_normal(n), [theta], lower_e, True)
-        draws[i] = _value(again, evaluate)
+        again, _ = solve(x, values + sigma * rng.standard_normal(fitted.n), [theta],
+                         fitted.lower_e, True)
+        draws[i] = curve_value(again, evaluate)
     draws = draws[np.all(np.isfinite(draws), axis=1)]
     if len(draws) < resamples // 2:
-        raise InputError("points", _losses(y_user), "points whose fitted curve is stable under "
-                                                    "their own noise (most refits overflowed)")
+        raise InputError("points", _losses(fitted.y_user),
+                         "points whose fitted curve is stable under their own noise (most "
+                         "refits overflowed)")
+    return draws
+
+
+def _summary(fitted: _Fitted, draws: Array, evaluate: Array, grid: list[float],
+             target: tuple[float, float | None, float | None], level: float,
+             baseline: float | None, notes: list[Note]) -> ScalingFit:
+    """The prediction, its interval, the gain, the warnings, the next run and the kill loss."""
+    curve, n, p = fitted.curve, fitted.n, fitted.p
+    c_t, n_t, d_t = target
     q = (1 + level) / 2
     inflation = _inflation(q, n - p)
-    centre = _value(theta, evaluate)
+    centre = curve_value(curve.theta, evaluate)
     ends = np.quantile(draws, [1 - q, q], axis=0)
 
     def band(j: int) -> Range:
@@ -354,24 +303,25 @@ def fit_scaling_law(
     predicted, interval = curve.user(centre[0]), band(0)
     gain = sigma_gain = None
     if baseline is not None:
-        gain = sign * (baseline - predicted)
-        sigma_gain = float(inflation * scale_y * np.std(draws[:, 0], ddof=1))
-    r_squared = 1 - rss * scale_y**2 / float(np.sum((y_user - y_user.mean()) ** 2))
-    extrapolation = c_t / computes.max()
+        gain = curve.sign * (baseline - predicted)
+        sigma_gain = float(inflation * curve.scale_y * np.std(draws[:, 0], ddof=1))
+    y_user, residual_std = fitted.y_user, curve.scale_y * fitted.sigma
+    r_squared = 1 - fitted.rss * curve.scale_y**2 / float(np.sum((y_user - y_user.mean()) ** 2))
+    extrapolation = c_t / fitted.computes.max()
     return ScalingFit(
-        form=form, parameters=curve.parameters(), higher_is_better=higher_is_better,
+        form=curve.form, parameters=curve.parameters(), higher_is_better=fitted.higher_is_better,
         points_used=n, target_compute=c_t, target_params=n_t, target_tokens=d_t,
         predicted=predicted, interval=interval, level=level,
         method="parametric_bootstrap_t_inflated", resamples=len(draws), inflation=inflation,
         baseline_loss=baseline, predicted_gain=gain, gain_uncertainty=sigma_gain,
-        extrapolation_ratio=extrapolation, residual_std=scale_y * sigma, r_squared=r_squared,
-        warnings=_warnings(n, p, extrapolation, interval, gain, r_squared, scale_y * sigma),
+        extrapolation_ratio=extrapolation, residual_std=residual_std, r_squared=r_squared,
+        warnings=_warnings(n, p, extrapolation, interval, gain, r_squared, residual_std),
         notes=notes,
-        next_run=_next_run(curve, x, evaluate[0], c_t, float(computes.max()),
+        next_run=_next_run(curve, fitted.x, evaluate[0], c_t, float(fitted.computes.max()),
                            interval[1] - interval[0], q, n - p),
         kill_loss=LossCheckpoint(share=KILL_SHARE, compute=KILL_SHARE * c_t, params=n_t,
-                                 tokens=kill_d, expected=curve.user(centre[1]),
-                                 interval=band(1)),
+                                 tokens=None if d_t is None else KILL_SHARE * d_t,
+                                 expected=curve.user(centre[1]), interval=band(1)),
         curve=[(c, curve.user(centre[j + 2]), *band(j + 2)) for j, c in enumerate(grid)])
 
 
@@ -399,12 +349,12 @@ def _warnings(n: int, p: int, extrapolation: float, interval: Range, gain: float
     return out
 
 
-def _next_run(curve: _Curve, x: Array, target: Array, c_t: float, c_max: float,
+def _next_run(curve: Curve, x: Array, target: Array, c_t: float, c_max: float,
               width_now: float, q: float, dof: int) -> NextRun | None:
     """The candidate run that shrinks the delta-method variance at the target most."""
-    jac = _jacobian(curve.theta, x)
+    jac = curve_jacobian(curve.theta, x)
     information = jac.T @ jac
-    g = _jacobian(curve.theta, target[None, :])[0]
+    g = curve_jacobian(curve.theta, target[None, :])[0]
     before = float(g @ np.linalg.pinv(information) @ g)
     # One more point is also one more degree of freedom for σ: a smaller small-sample factor.
     dof_gain = _inflation(q, dof + 1) / _inflation(q, dof)
@@ -416,7 +366,7 @@ def _next_run(curve: _Curve, x: Array, target: Array, c_t: float, c_max: float,
             continue
         n, d = curve.optimum(c) if curve.form == "params_tokens" else (None, None)
         at = curve.at(c, n, d)
-        row = _jacobian(curve.theta, at[None, :])[0]
+        row = curve_jacobian(curve.theta, at[None, :])[0]
         after = float(g @ np.linalg.pinv(information + np.outer(row, row)) @ g)
         width = width_now * dof_gain * (math.sqrt(after / before) if before > 0 else 1.0)
         candidates.append((c, width))
@@ -426,5 +376,5 @@ def _next_run(curve: _Curve, x: Array, target: Array, c_t: float, c_max: float,
         return None
     c, width, n, d, at = best
     return NextRun(compute=c, multiple=c / c_max, params=n, tokens=d,
-                   expected_loss=curve.user(float(_value(curve.theta, at[None, :])[0])),
+                   expected_loss=curve.user(float(curve_value(curve.theta, at[None, :])[0])),
                    width_now=width_now, width_after=width, candidates=candidates)
