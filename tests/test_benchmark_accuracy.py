@@ -21,8 +21,13 @@ from benchmarks.accuracy import (
     render,
     run_benchmark,
 )
-from benchmarks.derive_priors import PRIORS_PATH, derive, load_runs, map_hardware
-from benchmarks.derive_priors import render as render_json
+from benchmarks.derive_priors import (
+    PRIORS_PATH,
+    derive,
+    load_runs,
+    map_hardware,
+    render as render_json,
+)
 
 
 @cache

@@ -45,7 +45,7 @@ def test_estimate_moe_and_precision_flags(capsys: pytest.CaptureFixture[str]) ->
                        "--json")
     data = json.loads(out)
     assert code == 0
-    assert data["family"] == "moe"
+    assert data["mfu_used"]["family"] == "moe"
     assert data["precision"] == "fp8"
     assert data["flops"] == pytest.approx(6 * 13e9 * 1e12)
 

@@ -15,8 +15,7 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel, ValidationError
 
 from compute_budget import cli
@@ -33,11 +32,11 @@ from compute_budget.prompts.render import (
 )
 from compute_budget.skill import (
     AlternativesOptions,
+    BudgetTableSpec,
     CompareSpec,
     DecisionInputs,
     MemorySpec,
     RunSpec,
-    SplitSpec,
     describe_error,
 )
 
@@ -48,7 +47,7 @@ NOT_FINITE_TEXT = re.compile(r"(?<![\w.])[−-]?(inf|infinity|nan)(?!\w)", re.IG
 INVALID_EVERYWHERE: tuple[Any, ...] = (5e-324, 1e-308, 1e308, -1e308, True, False)
 """Tiny, huge and boolean values: out of bounds for every numeric argument."""
 INPUT_MODELS: tuple[type[BaseModel], ...] = (
-    RunSpec, MemorySpec, DecisionInputs, AlternativesOptions, SplitSpec, CompareSpec)
+    RunSpec, MemorySpec, DecisionInputs, AlternativesOptions, BudgetTableSpec, CompareSpec)
 
 
 def numeric_bounds(model: type[BaseModel]) -> dict[str, tuple[float, float]]:
@@ -123,7 +122,7 @@ def _valid(model: type[BaseModel]) -> dict[str, Any]:
     run = {"params": "7B", "tokens": "100B", "gpu": "h100", "gpu_count": 8}
     return {RunSpec: run, MemorySpec: {"params": "7B", "gpu_count": 8},
             DecisionInputs: {}, AlternativesOptions: {},
-            SplitSpec: {"budget_flops": 1e21},
+            BudgetTableSpec: {"budget_flops": 1e21},
             CompareSpec: {"candidates": [
                 {**run, "name": n, "predicted_gain": 1, "gain_uncertainty": 0.5}
                 for n in ("a", "b")]}}[model]
@@ -136,7 +135,7 @@ def _valid(model: type[BaseModel]) -> dict[str, Any]:
 def test_tiny_huge_and_boolean_values_are_refused_naming_the_field(
     model: type[BaseModel], field: str, value: Any
 ) -> None:
-    given = [value] if model is SplitSpec and field == "params" else value  # a list of sizes
+    given = [value] if model is BudgetTableSpec and field == "params" else value  # a list of sizes
     with pytest.raises(ValidationError) as info:
         model.model_validate({**_valid(model), field: given})
     message = describe_error(info.value)
@@ -151,7 +150,7 @@ def test_numbers_as_text_are_still_accepted() -> None:
     assert (spec.params, spec.tokens, spec.gpu_count, spec.usd_per_gpu_hour, spec.mfu) == (
         7e9, 1.5e12, 8, 2.1, 0.4)
     assert DecisionInputs(budget_usd="$400k", predicted_gain="1.5").budget_usd == 4e5  # type: ignore[arg-type]
-    assert SplitSpec(budget_usd="$50,000", gpu="h100", ratio="20").budget_usd == 5e4  # type: ignore[arg-type]
+    assert BudgetTableSpec(budget_usd="$50,000", gpu="h100", ratio="20").budget_usd == 5e4  # type: ignore[arg-type]
 
 
 # --- the findings of the issue, one regression each ---------------------------------------------
@@ -316,7 +315,7 @@ COMMANDS: dict[str, tuple[list[str], tuple[type[BaseModel], ...]]] = {
     "decide": ([*RUN, "--gain", "1", "--uncertainty", "0.5"], (RunSpec, DecisionInputs)),
     "alternatives": (RUN, (RunSpec, AlternativesOptions)),
     "memory": (["--params", "7B", "--gpus", "8", "--gpu", "h100"], (MemorySpec,)),
-    "split": (["--budget", "1e21", "--gpu", "h100"], (SplitSpec,)),
+    "split": (["--budget", "1e21", "--gpu", "h100"], (BudgetTableSpec,)),
 }
 
 

@@ -7,14 +7,15 @@ from compute_budget import skill
 def test_public_surface() -> None:
     assert sorted(compute_budget.__all__) == sorted([
         "Accelerator", "Alternative", "AlternativeKind", "AlternativesOptions",
-        "AlternativesReport", "Architecture", "BudgetSplit", "Catalog", "ComputeBudgetError",
+        "AlternativesReport", "Architecture", "BudgetTable", "Catalog", "ComputeBudgetError",
         "ConfigError", "CostEstimate", "Decision", "DecisionInputs", "Finding", "GainReading",
         "KillCriterion", "NextStep", "read_gain",
         "FlopsBreakdown", "HardwareFlops", "InputError", "LatentAttention", "LayoutChoice",
         "MemoryEstimate", "MemorySpec", "MfuPrior", "ModelAndLayout", "ModelFamily",
         "ModelSource", "PRESETS", "ParamBreakdown", "ParamReport", "PeakTflops", "Precision",
         "PriceQuote", "Remedy", "RunEstimate", "RunKind", "RunSpec",
-        "Slowdown", "SplitRow", "SplitSpec", "UnknownAcceleratorError", "Verdict", "budget_split",
+        "Slowdown", "BudgetTableRow", "BudgetTableSpec", "UnknownAcceleratorError", "Verdict",
+        "budget_table",
         "check_tensor_parallel", "count_params", "decision_summary", "describe_error",
         "estimate_memory", "estimate_run", "estimate_run_cost", "flops_per_token",
         "from_hf_config", "get_accelerator", "get_preset", "hardware_flops_per_token",
@@ -30,6 +31,8 @@ def test_public_surface() -> None:
         "PublishedPrediction", "compute_optimal", "published_loss", "published_prediction",
         "FitSpec", "gain_for_run", "predict", "OptimalSpec", "optimal",
         "GainFromPoints", "decide", "optimal_batch_tokens", "fetch_config",
+        # issue 15
+        "AlternativesSpec", "MfuUsed", "PriceUsed", "VerdictSpec", "verdict_on",
     ])
     for name in compute_budget.__all__:
         assert getattr(compute_budget, name) is getattr(skill, name)
@@ -86,3 +89,16 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         _ = skill.no_such_thing  # type: ignore[attr-defined]
     with pytest.raises(AttributeError, match="no_such_thing"):
         _ = compute_budget.no_such_thing  # type: ignore[attr-defined]
+
+
+def test_renamed_names_still_import_for_one_release_with_a_warning() -> None:
+    """Issue 15: the priced split table is the budget table; the old names still work."""
+    import pytest
+
+    for old, new in (("BudgetSplit", "BudgetTable"), ("SplitRow", "BudgetTableRow"),
+                     ("SplitSpec", "BudgetTableSpec"), ("budget_split", "budget_table")):
+        with pytest.warns(DeprecationWarning, match=new):
+            assert getattr(skill, old) is getattr(skill, new)
+        with pytest.warns(DeprecationWarning, match=new):
+            assert getattr(compute_budget, old) is getattr(skill, new)
+        assert old not in skill.__all__

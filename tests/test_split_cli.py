@@ -25,7 +25,7 @@ def split_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, obje
 def test_json_rows_have_days_dollars_and_ranges(capsys: pytest.CaptureFixture[str]) -> None:
     data = split_json(capsys, "--budget-usd", "50000", "--gpu", "h100")
     for key in ("rows", "ratio_split", "safe_split", "budget_flops", "gpu_count", "mfu",
-                "mfu_range", "usd_per_gpu_hour", "failure_budget"):
+                "mfu_used", "usd_per_gpu_hour", "failure_budget"):
         assert key in data
     assert data["gpu_count"] == 8 and data["gpu_count_source"] == "default"
     rows = data["rows"]

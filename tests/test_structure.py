@@ -23,7 +23,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("skill.hardware",),
     ("skill.memory",),
     ("skill.scaling",),
-    ("skill.run_spec", "skill.estimate"),
+    ("skill.run_spec", "skill.estimate", "skill.estimate_result", "skill.estimate_checks"),
     ("skill.advice",),
     ("skill.planning",),
     ("skill", ""),  # the facades: skill/__init__ and compute_budget/__init__

@@ -19,7 +19,7 @@ __all__ = list(_skill.__all__)
 
 def __getattr__(name: str) -> Any:
     """``compute_budget.RunSpec`` is ``compute_budget.skill.RunSpec``, imported on first use."""
-    if name in _skill.__all__:
+    if name in _skill.__all__ or name in _skill.RENAMED:
         return getattr(_skill, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -273,13 +273,13 @@ def _cmd_split(args: argparse.Namespace) -> None:
         sys.stderr.write("note: --utilization is deprecated; use --mfu\n")
         fields["mfu"] = args.utilization
     try:
-        spec = sk.SplitSpec(**fields)
+        spec = sk.BudgetTableSpec(**fields)
     except ValidationError as exc:
         if args.utilization is not None and any(e["loc"] == ("mfu",) for e in exc.errors()):
             raise InputError("utilization", args.utilization,
                              "a fraction in (0, 1], e.g. 0.4 (the old name of --mfu)") from None
         raise
-    split = sk.budget_split(spec)
+    split = sk.budget_table(spec)
     _emit(args, split, render_split(split))
 
 
@@ -426,18 +426,18 @@ def _params_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _split_flags(p: argparse.ArgumentParser) -> None:
-    _flag(p, sk.SplitSpec, "budget_flops", "--budget", metavar="C")
-    _flag(p, sk.SplitSpec, "budget_usd", metavar="USD")
-    _flag(p, sk.SplitSpec, "ratio", metavar="R")
-    _flag(p, sk.SplitSpec, "params", "--sizes", metavar="N,N,...",
+    _flag(p, sk.BudgetTableSpec, "budget_flops", "--budget", metavar="C")
+    _flag(p, sk.BudgetTableSpec, "budget_usd", metavar="USD")
+    _flag(p, sk.BudgetTableSpec, "ratio", metavar="R")
+    _flag(p, sk.BudgetTableSpec, "params", "--sizes", metavar="N,N,...",
           note="Comma-separated, e.g. 1B,7B,70B.")
-    _flag(p, sk.SplitSpec, "flops_per_sec", metavar="F")
-    _flag(p, sk.SplitSpec, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
-    _flag(p, sk.SplitSpec, "gpu_count", "--gpus", metavar="K")
-    _flag(p, sk.SplitSpec, "mfu", metavar="F")
+    _flag(p, sk.BudgetTableSpec, "flops_per_sec", metavar="F")
+    _flag(p, sk.BudgetTableSpec, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
+    _flag(p, sk.BudgetTableSpec, "gpu_count", "--gpus", metavar="K")
+    _flag(p, sk.BudgetTableSpec, "mfu", metavar="F")
     p.add_argument("--utilization", metavar="U", help="Deprecated: the old name of --mfu.")
-    _flag(p, sk.SplitSpec, "usd_per_gpu_hour", "--price", metavar="USD")
-    _flag(p, sk.SplitSpec, "failure_budget", metavar="X")
+    _flag(p, sk.BudgetTableSpec, "usd_per_gpu_hour", "--price", metavar="USD")
+    _flag(p, sk.BudgetTableSpec, "failure_budget", metavar="X")
 
 
 def _compare_flags(p: argparse.ArgumentParser) -> None:

@@ -9,10 +9,10 @@ from inline_snapshot import snapshot
 from jinja2 import UndefinedError
 
 from compute_budget import (
+    BudgetTableSpec,
     MemorySpec,
     RunSpec,
-    SplitSpec,
-    budget_split,
+    budget_table,
     decision_summary,
     estimate_memory,
     estimate_run,
@@ -249,7 +249,7 @@ Other hardware is compared at on-demand prices only (devices without an on-deman
 
 
 def test_split_template_lesson() -> None:
-    assert render_split(budget_split(SplitSpec(budget_flops=6.0256e14, flops_per_sec=1e12))) == snapshot("""\
+    assert render_split(budget_table(BudgetTableSpec(budget_flops=6.0256e14, flops_per_sec=1e12))) == snapshot("""\
 ### Budget split: 6.03 × 10¹⁴ FLOPs
 
 Every row spends the same compute: tokens D = C / (6·N). Time at 1.00 × 10¹² FLOP/s sustained: your machine's rate.
@@ -267,7 +267,7 @@ A bigger model sees fewer tokens for the same budget. About 20 tokens per parame
 
 
 def test_split_template_dollars() -> None:
-    split = budget_split(SplitSpec(budget_usd=50_000, gpu="h100", gpu_count=8,
+    split = budget_table(BudgetTableSpec(budget_usd=50_000, gpu="h100", gpu_count=8,
                                    params=["1B", "3B", "7B"]))
     assert render_split(split) == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
@@ -299,7 +299,7 @@ A bigger model sees fewer tokens for the same budget. About 20 tokens per parame
 def test_split_template_names_the_cost_of_fitting() -> None:
     # 100B on 8 × A100 fits only with optimizer offload and a ×1.40 layout (recompute full
     # ×4/3, ZeRO-3 ×1.05; tests/skill/test_split.py); the 1B row needs nothing.
-    split = budget_split(SplitSpec(budget_usd="$300k", gpu="a100", params=["1B", "100B"]))
+    split = budget_table(BudgetTableSpec(budget_usd="$300k", gpu="a100", params=["1B", "100B"]))
     text = render_split(split)
     rows = [line for line in text.splitlines() if line.startswith("| 1")]
     assert rows[0].endswith("| yes |")

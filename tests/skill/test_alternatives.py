@@ -8,8 +8,8 @@ import pytest
 from compute_budget import RunSpec, suggest_alternatives
 from compute_budget.cli import main
 from compute_budget.prompts import render_alternatives
-from compute_budget.skill.advice import alternatives as alternatives_module
-from compute_budget.skill.advice.alternatives import is_on_demand, on_demand_quote, seeds_needed
+from compute_budget.skill.advice import alternative_rows as alternatives_module
+from compute_budget.skill.advice.alternative_rows import is_on_demand, on_demand_quote, seeds_needed
 from compute_budget.skill.errors import InputError
 from compute_budget.skill.hardware.catalog import get_accelerator, list_accelerators
 
@@ -90,8 +90,8 @@ def test_every_row_but_the_different_idea_has_an_estimate() -> None:
             if a.kind == "different_idea":
                 assert a.estimate is None and a.dollar_cost is None
             elif a.kind == "more_seeds":
-                assert a.estimate is not None and a.runs is not None
-                assert a.dollar_cost == pytest.approx(a.runs * a.estimate.dollar_cost)
+                assert a.estimate is not None and a.detail.runs is not None
+                assert a.dollar_cost == pytest.approx(a.detail.runs * a.estimate.dollar_cost)
             else:
                 assert a.estimate is not None
                 assert a.dollar_cost == a.estimate.dollar_cost
@@ -114,7 +114,7 @@ def test_shorter_run_uses_thirty_percent_of_tokens() -> None:
     original, alts = _run(SPEC)
     (short,) = _by_kind(alts, "shorter_run")
     assert short.tokens == pytest.approx(0.3 * original.tokens)
-    assert short.token_fraction == 0.3
+    assert short.detail.token_fraction == 0.3
     assert short.dollar_cost == pytest.approx(0.3 * WORKED_COST)
 
 
@@ -123,7 +123,7 @@ def test_distillation_counts_teacher_forward_passes() -> None:
     (dist,) = _by_kind(alts, "distillation")
     # 10% of the tokens, at 6·7B (student) + 2·70B (teacher forward) FLOPs per token.
     assert dist.flops == pytest.approx((6 * 7e9 + 2 * 70e9) * 1e10)
-    assert dist.teacher_params == 70e9 and dist.teacher_preset is None
+    assert dist.detail.teacher_params == 70e9 and dist.detail.teacher_preset is None
 
 
 def test_distillation_from_the_next_larger_model_of_the_family() -> None:
@@ -131,8 +131,8 @@ def test_distillation_from_the_next_larger_model_of_the_family() -> None:
     original, alts = _run(spec)
     (dist,) = _by_kind(alts, "distillation")
     # Llama 3 70B: 70,553,706,496 parameters (meta-llama/Meta-Llama-3-70B config.json).
-    assert dist.teacher_preset == "llama-3-70b" and dist.teacher_name == "Llama 3 70B"
-    assert dist.teacher_params == 70_553_706_496
+    assert dist.detail.teacher_preset == "llama-3-70b" and dist.detail.teacher_name == "Llama 3 70B"
+    assert dist.detail.teacher_params == 70_553_706_496
     assert dist.flops == pytest.approx((original.flops_per_token + 2 * 70_553_706_496) * 5e9)
 
 
@@ -141,8 +141,8 @@ def test_moe_teacher_costs_its_active_parameters() -> None:
     original, alts = _run(spec)
     (dist,) = _by_kind(alts, "distillation")
     # Mixtral 8x7B: 46.7B parameters, 12,879,925,248 active per token (2 of 8 experts).
-    assert dist.teacher_preset == "mixtral-8x7b"
-    assert dist.teacher_active_params == 12_879_925_248
+    assert dist.detail.teacher_preset == "mixtral-8x7b"
+    assert dist.detail.teacher_active_params == 12_879_925_248
     assert dist.flops == pytest.approx((original.flops_per_token + 2 * 12_879_925_248) * 5e9)
 
 
@@ -151,7 +151,7 @@ def test_a_config_is_known_by_its_checkpoint_name_only() -> None:
     assert data["_name_or_path"] == "meta-llama/Llama-2-7b-hf"
     named = RunSpec(config=data, tokens="50B", gpu="h100", gpu_count=8)
     (dist,) = _by_kind(suggest_alternatives(named).alternatives, "distillation")
-    assert dist.teacher_preset == "llama-2-70b"
+    assert dist.detail.teacher_preset == "llama-2-70b"
     # The same shape without its name: nothing is guessed from the shape.
     anonymous = {k: v for k, v in data.items() if k != "_name_or_path"}
     assert "distillation" not in _kinds(
@@ -167,14 +167,14 @@ def test_fewer_tokens_states_its_stop_rule_in_numbers() -> None:
     # 30% of the tokens first: 30% of $14,022.4; stop unless the metric moved by 0.3 × 2.0.
     assert fewer.tokens == pytest.approx(30e9)
     assert fewer.dollar_cost == pytest.approx(0.3 * WORKED_COST)
-    assert fewer.stop_if_gain_below == pytest.approx(0.6)
+    assert fewer.detail.stop_if_gain_below == pytest.approx(0.6)
     row = next(line for line in render_alternatives(suggest_alternatives(
         spec, predicted_gain=2.0)).splitlines() if line.startswith("| Fewer tokens first"))
     assert "stop unless the eval metric has moved by at least 0.6 by then" in row
     assert "(30% of the predicted gain 2)" in row
     # Without a gain: the rule as a share, and what to give for the number.
     (bare,) = _by_kind(suggest_alternatives(spec).alternatives, "fewer_tokens")
-    assert bare.stop_if_gain_below is None
+    assert bare.detail.stop_if_gain_below is None
     reply = render_alternatives(suggest_alternatives(spec))
     assert "give the predicted gain for the number" in reply
 
@@ -184,7 +184,7 @@ def test_lora_is_priced_with_its_own_estimate_and_memory() -> None:
                    kind="continued-pretrain")
     original, alts = _run(spec)
     (lora,) = _by_kind(alts, "lora")
-    assert (lora.lora_rank, lora.weights_bits) == (16, 16)
+    assert (lora.detail.lora_rank, lora.detail.weights_bits) == (16, 16)
     # r·(d_in + d_out) per adapted layer, Llama 3 8B: 16 × (q 8192 + k 5120 + v 5120 + o 8192
     # + gate, up, down 3 × 18432) = 1,310,720 per layer × 32 layers.
     assert lora.estimate.trainable_params == 16 * 81_920 * 32 == 41_943_040
@@ -201,7 +201,7 @@ def test_qlora_when_16_bit_lora_does_not_fit() -> None:
     original, alts = _run(spec)
     assert original.feasibility == "does_not_fit"
     (lora,) = _by_kind(alts, "lora")
-    assert lora.weights_bits == 4 and lora.feasibility == "ok"
+    assert lora.detail.weights_bits == 4 and lora.feasibility == "ok"
     (fewer,) = _by_kind(alts, "fewer_tokens")
     assert fewer.feasibility == "does_not_fit"  # the same model on the same device
 
@@ -220,7 +220,7 @@ def test_smaller_base_is_an_existing_model_of_the_family(
     # The user's tensor parallelism is for the larger model: the smaller one's is searched.
     spec = RunSpec(preset=preset, tokens="1B", gpu="h100", gpu_count=8, kind="fine-tune", tp=8)
     (base,) = _by_kind(suggest_alternatives(spec).alternatives, "smaller_base")
-    assert base.base_preset == smaller
+    assert base.detail.base_preset == smaller
     assert base.params == params and base.tokens == 1e9
     assert base.estimate.memory is not None
 
@@ -253,8 +253,8 @@ def test_more_seeds_prices_k_runs_of_the_ablation() -> None:
     original, alts = _run(ABLATION, predicted_gain=0.3, gain_uncertainty=0.5)
     assert original.dollar_cost == pytest.approx(ABLATION_COST)  # $902.78
     (seeds,) = _by_kind(alts, "more_seeds")
-    assert seeds.runs == 3 and seeds.seeds_rule == "clears_gain"
-    assert seeds.uncertainty_after == pytest.approx(0.5 / 3**0.5)  # 0.2887
+    assert seeds.detail.runs == 3 and seeds.detail.seeds_rule == "clears_gain"
+    assert seeds.detail.uncertainty_after == pytest.approx(0.5 / 3**0.5)  # 0.2887
     assert seeds.dollar_cost == pytest.approx(3 * ABLATION_COST)  # $2,708.33
     assert seeds.saving_usd == pytest.approx(-2 * ABLATION_COST)  # it costs two runs more
     assert seeds.wall_days == pytest.approx(3 * original.wall_days)
@@ -267,7 +267,7 @@ def test_more_seeds_prices_k_runs_of_the_ablation() -> None:
 def test_more_seeds_without_the_gain_halves_sigma_and_asks_for_it() -> None:
     _, alts = _run(ABLATION)
     (seeds,) = _by_kind(alts, "more_seeds")
-    assert seeds.runs == 4 and seeds.dollar_cost == pytest.approx(4 * ABLATION_COST)
+    assert seeds.detail.runs == 4 and seeds.dollar_cost == pytest.approx(4 * ABLATION_COST)
     text = render_alternatives(suggest_alternatives(ABLATION))
     assert "σ/√4 halves the noise" in text
     assert "give predicted_gain and gain_uncertainty for the number" in text
@@ -280,7 +280,7 @@ def test_more_seeds_without_the_gain_halves_sigma_and_asks_for_it() -> None:
 def test_more_seeds_that_no_number_of_runs_can_give(gain: float, phrase: str) -> None:
     report = suggest_alternatives(ABLATION, predicted_gain=gain, gain_uncertainty=1.0)
     (seeds,) = _by_kind(report.alternatives, "more_seeds")
-    assert seeds.runs is None and seeds.dollar_cost is None and seeds.estimate is None
+    assert seeds.detail.runs is None and seeds.dollar_cost is None and seeds.estimate is None
     row = next(line for line in render_alternatives(report).splitlines()
                if line.startswith("| More seeds"))
     assert phrase in row and row.endswith("| | | | |")
@@ -292,7 +292,7 @@ def test_ablation_smaller_proxy_keeps_tokens_per_parameter() -> None:
     assert (small.params, small.tokens) == pytest.approx((0.65e9, 13e9))
     assert small.dollar_cost == pytest.approx(ABLATION_COST / 4)
     (idea,) = _by_kind(alts, "different_idea")
-    assert idea.runs_of == "smaller_scale" and idea.runs_affordable == pytest.approx(4.0)
+    assert idea.detail.runs_of == "smaller_scale" and idea.detail.runs_affordable == pytest.approx(4.0)
 
 
 # --- other hardware --------------------------------------------------------------------------
@@ -323,10 +323,10 @@ def test_other_hardware_is_priced_on_demand_only_and_says_so() -> None:
     without = {a.name for a in list_accelerators() if on_demand_quote(a) is None}
     for a in hardware:
         assert a.accelerator not in without
-        assert is_on_demand(a.price_quote.kind)
-        assert a.estimate.usd_per_gpu_hour == a.price_quote.usd_per_gpu_hour
+        assert is_on_demand(a.detail.price_quote.kind)
+        assert a.estimate.usd_per_gpu_hour == a.detail.price_quote.usd_per_gpu_hour
         assert a.flops == pytest.approx(original.flops)
-        assert a.original_price_on_demand is True  # H100's default quote is on-demand
+        assert a.detail.original_price_on_demand is True  # H100's default quote is on-demand
     assert "compared at on-demand prices only" in render_alternatives(
         suggest_alternatives(spec))
 
@@ -335,22 +335,22 @@ def test_a_reserved_original_price_is_said_to_be_of_another_kind() -> None:
     spec = RunSpec(params="7B", tokens="100B", gpu="a100-40gb", gpu_count=8,
                    price_kind="reserved")
     report = suggest_alternatives(spec)
-    assert report.original.price_kind == "reserved"
+    assert report.original.price.kind == "reserved"
     hardware = _by_kind(report.alternatives, "other_hardware")
-    assert hardware and all(a.original_price_on_demand is False for a in hardware)
+    assert hardware and all(a.detail.original_price_on_demand is False for a in hardware)
     assert "your run is priced at the catalog's reserved rate" in render_alternatives(report)
 
 
 def test_uncalibrated_device_saving_range_includes_no_saving() -> None:
     _, alts = _run(SPEC)
     (mi300x,) = [a for a in _by_kind(alts, "other_hardware") if a.accelerator == "MI300X"]
-    assert mi300x.uncalibrated and mi300x.estimate.mfu_prior.scope == "nearest"
+    assert mi300x.detail.uncalibrated and mi300x.estimate.mfu_used.prior.scope == "nearest"
     # Your MFU 0.4 carried over: 4.2e21 / (8 × 1307.4e12 × 0.4) s = 278.86 h → 2,230.9 GPU-h
     # × $1.71 (on-demand) = $3,814.8, a nominal saving of $14,022.4 − $3,814.8 = $10,207.6.
     nominal = 4.2e21 / (8 * 1307.4e12 * 0.4) / 3600 * 8 * 1.71
     assert mi300x.dollar_cost == pytest.approx(nominal)
     assert mi300x.saving_usd == pytest.approx(WORKED_COST - nominal)
-    low, high = mi300x.saving_usd_range
+    low, high = mi300x.detail.saving_usd_range
     assert low == 0.0  # the band alone would promise a saving; uncalibrated, it may be none
     assert high == pytest.approx(WORKED_COST - mi300x.estimate.dollar_cost_range[0])
     row = next(line for line in render_alternatives(suggest_alternatives(SPEC)).splitlines()
@@ -364,16 +364,16 @@ def test_calibrated_devices_keep_the_plain_band(monkeypatch: pytest.MonkeyPatch)
     _, alts = _run(SPEC)
     (mi300x,) = [a for a in _by_kind(alts, "other_hardware") if a.accelerator == "MI300X"]
     slow_cost = mi300x.estimate.dollar_cost_range[1]
-    assert not mi300x.uncalibrated
-    assert mi300x.saving_usd_range[0] == pytest.approx(WORKED_COST - slow_cost)
-    assert mi300x.saving_usd_range[0] > 0
+    assert not mi300x.detail.uncalibrated
+    assert mi300x.detail.saving_usd_range[0] == pytest.approx(WORKED_COST - slow_cost)
+    assert mi300x.detail.saving_usd_range[0] > 0
 
 
 def test_measured_throughput_carries_over_as_mfu_not_as_tflops() -> None:
     # 400 TFLOP/s measured on H100 is above an A100's 312 peak: it must not be reused as such.
     spec = RunSpec(params="7B", tokens="100B", gpu="h100", gpu_count=8, achieved_tflops=400)
     original, alts = _run(spec)
-    assert original.mfu_source == "achieved"
+    assert original.mfu_used.origin == "achieved"
     for a in _by_kind(alts, "other_hardware"):
         assert a.estimate.mfu == pytest.approx(original.mfu)
 
@@ -407,7 +407,7 @@ def test_unknown_price_gives_unknown_savings_but_ratios_on_same_device() -> None
     # a quarter of the FLOPs, at the smaller model's own (lower) prior MFU
     assert small.cost_ratio == pytest.approx(0.25 * original.mfu / small.estimate.mfu)
     (idea,) = _by_kind(alts, "different_idea")
-    assert idea.runs_affordable == pytest.approx(1 / small.cost_ratio)  # smaller runs it buys
+    assert idea.detail.runs_affordable == pytest.approx(1 / small.cost_ratio)  # smaller runs it buys
 
 
 # --- bad input -------------------------------------------------------------------------------

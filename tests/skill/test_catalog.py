@@ -4,7 +4,7 @@ import pytest
 
 from compute_budget import UnknownAcceleratorError, get_accelerator, list_accelerators
 from compute_budget.skill.errors import InputError
-from compute_budget.skill.hardware.catalog import PRICE_KINDS, as_of_key
+from compute_budget.skill.hardware.catalog import PRICE_KINDS, PriceUsed, as_of_key
 from compute_budget.skill.vocabulary import normalize_name
 
 
@@ -164,14 +164,14 @@ def test_default_price_is_the_newest() -> None:
 def test_price_yours_beats_the_catalog_and_unknown_stays_unknown() -> None:
     h100 = get_accelerator("h100")
     yours = h100.price(3.1)
-    assert (yours.usd_per_gpu_hour, yours.source, yours.quote) == (3.1, "user", None)
     # Your price carries no catalog date or reference.
-    assert yours.provenance() == dict(price_source="user", price_kind=None, price_as_of=None,
-                                      price_reference=None)
+    assert yours == PriceUsed(usd_per_gpu_hour=3.1, origin="user", kind=None, as_of=None,
+                              reference=None, label=None)
     catalog = h100.price(None)
-    assert (catalog.usd_per_gpu_hour, catalog.source) == (2.49, "catalog")
-    assert catalog.provenance()["price_as_of"] == "2026-Q1"
-    assert catalog.provenance()["price_kind"] == "on-demand"
-    assert catalog.provenance()["price_reference"]
+    assert (catalog.usd_per_gpu_hour, catalog.origin) == (2.49, "catalog")
+    assert catalog.as_of == "2026-Q1"
+    assert catalog.kind == "on-demand"
+    assert catalog.reference and catalog.label and len(catalog.label) < len(catalog.reference)
     # No quote for a TPU v3: the price is unknown (None), never 0.
-    assert get_accelerator("tpu-v3").price(None) == (None, None, None)
+    assert get_accelerator("tpu-v3").price(None).usd_per_gpu_hour is None
+    assert get_accelerator("tpu-v3").price(None).origin is None

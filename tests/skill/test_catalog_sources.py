@@ -179,13 +179,14 @@ def test_every_default_is_the_newest_on_demand_quote() -> None:
 def test_price_picks_the_newest_quote_of_the_kind() -> None:
     h100 = get_accelerator("h100")
     reserved = h100.price(None, "reserved")
-    assert (reserved.usd_per_gpu_hour, reserved.source) == (4.92, "catalog")
-    assert reserved.provenance() == dict(
-        price_source="catalog", price_kind="reserved", price_as_of="2025-01",
-        price_reference="AWS Capacity Blocks pricing page")
+    assert (reserved.usd_per_gpu_hour, reserved.origin) == (4.92, "catalog")
+    assert (reserved.kind, reserved.as_of, reserved.reference, reserved.label) == (
+        "reserved", "2025-01", "AWS Capacity Blocks pricing page",
+        "AWS Capacity Blocks pricing page")
     assert h100.price(None, "on-demand") == h100.price(None)
     # Your price still wins over any kind.
-    assert h100.price(3.1, "reserved") == (3.1, "user", None)
+    assert (h100.price(3.1, "reserved").usd_per_gpu_hour,
+            h100.price(3.1, "reserved").origin) == (3.1, "user")
 
 
 def test_a_kind_without_a_quote_names_price_kind_and_the_kinds_it_has() -> None:
@@ -201,7 +202,8 @@ def test_a_kind_without_a_quote_names_price_kind_and_the_kinds_it_has() -> None:
 
 
 def test_no_kind_and_no_quote_is_unknown_not_an_error() -> None:
-    assert get_accelerator("b300").price(None) == (None, None, None)
+    unknown = get_accelerator("b300").price(None)
+    assert (unknown.usd_per_gpu_hour, unknown.origin, unknown.kind) == (None, None, None)
 
 
 def _quote(kind: str, as_of: str, default: bool = False) -> dict[str, object]:
@@ -219,7 +221,7 @@ def _device(*quotes: dict[str, object]) -> Accelerator:
 def test_spot_quotes_are_picked_by_kind() -> None:
     acc = _device(_quote("on-demand", "2026-11", True), _quote("spot", "2025-Q4"),
                   _quote("spot", "2026-03"))
-    assert acc.price(None, "spot").quote == acc.prices[2]
+    assert acc.price(None, "spot").as_of == acc.prices[2].as_of == "2026-03"
     assert acc.price_kinds == ("on-demand", "spot")
 
 

@@ -286,9 +286,9 @@ def test_csv_and_json_read_the_same_and_empty_cells_are_not_given() -> None:
     assert validate_candidates(from_json) == [a, b]
     comparison = compare_candidates(CompareSpec(candidates=rows))
     res = _by_name(comparison)
-    assert res["a"].estimate.mfu_source == "prior"
-    assert res["a"].estimate.price_source == "catalog"
-    assert res["b"].estimate.mfu_source == "user" and res["b"].estimate.mfu == 0.35
+    assert res["a"].estimate.mfu_used.origin == "prior"
+    assert res["a"].estimate.price.origin == "catalog"
+    assert res["b"].estimate.mfu_used.origin == "user" and res["b"].estimate.mfu == 0.35
 
 
 def test_comparison_is_json_and_round_trips() -> None:

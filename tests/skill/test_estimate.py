@@ -73,17 +73,17 @@ def test_run_estimate_matches_the_lesson_function() -> None:
     ref = estimate_run_cost(7e9, 1e11, 8, 312, 0.4, 1.5)
     assert est.wall_hours == pytest.approx(ref.wall_hours)
     assert est.dollar_cost == pytest.approx(ref.dollar_cost)
-    assert est.mfu_source == "user"
-    assert est.price_source == "user"
+    assert est.mfu_used.origin == "user"
+    assert est.price.origin == "user"
 
 
 def test_dense_prior_is_used_and_named_when_mfu_missing() -> None:
     est = estimate_run(_spec())
-    assert est.mfu_source == "prior"
-    assert est.family == "dense" and est.family_inferred
-    assert est.mfu == pytest.approx(est.mfu_prior.central)
-    assert est.mfu_range == (est.mfu_prior.low, est.mfu_prior.high)
-    assert "dense" in est.mfu_prior.basis
+    assert est.mfu_used.origin == "prior"
+    assert est.mfu_used.family == "dense" and est.mfu_used.family_inferred
+    assert est.mfu == pytest.approx(est.mfu_used.prior.central)
+    assert est.mfu_used.range == (est.mfu_used.prior.low, est.mfu_used.prior.high)
+    assert "dense" in est.mfu_used.prior.basis
 
 
 def test_range_brackets_the_point_estimate() -> None:
@@ -93,26 +93,26 @@ def test_range_brackets_the_point_estimate() -> None:
     assert est.dollar_cost_range is not None and est.dollar_cost is not None
     assert est.dollar_cost_range[0] <= est.dollar_cost <= est.dollar_cost_range[1]
     # The high MFU gives the low cost: the ratio of the ends is the ratio of the MFU band.
-    assert hi / lo == pytest.approx(est.mfu_range[1] / est.mfu_range[0])
+    assert hi / lo == pytest.approx(est.mfu_used.range[1] / est.mfu_used.range[0])
 
 
 def test_user_mfu_outside_the_prior_widens_the_band() -> None:
     est = estimate_run(_spec(mfu=0.2))
-    assert est.mfu_range == (0.2, 0.2)
+    assert est.mfu_used.range == (0.2, 0.2)
     assert est.wall_hours == pytest.approx(est.wall_hours_range[1])
 
 
 def test_a_given_mfu_caps_the_fast_end_of_the_range() -> None:
     # A measured MFU is an upper bound on end-to-end speed: nothing in the range is faster.
     est = estimate_run(_spec(mfu=0.3))
-    assert est.mfu_range == (est.mfu_prior.low, 0.3)
+    assert est.mfu_used.range == (est.mfu_used.prior.low, 0.3)
     assert est.wall_hours == pytest.approx(est.wall_hours_range[0])
 
 
 def test_moe_is_inferred_and_uses_active_params() -> None:
     dense = estimate_run(_spec(params="47B", mfu=0.3))  # (the priors below: no recomputation)
     moe = estimate_run(_spec(params="47B", active_params="13B", mfu=0.3))
-    assert moe.family == "moe"
+    assert moe.mfu_used.family == "moe"
     assert moe.flops == pytest.approx(6 * 13e9 * 1e11)
     assert moe.flops < dense.flops
     prior = estimate_run(_spec(params="47B", active_params="13B", recompute="none"))
@@ -120,15 +120,15 @@ def test_moe_is_inferred_and_uses_active_params() -> None:
 
 
 def test_stated_family_overrides_inference() -> None:
-    assert estimate_run(_spec(family="cnn")).mfu_prior.high <= 0.2
+    assert estimate_run(_spec(family="cnn")).mfu_used.prior.high <= 0.2
 
 
 def test_catalog_price_is_dated_and_sourced() -> None:
     est = estimate_run(_spec(gpu="h100"))
-    assert est.price_source == "catalog"
+    assert est.price.origin == "catalog"
     assert est.usd_per_gpu_hour == 2.49
-    assert est.price_as_of == "2026-Q1"
-    assert est.price_kind
+    assert est.price.as_of == "2026-Q1"
+    assert est.price.kind
 
 
 def test_unknown_price_is_none_not_zero() -> None:
@@ -172,7 +172,7 @@ def test_warns_on_sparse_peak() -> None:
     est = estimate_run(_spec(peak_tflops=624))  # A100's 2:4-sparsity datasheet figure
     assert [w.code for w in est.warnings] == ["sparse_peak"]
     assert est.peak_tflops_per_gpu == 624
-    assert est.peak_source == "given by you"
+    assert (est.peak_origin, est.peak_source) == ("user", None)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from compute_budget import RunSpec, count_params, estimate_run, get_preset
 from compute_budget.skill.errors import describe_error
+from compute_budget.skill.vocabulary import DefaultUsed
 
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
 
@@ -47,7 +48,7 @@ def test_config_object_equals_config_file() -> None:
     # Mixtral-8x7B: 46.7B total, 12.9B active (HF model card; Jiang et al. 2024).
     assert from_object.params == 46_702_792_704
     assert from_object.active_params == 12_879_925_248
-    assert from_object.family == "moe"  # inferred from the experts
+    assert from_object.mfu_used.family == "moe"  # inferred from the experts
 
 
 def test_preset_matches_its_config() -> None:
@@ -93,7 +94,7 @@ def test_narayanan_gpt3_through_the_estimator() -> None:
     # GPT-3 175B on 300B tokens, 1024 A100 at 140 TFLOP/s achieved: about 34 days.
     est = estimate_run(RunSpec(preset="gpt3-175b", tokens="300B", gpu="a100", gpu_count=1024,
                                achieved_tflops=140, recompute="full", seq_len=2048))
-    assert est.mfu_source == "achieved"
+    assert est.mfu_used.origin == "achieved"
     assert est.wall_days == pytest.approx(34, abs=1)
     assert est.hfu == pytest.approx(140 / 312, rel=1e-9)
     assert est.hardware_flops / est.flops == pytest.approx(4 / 3, rel=0.02)
@@ -261,7 +262,7 @@ def test_a_given_mfu_is_converted_from_its_convention(convention: str, attention
     # (6N + attention)·T at 0.4 of peak; the estimate's MFU is re-expressed on its own count.
     est = estimate_run(_llama2(seq_len=32768, mfu=0.4, mfu_convention=convention))
     six_n = 6 * 6_738_415_616
-    assert est.mfu_convention == convention and est.mfu_given == 0.4
+    assert est.mfu_used.convention == convention and est.mfu_used.given == 0.4
     assert est.mfu == pytest.approx(0.4 * est.flops_per_token / (six_n + attention))
     assert est.wall_hours * 3600 == pytest.approx(
         (six_n + attention) * 2e12 / (256 * 312e12 * 0.4), rel=1e-6)
@@ -284,5 +285,6 @@ def test_mfu_convention_needs_an_mfu() -> None:
 
 def test_default_convention_is_6n_and_says_so() -> None:
     est = estimate_run(_llama2(seq_len=4096, mfu=0.4))
-    assert est.mfu_convention == "6n" and "mfu_convention=6n (default)" in est.defaults_used
-    assert estimate_run(_llama2(seq_len=4096)).mfu_convention is None
+    assert est.mfu_used.convention == "6n"
+    assert DefaultUsed(field="mfu_convention", value="6n", basis="default") in est.defaults_used
+    assert estimate_run(_llama2(seq_len=4096)).mfu_used.convention is None

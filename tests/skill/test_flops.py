@@ -3,8 +3,7 @@
 import math
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from compute_budget.skill.errors import InputError
 from compute_budget.skill.model.architecture import Architecture

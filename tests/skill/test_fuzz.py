@@ -6,15 +6,14 @@ import sys
 from functools import cache
 from typing import Any
 
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 from pydantic import BaseModel
 
 from compute_budget import (
+    BudgetTableSpec,
     MemorySpec,
     RunSpec,
-    SplitSpec,
-    budget_split,
+    budget_table,
     describe_error,
     estimate_memory,
     estimate_run,
@@ -189,7 +188,7 @@ def test_memory_specs_fail_only_with_value_errors(fields: dict[str, Any]) -> Non
     "params": st.lists(numbers, max_size=3),
 })))
 def test_split_specs_fail_only_with_value_errors(fields: dict[str, Any]) -> None:
-    _outcome(lambda: [budget_split(SplitSpec.model_validate(fields))])
+    _outcome(lambda: [budget_table(BudgetTableSpec.model_validate(fields))])
 
 
 @cache

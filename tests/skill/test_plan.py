@@ -169,7 +169,7 @@ def test_a_plan_on_a_single_type_uses_your_price() -> None:
     spec = PlanSpec(params="7B", tokens="100B", deadline_days=10, gpus=["h100"],
                     usd_per_gpu_hour="$1.50", max_gpu_count=64)
     plan = plan_run(spec).plans[0]
-    assert plan.usd_per_gpu_hour == 1.5 and plan.estimate.price_source == "user"
+    assert plan.usd_per_gpu_hour == 1.5 and plan.estimate.price.origin == "user"
     direct = estimate_run(RunSpec(params="7B", tokens="100B", gpu="h100",
                                   gpu_count=plan.gpu_count, usd_per_gpu_hour=1.5))
     assert plan.dollar_cost_with_failures == direct.dollar_cost_with_failures

@@ -6,10 +6,10 @@ import pytest
 from pydantic import ValidationError
 
 from compute_budget import (
+    BudgetTableSpec,
     MemorySpec,
     RunSpec,
-    SplitSpec,
-    budget_split,
+    budget_table,
     estimate_memory,
     estimate_run,
     get_accelerator,
@@ -24,7 +24,7 @@ H100_PRIOR = mfu_prior("dense", H100, "bf16")  # 0.15 / 0.22 / 0.33 in the 2026-
 
 def test_lesson_table() -> None:
     # Lesson: C = 6.03e14 at 1e12 FLOP/s gives rows N = 1e5 … 1e8, 603 s each.
-    split = budget_split(SplitSpec(budget_flops=6.0256e14, flops_per_sec=1e12))
+    split = budget_table(BudgetTableSpec(budget_flops=6.0256e14, flops_per_sec=1e12))
     assert [r.params for r in split.rows] == [1e5, 1e6, 1e7, 1e8]
     first = split.rows[0]
     assert first.tokens == pytest.approx(1.0043e9, rel=1e-4)
@@ -37,7 +37,7 @@ def test_lesson_table() -> None:
 
 
 def test_ratio_split() -> None:
-    split = budget_split(SplitSpec(budget_flops=1e21, ratio=20))
+    split = budget_table(BudgetTableSpec(budget_flops=1e21, ratio=20))
     row = split.ratio_split
     assert row.tokens_per_param == pytest.approx(20)
     assert 6 * row.params * row.tokens == pytest.approx(1e21)
@@ -46,7 +46,7 @@ def test_ratio_split() -> None:
 
 def test_given_sizes_and_mfu_with_a_machine_rate() -> None:
     # mfu is the utilisation of flops_per_sec: 6e14 / (1e12 × 0.5) = 1200 s.
-    split = budget_split(SplitSpec(budget_flops="6e14", params=["1M", "2M"], mfu=0.5,
+    split = budget_table(BudgetTableSpec(budget_flops="6e14", params=["1M", "2M"], mfu=0.5,
                                    flops_per_sec=1e12))
     assert [r.params for r in split.rows] == [1e6, 2e6]
     assert split.rows[1].tokens == pytest.approx(5e7)
@@ -55,7 +55,7 @@ def test_given_sizes_and_mfu_with_a_machine_rate() -> None:
 
 
 def test_no_rate_means_no_time() -> None:
-    split = budget_split(SplitSpec(budget_flops=1e24))
+    split = budget_table(BudgetTableSpec(budget_flops=1e24))
     assert split.sustained_flops_per_sec is None
     assert all(r.seconds is None and r.wall_days is None for r in split.rows)
 
@@ -67,8 +67,8 @@ def test_rows_wall_days_and_dollars_by_hand() -> None:
     #   dollars    = 109.66 h × 64 × $2.49      = $17,476;  × 1.5 = $26,213
     # A given MFU caps the fast end; the slow end is the prior's low (0.15) since 0.15 < 0.4:
     #   slow days  = 4.5691 × 0.4 / 0.15        = 12.184;   slow dollars = $26,213 × 0.4/0.15
-    split = budget_split(SplitSpec(budget_flops=1e22, gpu="h100", gpu_count=64, mfu=0.4))
-    assert split.mfu_range == (H100_PRIOR.low, 0.4)
+    split = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100", gpu_count=64, mfu=0.4))
+    assert split.mfu_used.range == (H100_PRIOR.low, 0.4)
     for row in [*split.rows, split.ratio_split]:
         assert row.wall_days == pytest.approx(4.5691, rel=1e-4)
         assert row.dollar_cost_with_failures == pytest.approx(26_213, rel=1e-4)
@@ -80,12 +80,12 @@ def test_rows_wall_days_and_dollars_by_hand() -> None:
 
 
 def test_a_gpu_without_a_count_is_eight_devices() -> None:
-    split = budget_split(SplitSpec(budget_flops=1e22, gpu="h100", mfu=0.4))
+    split = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100", mfu=0.4))
     assert DEFAULT_GPU_COUNT == 8
     assert (split.gpu_count, split.gpu_count_source) == (8, "default")
     # The same compute as on 64 devices above, 8× as long: 4.5691 × 8 days.
     assert split.ratio_split.wall_days == pytest.approx(4.5691 * 8, rel=1e-4)
-    given = budget_split(SplitSpec(budget_flops=1e22, gpu="h100", gpu_count=8, mfu=0.4))
+    given = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100", gpu_count=8, mfu=0.4))
     assert given.gpu_count_source == "user"
     assert given.ratio_split.wall_days == split.ratio_split.wall_days
 
@@ -93,7 +93,7 @@ def test_a_gpu_without_a_count_is_eight_devices() -> None:
 def test_dollar_budget_on_a_gpu() -> None:
     # $10,000 at $2.49/h on H100 at MFU 0.4, after the ×1.5 failure budget:
     # 10,000 / 1.5 / 2.49 = 2,677 GPU-h × 989.5e12 × 0.4 × 3600 FLOPs, 2,677 / 8 h of wall time.
-    split = budget_split(SplitSpec(budget_usd=10_000, gpu="h100", mfu=0.4))
+    split = budget_table(BudgetTableSpec(budget_usd=10_000, gpu="h100", mfu=0.4))
     gpu_hours = 10_000 / 1.5 / 2.49
     assert split.budget_flops == pytest.approx(gpu_hours * 3600 * 989.5e12 * 0.4)
     assert split.rows[0].hours == pytest.approx(gpu_hours / 8)
@@ -105,7 +105,7 @@ def test_safe_split_fits_the_budget_at_the_slow_end_and_the_median_split_does_no
     # C = 50,000 / 1.5 / 2.49 × 3600 × 989.5e12 × MFU(N) FLOPs with N = sqrt(C / 120), N and
     # the MFU settled together; the safe split the same at the slow end of N's band.
     budget = 50_000
-    split = budget_split(SplitSpec(budget_usd=budget, gpu="h100"))
+    split = budget_table(BudgetTableSpec(budget_usd=budget, gpu="h100"))
     median, safe = split.ratio_split, split.safe_split
     assert safe is not None
     h100 = get_accelerator("h100")
@@ -129,41 +129,41 @@ def test_safe_split_fits_the_budget_at_the_slow_end_and_the_median_split_does_no
 
 def test_safe_split_is_the_median_split_when_your_mfu_is_the_slow_end() -> None:
     # A given MFU below the prior's low is the whole band: (0.1, 0.1).
-    split = budget_split(SplitSpec(budget_usd="$50k", gpu="h100", mfu=0.1))
-    assert split.mfu_range == (0.1, 0.1)
+    split = budget_table(BudgetTableSpec(budget_usd="$50k", gpu="h100", mfu=0.1))
+    assert split.mfu_used.range == (0.1, 0.1)
     assert split.safe_split is not None
     assert split.safe_split.params == pytest.approx(split.ratio_split.params)
 
 
 def test_flop_budget_on_a_priced_gpu_has_dollars() -> None:
-    split = budget_split(SplitSpec(budget_flops="1e22", gpu="h100"))
+    split = budget_table(BudgetTableSpec(budget_flops="1e22", gpu="h100"))
     row = split.ratio_split
-    assert split.usd_per_gpu_hour == 2.49 and split.price_source == "catalog"
-    assert split.price_as_of and split.price_kind
+    assert split.usd_per_gpu_hour == 2.49 and split.price.origin == "catalog"
+    assert split.price.as_of and split.price.kind
     assert row.dollar_cost_with_failures == pytest.approx(row.gpu_hours * 2.49 * 1.5)
     assert row.dollar_cost_with_failures_range is not None
-    unpriced = budget_split(SplitSpec(budget_flops="1e22", gpu="tpu-v3"))
+    unpriced = budget_table(BudgetTableSpec(budget_flops="1e22", gpu="tpu-v3"))
     assert unpriced.usd_per_gpu_hour is None
     assert unpriced.ratio_split.dollar_cost_with_failures is None
     assert unpriced.ratio_split.wall_days is not None
 
 
 def test_your_price_replaces_the_catalog() -> None:
-    split = budget_split(SplitSpec(budget_flops=1e22, gpu="h100", usd_per_gpu_hour="$4.98"))
-    catalog = budget_split(SplitSpec(budget_flops=1e22, gpu="h100"))
-    assert split.price_source == "user" and split.price_kind is None
+    split = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100", usd_per_gpu_hour="$4.98"))
+    catalog = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100"))
+    assert split.price.origin == "user" and split.price.kind is None
     assert split.ratio_split.dollar_cost_with_failures == pytest.approx(
         2 * catalog.ratio_split.dollar_cost_with_failures)
 
 
 @pytest.mark.parametrize("value", [400_000, 4e5, "4e5", "$400k", "400,000", "$400,000", "400K"])
 def test_budget_usd_money_forms(value: object) -> None:
-    assert SplitSpec(budget_usd=value, gpu="h100").budget_usd == 400_000  # type: ignore[arg-type]
+    assert BudgetTableSpec(budget_usd=value, gpu="h100").budget_usd == 400_000  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("value", [2.5, "2.5", "$2.50", "2.5e0", "$2.50 "])
 def test_price_money_forms(value: object) -> None:
-    spec = SplitSpec(budget_usd=1e4, gpu="h100", usd_per_gpu_hour=value)  # type: ignore[arg-type]
+    spec = BudgetTableSpec(budget_usd=1e4, gpu="h100", usd_per_gpu_hour=value)  # type: ignore[arg-type]
     assert spec.usd_per_gpu_hour == 2.5
 
 
@@ -172,7 +172,7 @@ def test_price_money_forms(value: object) -> None:
 def test_a_string_that_is_not_money_names_the_field(field: str, value: str) -> None:
     fields = {"budget_usd": 1e4, "gpu": "h100", field: value}
     with pytest.raises(ValidationError) as info:
-        SplitSpec(**fields)  # type: ignore[arg-type]
+        BudgetTableSpec(**fields)  # type: ignore[arg-type]
     assert describe_error(info.value).startswith(f"{field}: {value!r} is not allowed")
 
 
@@ -198,14 +198,14 @@ def test_a_string_that_is_not_money_names_the_field(field: str, value: str) -> N
 )
 def test_bad_split_input(fields: dict[str, object], name: str) -> None:
     with pytest.raises(ValidationError) as info:
-        SplitSpec(**fields)  # type: ignore[arg-type]
+        BudgetTableSpec(**fields)  # type: ignore[arg-type]
     assert describe_error(info.value).startswith(f"{name}: ")
 
 
 def test_dollar_split_matches_the_cost_of_the_run_it_suggests() -> None:
     # The split's ratio row, estimated on the same hardware, costs the budget with failures;
     # the safe row costs the budget at the slow end of the estimate's range.
-    split = budget_split(SplitSpec(budget_usd="1M", gpu="h100", gpu_count=256))
+    split = budget_table(BudgetTableSpec(budget_usd="1M", gpu="h100", gpu_count=256))
     row, safe = split.ratio_split, split.safe_split
     assert safe is not None
     est = estimate_run(RunSpec(params=row.params, tokens=row.tokens, gpu="h100", gpu_count=256))
@@ -218,18 +218,18 @@ def test_dollar_split_matches_the_cost_of_the_run_it_suggests() -> None:
 
 def test_rows_say_whether_the_model_fits_the_devices() -> None:
     # A 1T-parameter row on 8 H100: its 16-bit weights alone are 2 TB against 640 GB.
-    split = budget_split(SplitSpec(budget_usd="$400k", gpu="h100", params=["1B", "1T"]))
+    split = budget_table(BudgetTableSpec(budget_usd="$400k", gpu="h100", params=["1B", "1T"]))
     small, big = split.rows
     assert small.fits is True
     assert big.fits is False and big.min_gpu_count is not None and big.min_gpu_count > 8
-    assert budget_split(SplitSpec(budget_flops="1e22", params=["1B"])).rows[0].fits is None
+    assert budget_table(BudgetTableSpec(budget_flops="1e22", params=["1B"])).rows[0].fits is None
 
 
 def test_a_row_that_fits_only_at_a_cost_says_what_it_costs() -> None:
     # 100B on 8 × A100 80GB: the model states (16 bytes per parameter, 1.6 TB) exceed the
     # 640 GB of the node, so it fits only with the optimizer offloaded to CPU memory and full
     # recomputation (×4/3 FLOPs) under ZeRO-3 — the same layout estimate_memory names.
-    split = budget_split(SplitSpec(budget_usd="$20k", gpu="a100", params=["1B", "100B"]))
+    split = budget_table(BudgetTableSpec(budget_usd="$20k", gpu="a100", params=["1B", "100B"]))
     small, big = split.rows
     assert (small.fits, small.fit_needs_offload, small.fit_slowdown) == (True, False, 1.0)
     memory = estimate_memory(MemorySpec(params=100e9, gpu="a100", gpu_count=8))
@@ -237,6 +237,6 @@ def test_a_row_that_fits_only_at_a_cost_says_what_it_costs() -> None:
     assert big.fit_slowdown == pytest.approx(memory.layout.slowdown.total)
     assert big.fit_slowdown is not None and big.fit_slowdown > 4 / 3
     # A row that does not fit carries no layout cost.
-    none_fit = budget_split(SplitSpec(budget_usd="$400k", gpu="h100", params=["1T"])).rows[0]
+    none_fit = budget_table(BudgetTableSpec(budget_usd="$400k", gpu="h100", params=["1T"])).rows[0]
     assert none_fit.fits is False and none_fit.fit_slowdown is None
     assert none_fit.fit_needs_offload is None

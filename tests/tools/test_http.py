@@ -26,8 +26,7 @@ from compute_budget.tools.http import (
 )
 from compute_budget.tools.server import main
 
-from .test_transports import RUN
-from .test_transports import running_http_server as _running
+from .test_transports import RUN, running_http_server as _running
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -9,7 +9,7 @@ from mcp_types import PromptReference, ResourceTemplateReference
 
 from compute_budget import (
     AlternativesReport,
-    BudgetSplit,
+    BudgetTable,
     Catalog,
     Comparison,
     Decision,
@@ -35,7 +35,7 @@ VALID_CALLS: dict[str, tuple[dict[str, Any], type]] = {
     "suggest_alternatives": ({**RUN, "teacher_params": "70B"}, AlternativesReport),
     "estimate_memory": ({"params": "7B", "gpu_count": 8, "gpu": "h100", "zero": 3},
                         MemoryEstimate),
-    "split_budget": ({"budget_flops": "6e14"}, BudgetSplit),
+    "split_budget": ({"budget_flops": "6e14"}, BudgetTable),
     "list_accelerators": ({"query": "h100"}, Catalog),
     "compare_candidates": ({"candidates": [
         {**RUN, "name": "small", "predicted_gain": 1.0, "gain_uncertainty": 0.2},

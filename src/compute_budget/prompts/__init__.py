@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from ..skill import (
         Accelerator,
         AlternativesReport,
-        BudgetSplit,
+        BudgetTable,
         Comparison,
         Decision,
         MemoryEstimate,
@@ -88,7 +88,7 @@ def render_plan(report: PlanReport) -> str:
     return render("plan", report=report)
 
 
-def render_split(split: BudgetSplit) -> str:
+def render_split(split: BudgetTable) -> str:
     """The lesson's budget-split table."""
     return render("split", split=split)
 

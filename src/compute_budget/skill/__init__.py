@@ -22,11 +22,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .advice.alternatives import (
+    from .advice.alternative_models import (
         Alternative as Alternative,
         AlternativeKind as AlternativeKind,
         AlternativesOptions as AlternativesOptions,
         AlternativesReport as AlternativesReport,
+    )
+    from .advice.alternatives import (
+        AlternativesSpec as AlternativesSpec,
         suggest_alternatives as suggest_alternatives,
     )
     from .advice.candidates import (
@@ -50,8 +53,10 @@ if TYPE_CHECKING:
     from .advice.findings import Finding as Finding
     from .advice.from_points import (
         GainFromPoints as GainFromPoints,
+        VerdictSpec as VerdictSpec,
         decide as decide,
         gain_for_run as gain_for_run,
+        verdict_on as verdict_on,
     )
     from .advice.gain import GainReading as GainReading, read_gain as read_gain
     from .advice.kill_criteria import KillCriterion as KillCriterion
@@ -62,13 +67,15 @@ if TYPE_CHECKING:
         UnknownAcceleratorError as UnknownAcceleratorError,
         describe_error as describe_error,
     )
-    from .estimate import RunEstimate as RunEstimate, estimate_run as estimate_run
+    from .estimate import estimate_run as estimate_run
+    from .estimate_result import MfuUsed as MfuUsed, RunEstimate as RunEstimate
     from .hardware.catalog import (
         Accelerator as Accelerator,
         Catalog as Catalog,
         PeakTflops as PeakTflops,
         Precision as Precision,
         PriceQuote as PriceQuote,
+        PriceUsed as PriceUsed,
         get_accelerator as get_accelerator,
         list_accelerators as list_accelerators,
         load_catalog as load_catalog,
@@ -118,10 +125,10 @@ if TYPE_CHECKING:
         param_report as param_report,
     )
     from .planning.budget_table import (
-        BudgetSplit as BudgetSplit,
-        SplitRow as SplitRow,
-        SplitSpec as SplitSpec,
-        budget_split as budget_split,
+        BudgetTable as BudgetTable,
+        BudgetTableRow as BudgetTableRow,
+        BudgetTableSpec as BudgetTableSpec,
+        budget_table as budget_table,
     )
     from .planning.plan import Plan as Plan, PlanReport as PlanReport, plan_run as plan_run
     from .planning.plan_spec import (
@@ -160,25 +167,28 @@ if TYPE_CHECKING:
     from .vocabulary import RunKind as RunKind
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "advice.alternatives": (
-        "Alternative", "AlternativeKind", "AlternativesOptions", "AlternativesReport",
-        "suggest_alternatives"
+    "advice.alternative_models": (
+        "Alternative", "AlternativeKind", "AlternativesOptions", "AlternativesReport"
     ),
+    "advice.alternatives": ("AlternativesSpec", "suggest_alternatives"),
     "advice.candidates": ("Candidate", "parse_candidates", "validate_candidates"),
     "advice.compare": ("CandidateResult", "CompareSpec", "Comparison", "compare_candidates"),
     "advice.decision": ("Decision", "DecisionInputs", "NextStep", "Verdict", "decision_summary"),
     "advice.findings": ("Finding",),
-    "advice.from_points": ("GainFromPoints", "decide", "gain_for_run"),
+    "advice.from_points": (
+        "GainFromPoints", "VerdictSpec", "decide", "gain_for_run", "verdict_on"
+    ),
     "advice.gain": ("GainReading", "read_gain"),
     "advice.kill_criteria": ("KillCriterion",),
     "errors": (
         "ComputeBudgetError", "ConfigError", "InputError", "UnknownAcceleratorError",
         "describe_error"
     ),
-    "estimate": ("RunEstimate", "estimate_run"),
+    "estimate": ("estimate_run",),
+    "estimate_result": ("MfuUsed", "RunEstimate"),
     "hardware.catalog": (
-        "Accelerator", "Catalog", "PeakTflops", "Precision", "PriceQuote", "get_accelerator",
-        "list_accelerators", "load_catalog"
+        "Accelerator", "Catalog", "PeakTflops", "Precision", "PriceQuote", "PriceUsed",
+        "get_accelerator", "list_accelerators", "load_catalog"
     ),
     "hardware.cost": ("CostEstimate", "estimate_run_cost"),
     "hardware.energy": ("EnergyEstimate", "energy_of"),
@@ -197,7 +207,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "model.param_count": ("check_tensor_parallel", "count_params"),
     "model.presets": ("PRESETS", "get_preset", "list_presets"),
     "model.source": ("ModelSource", "ParamReport", "param_report"),
-    "planning.budget_table": ("BudgetSplit", "SplitRow", "SplitSpec", "budget_split"),
+    "planning.budget_table": ("BudgetTable", "BudgetTableRow", "BudgetTableSpec", "budget_table"),
     "planning.plan": ("Plan", "PlanReport", "plan_run"),
     "planning.plan_spec": ("PlanSpec", "optimal_batch_tokens"),
     "quantities": ("parse_quantity",),
@@ -219,7 +229,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 """Each module under ``skill`` → the public names it defines."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-_RENAMED: dict[str, str] = {}
+RENAMED: dict[str, str] = {
+    "BudgetSplit": "BudgetTable", "SplitRow": "BudgetTableRow", "SplitSpec": "BudgetTableSpec",
+    "budget_split": "budget_table",
+}
 """Old public name → its new name: importable for one release, with a DeprecationWarning."""
 
 __all__ = sorted(_MODULE_OF)  # noqa: PLE0605 (built from the one list of names)
@@ -227,10 +240,10 @@ __all__ = sorted(_MODULE_OF)  # noqa: PLE0605 (built from the one list of names)
 
 def __getattr__(name: str) -> Any:
     """Import the module that defines ``name`` on first use, and keep the name here."""
-    if name in _RENAMED:
-        warnings.warn(f"compute_budget.skill.{name} is renamed {_RENAMED[name]}; the old name "
+    if name in RENAMED:
+        warnings.warn(f"compute_budget.skill.{name} is renamed {RENAMED[name]}; the old name "
                       "goes in the next release", DeprecationWarning, stacklevel=2)
-        return __getattr__(_RENAMED[name])
+        return __getattr__(RENAMED[name])
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

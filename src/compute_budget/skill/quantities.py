@@ -15,14 +15,18 @@ import functools
 import inspect
 import math
 import re
+import types
+import typing
 from collections.abc import Callable
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 from pydantic import (
     AfterValidator,
+    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    InstanceOf,
     ValidationError,
     validate_call,
 )
@@ -33,6 +37,8 @@ __all__ = [
     "GAIN_LIMIT",
     "GAIN_RESOLUTION",
     "MAX_DEVICES",
+    "MAX_FLOPS",
+    "MIN_FLOPS",
     "SUFFIXES",
     "Count",
     "DeviceCount",
@@ -178,7 +184,9 @@ _COUNT = _quantity(1, 1e18)
 _TOKENS = _quantity(1, 1e17)
 _PRICE = _quantity(1e-4, 1000, MONEY_FORMS.replace("400000, 4e5, '$400k' or '400,000'",
                                                     "2.1 or '$2.10'"))
-_FLOPS = _quantity(1e7, 1e35)
+MIN_FLOPS, MAX_FLOPS = 1e7, 1e35
+"""The compute budgets accepted, in FLOPs (a real run is many orders inside them)."""
+_FLOPS = _quantity(MIN_FLOPS, MAX_FLOPS)
 _FLOP_RATE = _quantity(1e6, 1e25)
 _USD = _quantity(0.01, 1e12, MONEY_FORMS)
 _TFLOPS = _quantity(1e-3, 1e6)
@@ -278,7 +286,7 @@ def validated(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """``function`` with its arguments checked against their annotated types (the spec types
     above, so a library call and a spec refuse the same values), every bad argument reported
     at once as an :class:`~.errors.ArgumentsError` naming each."""
-    checked: Callable[..., _R] = validate_call(config=_CALL_CONFIG)(function)
+    checked: Callable[..., _R] = validate_call(config=_CALL_CONFIG)(_instances_as_given(function))
     signature = inspect.signature(function)
 
     @functools.wraps(function)
@@ -290,3 +298,18 @@ def validated(function: Callable[_P, _R]) -> Callable[_P, _R]:
             raise ArgumentsError(exc) from None
 
     return call
+
+
+def _instances_as_given(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A copy of ``function`` whose model-typed arguments are checked with isinstance only: a
+    spec passed in is already validated, and validating it again would run its validators
+    (and read its config file) a second time."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    copy = types.FunctionType(function.__code__, function.__globals__, function.__name__,
+                              function.__defaults__, function.__closure__)
+    copy.__kwdefaults__ = function.__kwdefaults__
+    instance_of: Any = InstanceOf
+    copy.__annotations__ = {name: instance_of[hint] if isinstance(hint, type)
+                            and issubclass(hint, BaseModel) else hint
+                            for name, hint in hints.items()}
+    return copy

@@ -36,6 +36,7 @@ __all__ = [
     "Recompute",
     "RunKind",
     "Stack",
+    "flops_6nd",
     "normalize_name",
     "starts_from_a_model",
 ]
@@ -46,6 +47,14 @@ FLOPS_PER_PARAM_PER_TOKEN = 6.0
 """2 forward + 4 backward FLOPs per parameter per token (Kaplan et al. 2020, Table 1)."""
 COMPUTE_OPTIMAL_RATIO = 20.0
 """Tokens per parameter at the compute optimum (Hoffmann et al. 2022, "Chinchilla")."""
+
+
+def flops_6nd(params: float, tokens: float) -> float:
+    """Training compute C = 6·N·D in FLOPs (Kaplan et al. 2020), unchecked: for numbers a spec
+    or a validated call already checked. Users call ``train_flops``, which checks them."""
+    return FLOPS_PER_PARAM_PER_TOKEN * params * tokens
+
+
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_DAY = 24.0
 GPUS_PER_NODE = 8

@@ -53,7 +53,8 @@ from ..prompts.mcp_texts import (
 from ..skill import (
     AlternativesOptions,
     AlternativesReport,
-    BudgetSplit,
+    BudgetTable,
+    BudgetTableSpec,
     Catalog,
     CompareSpec,
     Comparison,
@@ -71,8 +72,7 @@ from ..skill import (
     RunEstimate,
     RunSpec,
     ScalingFit,
-    SplitSpec,
-    budget_split,
+    budget_table,
     compare_candidates,
     decide,
     describe_error,
@@ -167,7 +167,7 @@ AlternativesArguments = merge_arguments(
 
 
 MemoryArguments = merge_arguments("EstimateMemoryArguments", MemorySpec, ReplyOptions)
-SplitArguments = merge_arguments("SplitBudgetArguments", SplitSpec, ReplyOptions)
+SplitArguments = merge_arguments("SplitBudgetArguments", BudgetTableSpec, ReplyOptions)
 CompareArguments = merge_arguments("CompareCandidatesArguments", CompareSpec, ReplyOptions)
 
 
@@ -227,7 +227,7 @@ def _memory(arguments: BaseModel) -> tuple[BaseModel, str]:
 
 
 def _split(arguments: BaseModel) -> tuple[BaseModel, str]:
-    split = budget_split(_pick(SplitSpec, arguments))
+    split = budget_table(_pick(BudgetTableSpec, arguments))
     return split, render_split(split)
 
 
@@ -314,7 +314,8 @@ MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
 """The memory result without the shape, the optimizer's texts and the search's working."""
 ESTIMATE_BRIEF: dict[str, Any] = {
     "param_breakdown": True, "flops_breakdown": True,
-    "peak_source": True, "price_reference": True, "mfu_prior": {"runs", "source", "basis"},
+    "peak_source": True, "price": {"reference"},
+    "mfu_used": {"prior": {"runs", "source", "basis", "trend"}},
     "memory": MEMORY_BRIEF,
     "energy": {"board_power_w": {"source", "as_of"}, "pue": {"source", "as_of"},
                "grid_kg_co2_per_kwh": {"source", "as_of"}},
@@ -350,7 +351,7 @@ def tool_specs() -> list[ToolSpec]:
                             "weights_bits", "seq_len", "micro_batch", "zero", "tp", "pp",
                             "recompute", "offload", "optimizer", "detail")),
         ToolSpec("split_budget", "Split a compute budget between model size and data",
-                 tool_description("split_budget"), SplitArguments, BudgetSplit, _split,
+                 tool_description("split_budget"), SplitArguments, BudgetTable, _split,
                  brief={"mfu_prior": True, "peak_source": True}),
         ToolSpec("list_accelerators", "List accelerators: peaks, memory, prices, sources",
                  tool_description("list_accelerators"), ListAcceleratorsArguments, Catalog,

@@ -1,9 +1,11 @@
-"""The verdict's gain asked of data: small-run points fitted at the run being decided.
+"""The verdict on a run: its spec (the run, what the gain is weighed against, and optionally
+small-run points for the gain) and the one call both doors make.
 
 :func:`gain_for_run` aims the scaling fit (:mod:`..scaling.fit`) at a run: its target is the
 run's 6·N·T (the convention small-run points are given in), its parameters and tokens.
 :func:`decide` is the verdict on an estimate with the gain from :class:`GainFromPoints` or from
-:class:`~.decision.DecisionInputs`.
+:class:`~.decision.DecisionInputs`; :func:`verdict_on` estimates a :class:`VerdictSpec` and
+decides.
 """
 
 from __future__ import annotations
@@ -11,14 +13,16 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
-from ..estimate import RunEstimate
+from ..estimate import estimate_run
+from ..estimate_result import RunEstimate
 from ..quantities import Gain
+from ..run_spec import RunSpec
 from ..scaling.lesson import train_flops
 from ..scaling.points import MAX_POINTS, ScalingPoint
 from ..scaling.result import ScalingFit
 from .decision import Decision, DecisionInputs, decision_summary
 
-__all__ = ["GainFromPoints", "decide", "gain_for_run"]
+__all__ = ["GainFromPoints", "VerdictSpec", "decide", "gain_for_run", "verdict_on"]
 
 
 def gain_for_run(points: list[ScalingPoint], *, params: float, tokens: float,
@@ -52,7 +56,7 @@ def decide(estimate: RunEstimate, inputs: DecisionInputs,
     small-run points, the gain and its 1σ are the fit's at this run (6·N_active·T, N, T) over
     the baseline loss, the kill criteria gain the loss to expect at 10% of the tokens, and
     the decision carries the fit's summary. A loss falls: give higher_is_better for a metric."""
-    values = inputs.model_dump()
+    values = {name: getattr(inputs, name) for name in DecisionInputs.model_fields}
     if gain is None or gain.points is None:
         if gain is not None and gain.baseline_loss is not None:
             raise InputError("baseline_loss", gain.baseline_loss,
@@ -73,3 +77,15 @@ def decide(estimate: RunEstimate, inputs: DecisionInputs,
     values.update(predicted_gain=fit.predicted_gain, gain_uncertainty=fit.gain_uncertainty,
                   metric_now=None, metric_expected=None, higher_is_better=True)
     return decision_summary(estimate, **values, kind=estimate.kind, fit=fit)
+
+
+class VerdictSpec(RunSpec, DecisionInputs, GainFromPoints):
+    """A run and what the verdict weighs its cost against: the gain (or small-run points and
+    the baseline loss), its uncertainty, the baseline to beat, a value or a budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def verdict_on(spec: VerdictSpec) -> Decision:
+    """The verdict on the run ``spec`` describes: its estimate, then :func:`decide`."""
+    return decide(estimate_run(spec), spec, spec)

@@ -17,7 +17,7 @@ import json
 import re
 from functools import cache
 from importlib import resources
-from typing import Annotated, Literal, NamedTuple, get_args
+from typing import Annotated, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -39,15 +39,16 @@ __all__ = [
     "Accelerator",
     "AcceleratorKey",
     "Catalog",
-    "ChosenPrice",
     "PeakTflops",
     "Precision",
     "PriceKind",
     "PriceQuote",
+    "PriceUsed",
     "as_of_key",
     "get_accelerator",
     "list_accelerators",
     "load_catalog",
+    "source_label",
 ]
 
 Precision = Literal["bf16", "fp16", "fp8"]
@@ -114,19 +115,39 @@ class PriceQuote(BaseModel):
         return value
 
 
-class ChosenPrice(NamedTuple):
-    """A price per GPU-hour and its provenance; ``quote`` is set only for a catalog price."""
+class PriceUsed(BaseModel):
+    """The price an estimate uses per device-hour, and where it comes from."""
 
-    usd_per_gpu_hour: float | None
-    source: Literal["user", "catalog"] | None
-    quote: PriceQuote | None
+    model_config = ConfigDict(frozen=True)
 
-    def provenance(self) -> dict[str, str | None]:
-        """The ``price_source``, ``price_kind`` (on-demand, reserved or spot), ``price_as_of``
-        and ``price_reference`` fields that a result carries beside the price."""
-        q = self.quote
-        return dict(price_source=self.source, price_kind=q.kind if q else None,
-                    price_as_of=q.as_of if q else None, price_reference=q.source if q else None)
+    usd_per_gpu_hour: float | None = Field(
+        description="US dollars per device-hour; None when unknown (no price given, none in "
+                    "the catalog).")
+    origin: Literal["user", "catalog"] | None = Field(
+        description="user (given) or catalog (a dated quote); None when unknown.")
+    kind: PriceKind | None = Field(
+        description="The catalog quote's kind: on-demand, reserved or spot; None otherwise.")
+    as_of: str | None = Field(description="When the catalog quote was observed.")
+    reference: str | None = Field(description="The catalog quote's source, in full.")
+    label: str | None = Field(description="Its source in a few words, for a short reply.")
+
+    @classmethod
+    def of(cls, given: float | None, quote: PriceQuote | None) -> PriceUsed:
+        """The user's price when given, else the catalog ``quote`` (None: unknown)."""
+        if given is not None:
+            return cls(usd_per_gpu_hour=given, origin="user", kind=None, as_of=None,
+                       reference=None, label=None)
+        if quote is None:
+            return cls(usd_per_gpu_hour=None, origin=None, kind=None, as_of=None,
+                       reference=None, label=None)
+        return cls(usd_per_gpu_hour=quote.usd_per_gpu_hour, origin="catalog", kind=quote.kind,
+                   as_of=quote.as_of, reference=quote.source, label=source_label(quote.source))
+
+
+def source_label(source: str) -> str:
+    """A source in a few words: what comes before its first comma, parenthesis or colon
+    (``'runpod.io/pricing, Secure Cloud (…)'`` → ``'runpod.io/pricing'``)."""
+    return re.split(r",| \(|: ", source, maxsplit=1)[0].strip()
 
 
 class Accelerator(BaseModel):
@@ -199,7 +220,7 @@ class Accelerator(BaseModel):
                 return quote
         return None
 
-    def price(self, given: float | None, kind: str | None = None) -> ChosenPrice:
+    def price(self, given: float | None, kind: str | None = None) -> PriceUsed:
         """The price a plan uses: ``given`` (yours) when set; else the newest catalog quote of
         ``kind``; else, with no kind chosen, the default (newest on-demand) quote or unknown.
 
@@ -207,13 +228,8 @@ class Accelerator(BaseModel):
         :class:`InputError` on ``price_kind`` listing the kinds it has."""
         if kind is not None and kind not in PRICE_KINDS:
             raise InputError("price_kind", kind, f"one of {', '.join(PRICE_KINDS)}")
-        if given is not None:
-            return ChosenPrice(given, "user", None)
-        if kind is None:
-            quote = self.default_price
-            if quote is None:
-                return ChosenPrice(None, None, None)
-            return ChosenPrice(quote.usd_per_gpu_hour, "catalog", quote)
+        if given is not None or kind is None:
+            return PriceUsed.of(given, self.default_price)
         chosen = next((self._newest(k) for k in PRICE_KINDS if k == kind), None)
         if chosen is None:
             has = self.price_kinds
@@ -221,7 +237,7 @@ class Accelerator(BaseModel):
                        else f"none: the catalog has no price for {self.name}; give "
                             "usd_per_gpu_hour yourself")
             raise InputError("price_kind", kind, allowed)
-        return ChosenPrice(chosen.usd_per_gpu_hour, "catalog", chosen)
+        return PriceUsed.of(None, chosen)
 
     @property
     def default_precision(self) -> Precision:

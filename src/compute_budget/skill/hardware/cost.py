@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..quantities import DeviceCount, ParamCount, Price, TflopsPerDevice, TokenCount, validated
 from ..vocabulary import (
     DEFAULT_FAILURE_BUDGET,
-    FLOPS_PER_PARAM_PER_TOKEN,
     HOURS_PER_DAY,
     SECONDS_PER_HOUR,
     FailureBudget,
     Mfu,
+    flops_6nd,
 )
 
 __all__ = [
@@ -109,5 +109,5 @@ def estimate_run_cost(
     for the precision used. Every argument is checked against the types the run spec uses; an
     :class:`~..errors.ArgumentsError` names each one refused.
     """
-    return cost_from_flops(FLOPS_PER_PARAM_PER_TOKEN * N_params * T_tokens, gpus, gpu_tflops,
+    return cost_from_flops(flops_6nd(N_params, T_tokens), gpus, gpu_tflops,
                            mfu, dollar_per_gpu_hour, failure_budget)

@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError
 from ..estimate import MAX_PLAN_DAYS
-from ..hardware.catalog import Precision, get_accelerator, load_catalog
+from ..estimate_result import MfuUsed
+from ..hardware.catalog import Precision, PriceUsed, get_accelerator, load_catalog
 from ..hardware.cost import CostEstimate, cost_from_flops
 from ..hardware.mfu import MfuPrior, mfu_prior
 from ..memory.estimate import MemorySpec, estimate_memory
@@ -50,10 +51,10 @@ from ..vocabulary import COMPUTE_OPTIMAL_RATIO, DEFAULT_FAILURE_BUDGET, FailureB
 
 __all__ = [
     "DEFAULT_GPU_COUNT",
-    "BudgetSplit",
-    "SplitRow",
-    "SplitSpec",
-    "budget_split",
+    "BudgetTable",
+    "BudgetTableRow",
+    "BudgetTableSpec",
+    "budget_table",
 ]
 
 RateBasis = Literal["none", "your_rate", "gpu_with_prior", "gpu_with_your_mfu"]
@@ -64,7 +65,7 @@ DEFAULT_GPU_COUNT = 8
 the usual cloud instance, e.g. AWS p5.48xlarge = 8 × H100)."""
 
 
-class SplitSpec(BaseModel):
+class BudgetTableSpec(BaseModel):
     """A compute budget to split, and the rate at which it is spent."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -121,7 +122,7 @@ class SplitSpec(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _one_budget(self) -> SplitSpec:
+    def _one_budget(self) -> BudgetTableSpec:
         if (self.budget_flops is None) == (self.budget_usd is None):
             raise InputError("budget_flops", self.budget_flops,
                              "exactly one of budget_flops or budget_usd")
@@ -150,7 +151,7 @@ class SplitSpec(BaseModel):
         return self
 
 
-class SplitRow(BaseModel):
+class BudgetTableRow(BaseModel):
     """One way to spend the budget, with its time and money when a rate is known."""
 
     model_config = ConfigDict(frozen=True)
@@ -204,7 +205,7 @@ class SplitRow(BaseModel):
                     "slowdown not estimated); None otherwise.")
 
 
-class BudgetSplit(BaseModel):
+class BudgetTable(BaseModel):
     """The split table for one budget."""
 
     model_config = ConfigDict(frozen=True)
@@ -239,34 +240,25 @@ class BudgetSplit(BaseModel):
         description="Share of the peak achieved at the central estimate: the MFU with an "
                     "accelerator, the utilisation with flops_per_sec."
     )
-    mfu_range: Range | None = Field(
-        description="MFU band [low, high] used for the ranges: the prior's, or (min(prior low, "
-                    "your MFU), your MFU); None without an accelerator."
-    )
-    mfu_prior: MfuPrior | None = Field(
-        description="The dense MFU prior for the accelerator (with its source), for comparison "
-                    "when the MFU is yours; None without an accelerator."
-    )
+    mfu_used: MfuUsed | None = Field(
+        description="Where the MFU comes from and its band [low, high] (the dense prior's, or "
+                    "(min(prior low, your MFU), your MFU)); None without an accelerator.")
     usd_per_gpu_hour: float | None = Field(
         description="Price in US dollars per device-hour; None without an accelerator or price."
     )
-    price_source: Literal["user", "catalog"] | None = Field(
-        description="Whether the price was given or the catalog default; None when unknown."
-    )
-    price_kind: str | None = Field(description="Kind of the catalog price (on-demand, ...).")
-    price_as_of: str | None = Field(description="Date of the catalog price.")
-    price_reference: str | None = Field(description="Source of the catalog price.")
+    price: PriceUsed | None = Field(
+        description="The price and where it comes from; None without an accelerator.")
     ratio: float = Field(description="Tokens per parameter of the highlighted split.")
-    ratio_split: SplitRow = Field(
+    ratio_split: BudgetTableRow = Field(
         description="The split of budget_flops with D = ratio·N: for a dollar budget, the best "
                     "size if the run reaches the central MFU."
     )
-    safe_split: SplitRow | None = Field(
+    safe_split: BudgetTableRow | None = Field(
         description="With a dollar budget: the split with D = ratio·N that costs at most "
                     "budget_usd (with failures) even at the slow end of the MFU band; None "
                     "for a FLOP budget."
     )
-    rows: list[SplitRow] = Field(description="Model sizes N spending budget_flops each.")
+    rows: list[BudgetTableRow] = Field(description="Model sizes N spending budget_flops each.")
     max_plan_days: float = Field(
         description="Longest wall time a plan is taken to survive (as in the run estimate)."
     )
@@ -301,7 +293,7 @@ class _Machine:
     def flops_for_usd(self, usd: float, mfu: float) -> float:
         # Dollars are proportional to FLOPs: the FLOPs that cost `usd` with failures at `mfu`.
         per_flop = self.cost(1.0, mfu).dollar_cost_with_failures
-        if per_flop is None:  # SplitSpec guarantees a price for a dollar budget
+        if per_flop is None:  # BudgetTableSpec guarantees a price for a dollar budget
             raise InputError("usd_per_gpu_hour", None, "a price, to turn budget_usd into FLOPs")
         return usd / per_flop
 
@@ -325,12 +317,12 @@ def _range(fast: float | None, slow: float | None) -> Range | None:
 
 _NO_DEVICE: dict[str, Any] = dict.fromkeys((
     "accelerator", "gpu_count", "gpu_count_source", "precision", "peak_tflops_per_gpu",
-    "peak_source", "catalog_compiled", "mfu_range", "mfu_prior", "usd_per_gpu_hour",
-    "price_source", "price_kind", "price_as_of", "price_reference", "failure_budget"))
+    "peak_source", "catalog_compiled", "mfu_used", "usd_per_gpu_hour", "price",
+    "failure_budget"))
 """The accelerator fields of a split without an accelerator."""
 
 
-def _row(flops: float, n: float, machine: _Machine | None) -> SplitRow:
+def _row(flops: float, n: float, machine: _Machine | None) -> BudgetTableRow:
     d = tokens_for_budget(flops, n)
     point = fast = slow = None
     if machine is not None:
@@ -352,7 +344,7 @@ def _row(flops: float, n: float, machine: _Machine | None) -> SplitRow:
         fits, min_count = memory.fits, memory.min_gpu_count
         if fits:
             slowdown, offload = memory.layout.slowdown.total, memory.offload
-    return SplitRow(
+    return BudgetTableRow(
         fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown, fit_needs_offload=offload,
         params=n, tokens=d, tokens_per_param=d / n, flops=flops,
         seconds=None if point is None else point.wall_seconds,
@@ -373,7 +365,7 @@ def _default_sizes(c: float) -> list[float]:
     return [10.0**k for k in range(middle - 2, middle + 2)]
 
 
-def budget_split(spec: SplitSpec) -> BudgetSplit:
+def budget_table(spec: BudgetTableSpec) -> BudgetTable:
     """Rows of N with D = C/(6N), tokens per parameter, time and money, plus the ratio split
     and, for a dollar budget, the split that stays within it at the slow end of the MFU band."""
     hardware: dict[str, Any] = {}
@@ -394,6 +386,10 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
             band = (prior.low, prior.high)
         chosen = acc.price(spec.usd_per_gpu_hour)
         price = chosen.usd_per_gpu_hour
+        used = MfuUsed(origin="user" if spec.mfu is not None else "prior", range=band,
+                       prior=prior, family="dense", family_inferred=True,
+                       convention="6n" if spec.mfu is not None else None, given=spec.mfu,
+                       achieved_tflops=None, recompute_divided=False)
         gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
         machine = _Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key,
                            prior_at=None if spec.mfu is not None else (
@@ -402,9 +398,8 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
             accelerator=acc.name, gpu_count=gpus,
             gpu_count_source="user" if spec.gpu_count is not None else "default",
             precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
-            catalog_compiled=load_catalog().compiled, mfu_range=band,
-            mfu_prior=prior,
-            usd_per_gpu_hour=price, **chosen.provenance(),
+            catalog_compiled=load_catalog().compiled, mfu_used=used,
+            usd_per_gpu_hour=price, price=chosen,
             failure_budget=spec.failure_budget,
         )
     elif spec.flops_per_sec is not None:
@@ -420,7 +415,7 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
         safe_split = _row(c_safe, split_budget(c_safe, spec.ratio)[0], machine)
     elif spec.budget_flops is not None:
         c = spec.budget_flops
-    else:  # SplitSpec guarantees one budget, and a device and price for a dollar budget
+    else:  # BudgetTableSpec guarantees one budget, and a device and price for a dollar budget
         raise InputError("budget_usd", spec.budget_usd, "a price and a device to convert it")
 
     n_opt, _ = split_budget(c, spec.ratio)
@@ -431,7 +426,7 @@ def budget_split(spec: SplitSpec) -> BudgetSplit:
         if machine.prior_at is not None:
             hardware["mfu_prior"] = machine.prior_at(n_opt)
     rate = None if machine is None else machine.cost(c, machine.mfu)
-    return BudgetSplit(
+    return BudgetTable(
         **(_NO_DEVICE | hardware),
         budget_flops=c,
         budget_usd=spec.budget_usd,

@@ -307,7 +307,7 @@ def _first(lo: int, hi: int, holds: Callable[[int], bool], at: Callable[[int], R
 def _floor_hours(e: RunEstimate) -> float:
     """The fewest device-hours any count of this type can take: without recomputation (a
     prior or measured MFU is divided by the recomputation slowdown; a given MFU is not)."""
-    return e.gpu_hours if e.mfu_source == "user" else e.gpu_hours / e.recompute_slowdown
+    return e.gpu_hours if e.mfu_used.origin == "user" else e.gpu_hours / e.recompute_slowdown
 
 
 T = TypeVar("T")

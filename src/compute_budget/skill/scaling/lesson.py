@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..quantities import FlopCount, FlopRate, ParamCount, TokenCount, TokensPerParam, validated
-from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN, Mfu
+from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN, Mfu, flops_6nd
 
 __all__ = [
     "params_for_budget",
@@ -26,7 +26,7 @@ __all__ = [
 @validated
 def train_flops(N: ParamCount, D: TokenCount) -> float:
     """Training compute C = 6·N·D in FLOPs, for N parameters and D tokens."""
-    return FLOPS_PER_PARAM_PER_TOKEN * N * D
+    return flops_6nd(N, D)
 
 
 @validated

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError
 from ..quantities import GAIN_LIMIT, FlopCount, Gain, ParamCount, TokenCount, parse_quantity
-from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN
+from ..vocabulary import flops_6nd
 
 __all__ = ["COLUMNS", "MAX_POINTS", "ScalingPoint", "as_points", "parse_points",
            "points_from_objects"]
@@ -67,7 +67,7 @@ class ScalingPoint(BaseModel):
                 if self.params is None and self.tokens is None:
                     missing = "compute"
                 raise InputError(missing, None, _KINDS)
-            derived = FLOPS_PER_PARAM_PER_TOKEN * self.params * self.tokens
+            derived = flops_6nd(self.params, self.tokens)
             low, high, allowed = _LIMITS["compute"]
             if not low <= derived <= high:
                 raise InputError("compute", derived, f"6·params·tokens must be {allowed}")
@@ -123,7 +123,7 @@ def _point(row: Mapping[str, object], index: int) -> ScalingPoint:
             missing = "compute"
         raise InputError(f"{where}.{missing}", None, _KINDS)
     if values["compute"] is None:
-        derived = FLOPS_PER_PARAM_PER_TOKEN * (values["params"] or 0) * (values["tokens"] or 0)
+        derived = flops_6nd(values["params"] or 0, values["tokens"] or 0)
         low, high, allowed = _LIMITS["compute"]
         if not low <= derived <= high:
             raise InputError(f"{where}.compute", derived, f"6·params·tokens must be {allowed}")

@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from ..quantities import FlopCount, ParamCount, TokenCount, validated
-from ..vocabulary import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN
+from ..vocabulary import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN, flops_6nd
 from .lesson import split_budget
 from .result import ScalingFit
 
@@ -65,6 +65,7 @@ __all__ = [
     "optimal_split",
     "published_loss",
     "published_prediction",
+    "split_of",
 ]
 
 FitKey = Literal["hoffmann2022", "besiroglu2024"]
@@ -210,7 +211,7 @@ def published_prediction(target_params: ParamCount, target_tokens: TokenCount,
     gains = [r.predicted_gain for r in rows if r.predicted_gain is not None]
     return PublishedPrediction(
         source="published_fits", target_params=n, target_tokens=d,
-        target_compute=FLOPS_PER_PARAM_PER_TOKEN * n * d,
+        target_compute=flops_6nd(n, d),
         baseline_params=None if base is None else base[0],
         baseline_tokens=None if base is None else base[1],
         fits=rows, predicted_loss_spread=(min(losses), max(losses)),
@@ -282,7 +283,7 @@ def _proposed(c: float, params: float | None,
     if tokens is None:
         return params, c / (FLOPS_PER_PARAM_PER_TOKEN * params)
     n, d = params, tokens
-    implied = FLOPS_PER_PARAM_PER_TOKEN * n * d
+    implied = flops_6nd(n, d)
     if abs(implied / c - 1) > CONSISTENCY:
         raise InputError("proposed_tokens", tokens,
                          f"6·proposed_params·proposed_tokens = flops ({c:.3g}) within 1% "
@@ -303,8 +304,13 @@ def compute_optimal(flops: FlopCount, *, proposed_params: ParamCount | None = No
     """The 20-tokens-per-parameter split of ``flops``, each published fit's eq.-4 optimum (and
     that of ``fit``, a two-variable :class:`~.scaling_fit.ScalingFit`), and, with a proposed
     run (either size, either data or both), its placement and loss penalty under each fit."""
-    c = flops
-    proposed = _proposed(c, proposed_params, proposed_tokens)
+    return split_of(flops, _proposed(flops, proposed_params, proposed_tokens), fit)
+
+
+def split_of(c: float, proposed: tuple[float, float] | None,
+             fit: ScalingFit | None = None) -> OptimalSplit:
+    """:func:`compute_optimal` of numbers already checked (a derived run's): the budget ``c``
+    in FLOPs and the proposed (params, tokens), if any."""
     rule_n, rule_d = split_budget(c, COMPUTE_OPTIMAL_RATIO)
     optima = []
     for published in PUBLISHED_FITS:

@@ -1,0 +1,126 @@
+"""What an estimate says about its own inputs: the warnings (inputs that look like mistakes) and
+the defaults it filled in, each as a code with its numbers (the reply words them)."""
+
+from __future__ import annotations
+
+import math
+
+from .estimate_result import EstimateWarning, MfuUsed
+from .hardware.catalog import Accelerator, Precision, PriceUsed
+from .hardware.energy import load_energy_defaults
+from .model.source import differs
+from .quantities import MAX_FLOPS, MIN_FLOPS
+from .run_spec import RunSpec
+from .vocabulary import COMPUTE_OPTIMAL_RATIO, DefaultUsed, flops_6nd
+
+__all__ = ["MFU_SUSPICIOUSLY_HIGH", "UNDER_TRAINED_WARNING", "estimate_warnings", "run_defaults"]
+
+MFU_SUSPICIOUSLY_HIGH = 0.75
+"""Above this MFU, warn: the best published end-to-end runs stay well below it."""
+UNDER_TRAINED_WARNING = 0.5
+"""Warn below this share of the compute-optimal tokens per parameter (10 of 20)."""
+SPARSE_FACTOR = 2.0
+"""NVIDIA's sparse datasheet figure is twice the dense one (2:4 structured sparsity)."""
+
+
+def estimate_warnings(spec: RunSpec, acc: Accelerator,
+                      precision: Precision) -> list[EstimateWarning]:
+    """Every warning of the estimate, in order."""
+    return (_mfu_warnings(spec.mfu) + _peak_warnings(spec, acc, precision)
+            + _count_warnings(spec) + _family_warnings(spec)
+            + _training_warnings(spec, spec.model.total))
+
+
+def _peak_warnings(spec: RunSpec, acc: Accelerator,
+                   precision: Precision) -> list[EstimateWarning]:
+    if spec.peak_tflops is None:
+        return []
+    dense = acc.peak_tflops.get(precision)
+    if dense is None:
+        return []
+    numbers: dict[str, float | str | None] = {"given": spec.peak_tflops, "dense": dense,
+                                              "precision": precision, "device": acc.name}
+    if math.isclose(spec.peak_tflops, SPARSE_FACTOR * dense, rel_tol=0.02):
+        return [EstimateWarning(code="sparse_peak", numbers=numbers)]
+    if spec.peak_tflops > dense * 1.05:
+        return [EstimateWarning(code="peak_above_catalog", numbers=numbers)]
+    return []
+
+
+def _mfu_warnings(mfu: float | None) -> list[EstimateWarning]:
+    if mfu is None or mfu < MFU_SUSPICIOUSLY_HIGH:
+        return []
+    return [EstimateWarning(code="mfu_near_peak", numbers={"mfu": mfu})]
+
+
+def _count_warnings(spec: RunSpec) -> list[EstimateWarning]:
+    counts = spec.model.counts
+    if counts is None:
+        return []
+    notes = []
+    if differs(spec.params, counts.total):
+        notes.append(EstimateWarning(code="params_differ",
+                                     numbers={"given": spec.params, "exact": counts.total}))
+    if differs(spec.active_params, counts.active):
+        notes.append(EstimateWarning(code="active_params_differ",
+                                     numbers={"given": spec.active_params,
+                                              "exact": counts.active}))
+    return notes
+
+
+def _training_warnings(spec: RunSpec, params: float) -> list[EstimateWarning]:
+    """A dense model pre-trained from scratch on less than half the tokens per parameter of
+    the compute-optimal split: at the same compute a smaller model on more tokens reaches a
+    clearly lower loss (closer to 20, the loss cost is a few thousandths of a nat, not worth
+    a warning)."""
+    if (spec.resolved_kind != "pretrain" or spec.resolved_family != "dense"
+            or spec.model.trainable < spec.model.total
+            or spec.tokens / params >= UNDER_TRAINED_WARNING * COMPUTE_OPTIMAL_RATIO):
+        return []
+    flops = flops_6nd(params, spec.tokens)
+    if not MIN_FLOPS <= flops <= MAX_FLOPS:  # no budget the published fits speak of
+        return []
+    from .scaling.published import split_of  # only here: it brings the published fits
+
+    split = split_of(flops, (params, spec.tokens))
+    if split.proposed is None or split.proposed.placement != "under_trained":
+        return []
+    return [EstimateWarning(code="under_trained", numbers={
+        "tokens_per_param": split.proposed.tokens_per_param, "optimal": split.rule_ratio,
+        "optimal_params": split.params, "optimal_tokens": split.tokens})]
+
+
+def _family_warnings(spec: RunSpec) -> list[EstimateWarning]:
+    if spec.family == "moe" and spec.architecture is None and spec.active_params is None:
+        return [EstimateWarning(code="moe_without_active_params")]
+    return []
+
+
+def run_defaults(spec: RunSpec, mfu: MfuUsed, price: PriceUsed) -> list[DefaultUsed]:
+    """Every input the estimate filled in itself, with its basis as a code: prior, convention
+    (the 6n default), catalog, unknown (no price), device_default, default (a documented
+    default), run_default (the stack for this run) or searched (the layout knobs left open)."""
+    energy = load_energy_defaults()
+    candidates: list[tuple[bool, str, float | str | None, str]] = [
+        (mfu.origin == "prior", "mfu", mfu.prior.central, "prior"),
+        (mfu.origin != "prior" and spec.mfu_convention is None, "mfu_convention", "6n",
+         "default"),
+        (spec.usd_per_gpu_hour is None, "usd_per_gpu_hour", price.usd_per_gpu_hour,
+         "catalog" if price.origin == "catalog" else "unknown"),
+        (spec.precision is None, "precision", spec.resolved_precision, "device_default"),
+        (spec.seq_len is None, "seq_len", spec.resolved_seq_len, "default"),
+        ("failure_budget" not in spec.model_fields_set, "failure_budget", spec.failure_budget,
+         "default"),
+        (spec.kind is None, "kind", spec.resolved_kind, "default"),
+        (spec.stack is None, "stack", spec.resolved_stack, "run_default"),
+        (spec.pue is None, "pue", energy.pue.value, "default"),
+        (spec.grid_kg_co2_per_kwh is None, "grid_kg_co2_per_kwh",
+         energy.grid_kg_co2_per_kwh.value, "default"),
+    ]
+    out = [DefaultUsed(field=field, value=value, basis=basis)
+           for applies, field, value, basis in candidates if applies]
+    open_knobs = [k for k in ("zero", "tp", "pp", "recompute", "offload")
+                  if getattr(spec, k) is None]
+    if open_knobs:
+        out.append(DefaultUsed(field="/".join(open_knobs), value=None, basis="searched"))
+    return out

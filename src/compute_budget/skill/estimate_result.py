@@ -1,0 +1,160 @@
+"""What a run estimate returns: the cost and its range, the MFU and the price it used (each with
+where it came from), the FLOP count, the memory check, and the warnings, as codes and numbers.
+
+:class:`MfuUsed` and :class:`~.hardware.catalog.PriceUsed` are shared by every result that
+prices time (the estimate, the budget table). The documented top-level keys of an estimate
+(``flops``, ``mfu``, ``wall_hours``, ``wall_days``, ``gpu_hours``, ``dollar_cost``, the ranges,
+``dollar_cost_with_failures``, ``memory``, ``defaults_used``) stay where they are.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .hardware.catalog import Precision, PriceUsed
+from .hardware.cost import CostEstimate
+from .hardware.energy import EnergyEstimate
+from .hardware.mfu import MfuPrior, ModelFamily
+from .memory.estimate import MemoryEstimate
+from .model.architecture import ParamBreakdown
+from .model.flops import FlopCounts, FlopsBreakdown
+from .vocabulary import DefaultUsed, MfuConvention, Recompute, RunKind
+
+__all__ = [
+    "MAX_PLAN_DAYS",
+    "EstimateWarning",
+    "Feasibility",
+    "FlopsMethod",
+    "MfuUsed",
+    "RunEstimate",
+    "WarningCode",
+]
+
+MAX_PLAN_DAYS = 365.0
+"""A run longer than a year outlives its plan: hardware, data and the question change."""
+Range = tuple[float, float]
+FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "scaled"]
+Feasibility = Literal["ok", "does_not_fit", "too_long"]
+WarningCode = Literal["sparse_peak", "peak_above_catalog", "mfu_near_peak", "params_differ",
+                      "active_params_differ", "moe_without_active_params", "under_trained"]
+MfuOrigin = Literal["user", "prior", "achieved"]
+
+
+class MfuUsed(BaseModel):
+    """The MFU an estimate used, its band, and where it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    origin: MfuOrigin = Field(
+        description="user (given), prior (the calibrated prior) or achieved (converted from a "
+                    "measured TFLOP/s).")
+    range: Range = Field(description="MFU band [low, high] used for the ranges (fractions).")
+    prior: MfuPrior = Field(description="The prior for this family, hardware and precision.")
+    family: ModelFamily = Field(description="Model family of the prior.")
+    family_inferred: bool = Field(description="True when the family was inferred, not given.")
+    convention: MfuConvention | None = Field(
+        description="FLOP convention of the given MFU or achieved TFLOP/s (6n, causal, full); "
+                    "None when the prior was used.")
+    given: float | None = Field(
+        description="The MFU as given or as the achieved TFLOP/s imply it, in its own "
+                    "convention, before conversion to the estimate's count; None for the prior.")
+    achieved_tflops: float | None = Field(description="Measured hardware TFLOP/s per device.")
+    recompute_divided: bool = Field(
+        description="True when the prior was divided by the recomputation's hardware / model "
+                    "FLOPs (the run executes more FLOPs at the prior's hardware utilisation).")
+
+
+class EstimateWarning(BaseModel):
+    """Something in the inputs that looks like a mistake, as a code with its numbers."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: WarningCode
+    numbers: dict[str, float | str | None] = Field(default_factory=dict)
+
+
+class RunEstimate(CostEstimate):
+    """A full estimate for a run spec: the cost, the range, the assumptions and their sources."""
+
+    params: float = Field(description="Total parameters N.")
+    active_params: float | None = Field(description="Active parameters per token (MoE).")
+    tokens: float = Field(description="Training tokens T.")
+    trainable_params: float | None = Field(
+        description="Trainable parameters, when the rest are frozen (LoRA, adapters).")
+    kind: RunKind = Field(description="Kind of run: pretrain, continued-pretrain, fine-tune, "
+                                      "ablation.")
+    accelerator: str = Field(description="Full accelerator name.")
+    accelerator_key: str = Field(description="Catalog key of the accelerator.")
+    precision: Precision = Field(description="Precision whose dense peak is used.")
+    precision_inferred: bool = Field(description="True when the precision is the default.")
+    peak_origin: Literal["user", "catalog"] = Field(description="Who gave the dense peak.")
+    peak_source: str | None = Field(description="The catalog's source of the peak; None when "
+                                                "given by the user.")
+    peak_label: str | None = Field(description="That source in a few words.")
+    catalog_compiled: str = Field(description="Date the catalog was compiled.")
+    mfu_used: MfuUsed = Field(description="Where the MFU comes from, and its band.")
+    price: PriceUsed = Field(description="The price per device-hour and where it comes from.")
+    seq_len: int = Field(description="Training sequence length in tokens.")
+    seq_len_inferred: bool = Field(description="True when the sequence length is the default.")
+    flops_per_token: float = Field(
+        description="Model FLOPs per training token in the estimate's convention (the one the "
+                    "MFU prior is calibrated on): 6·N_active + attention beyond the calibration "
+                    "context.")
+    flops_method: FlopsMethod = Field(
+        description="How FLOPs were counted: 6N (6·N_active), 6N+attention (plus the causal "
+                    "attention beyond the calibration context, from a shape guessed from N), "
+                    "architecture (the config's exact count; the term-by-term count is in "
+                    "flops_breakdown), distillation (student + teacher forward 2·N_t), scaled "
+                    "(the original's per-token FLOPs scaled with the model).")
+    flop_counts: FlopCounts | None = Field(
+        description="6·N, the attention terms at the context and at the calibration context, "
+                    "and the estimate's count per token; None when FLOPs per token were given.")
+    flops_breakdown: FlopsBreakdown | None = Field(
+        description="Per-token FLOPs by term, when the architecture or the context is known.")
+    param_breakdown: ParamBreakdown | None = Field(
+        description="Exact parameter counts by component, when the architecture is known.")
+    frozen_flops_saved_per_token: float = Field(
+        description="FLOPs per token not spent on the weight gradients of frozen parameters.")
+    recompute: Recompute = Field(
+        description="Activation recomputation the FLOPs count: the layout's (the memory "
+                    "check's choice when the user left it open).")
+    recompute_slowdown: float = Field(
+        description="Hardware / model FLOPs of that recomputation. A prior MFU is divided by it: "
+                    "at the same hardware utilisation the recomputed run takes that much longer.")
+    hardware_flops: float = Field(
+        description="FLOPs the hardware executes for the run, recomputation included.")
+    hardware_flops_per_token: float = Field(description="Hardware FLOPs per training token.")
+    hfu: float = Field(description="Hardware FLOPs utilisation: MFU × hardware / model FLOPs.")
+    architecture_name: str | None = Field(description="Model name from the config or preset.")
+    architecture_source: str | None = Field(description="Where the architecture comes from.")
+    defaults_used: list[DefaultUsed] = Field(
+        description="Every input the estimate filled in itself: the field, the value taken and "
+                    "its basis (a code).")
+    config_notes: tuple[str, ...] = Field(
+        description="Fields absent from the config that took a documented default, and the "
+                    "assumptions of the count.")
+    tokens_per_second_per_gpu: float = Field(description="Training tokens per second per device.")
+    wall_hours_range: Range = Field(description="Wall hours [low, high] over the MFU band.")
+    wall_days_range: Range = Field(description="Wall days [low, high] over the MFU band.")
+    gpu_hours_range: Range = Field(description="Device-hours [low, high] over the MFU band.")
+    dollar_cost_range: Range | None = Field(
+        description="US dollars [low, high] over the MFU band; None when the price is unknown.")
+    dollar_cost_with_failures_range: Range | None = Field(
+        description="US dollars with the failure budget [low, high]; None when price unknown.")
+    memory: MemoryEstimate | None = Field(
+        description="The memory check: memory per device at the cheapest layout that fits (its "
+                    "layout says how it was chosen); None for a FLOPs-only estimate.")
+    feasibility: Feasibility = Field(
+        description="ok; does_not_fit (no layout fits these devices: see memory.min_gpu_count); "
+                    "too_long (the central estimate exceeds max_plan_days).")
+    max_plan_days: float = Field(description="Longest wall time a plan is taken to survive.")
+    wall_days_at_min_gpu_count: float | None = Field(
+        description="When it does not fit: the wall days on memory.min_gpu_count devices at "
+                    "the same MFU; None otherwise.")
+    warnings: list[EstimateWarning] = Field(
+        description="Things in the inputs that look like mistakes (codes with numbers).")
+    energy: EnergyEstimate = Field(
+        description="kWh and CO2 of the run from board power, PUE and grid intensity, each an "
+                    "assumption with its source; kWh None when the board power is unknown.")
