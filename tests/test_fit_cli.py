@@ -237,7 +237,7 @@ def test_plan_plot_data_is_the_frontier_that_fits() -> None:
     (["fit", "--points", "POINTS", "--target-compute", "1e22", "--plot",
       "/no/such/dir/fit.png"], "error: --plot: '/no/such/dir/fit.png' is not allowed"),
     (["fit", "--target-params", "7B", "--target-tokens", "1T", "--plot", "x.png"],
-     "error: --plot: 'x.png' is not allowed; a fit of your points"),
+     "error: --plot: a picture needs a fit of your small runs"),
 ])
 def test_bad_planning_input_exits_2_naming_the_flag(
         capsys: pytest.CaptureFixture[str], points: Path, argv: list[str], says: str) -> None:

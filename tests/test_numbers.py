@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel, ValidationError
 
-from compute_budget import cli
 from compute_budget.cli import build_parser, main
+from compute_budget.cli.parser import flag_names
 from compute_budget.prompts.render import (
     fmt_bytes,
     fmt_count,
@@ -286,20 +286,24 @@ def test_filters_at_the_edges(fmt: Any, value: float, text: str) -> None:
 
 # --- the last guard: a reply with an infinity is an error, never printed ------------------------
 
-def test_a_non_finite_reply_is_an_error_naming_the_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "render_estimate", lambda *a, **k: "| FLOPs | inf |\n")
-    code, out, err = run_cli("estimate", *RUN)
-    assert (code, out) == (2, "")
-    assert "not a finite number" in err and "--params 7B" in err and "--tokens 100B" in err
+def test_a_non_finite_result_is_an_error_naming_the_numbers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one guard is in the result models (issue 15): a result with an infinity or a NaN
+    cannot be built, and the CLI reports it as bad input naming the numbers given."""
+    from compute_budget import skill
 
+    real = skill.estimate_run
 
-def test_a_non_finite_json_reply_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = cli.sk.estimate_run
-    monkeypatch.setattr(cli.sk, "estimate_run",
-                        lambda spec: real(spec).model_copy(update={"flops": math.nan}))
-    code, out, err = run_cli("estimate", *RUN, "--json")
-    assert (code, out) == (2, "")
-    assert err.startswith("error: estimate: ") and "not a finite number" in err
+    def broken(spec: Any) -> Any:
+        est = real(spec)
+        return type(est).model_validate({**est.model_dump(), "flops": math.nan})
+
+    monkeypatch.setattr(skill, "estimate_run", broken)
+    for json_flag in ([], ["--json"]):
+        code, out, err = run_cli("estimate", *RUN, *json_flag)
+        assert (code, out) == (2, "")
+        assert err.startswith("error: estimate: the result is not a finite number")
+        assert "--params 7B" in err and "--tokens 100B" in err
 
 
 def test_words_the_user_typed_are_not_taken_for_nan() -> None:
@@ -322,12 +326,12 @@ COMMANDS: dict[str, tuple[list[str], tuple[type[BaseModel], ...]]] = {
 def _numeric_flags(command: str) -> dict[str, tuple[float, float]]:
     """The command's flags for numeric fields, with the field's bounds."""
     bounds = {f: b for model in COMMANDS[command][1] for f, b in numeric_bounds(model).items()}
-    return {flag: bounds[field] for field, flag in cli._flag_names(build_parser(), command).items()
+    return {flag: bounds[field] for field, flag in flag_names(build_parser(), command).items()
             if field in bounds}
 
 
 NUMERIC_FLAGS = {command: _numeric_flags(command) for command in COMMANDS}
-ALL_FLAGS = {command: set(cli._flag_names(build_parser(), command).values()) | {"--json"}
+ALL_FLAGS = {command: set(flag_names(build_parser(), command).values()) | {"--json"}
              for command in COMMANDS}
 WORDS = st.sampled_from(["1e-308", "5e-324", "1e308", "-1e308", "true", "false", "nan", "inf",
                          "-inf", "0", "-0", "1e-12", "1e12"])

@@ -33,6 +33,7 @@ def test_public_surface() -> None:
         "GainFromPoints", "decide", "optimal_batch_tokens", "fetch_config",
         # issue 15
         "AlternativesSpec", "MfuUsed", "PriceUsed", "VerdictSpec", "verdict_on",
+        "CatalogQuery", "find_accelerators", "report_of", "alternatives_for",
     ])
     for name in compute_budget.__all__:
         assert getattr(compute_budget, name) is getattr(skill, name)

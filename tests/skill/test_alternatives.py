@@ -292,7 +292,8 @@ def test_ablation_smaller_proxy_keeps_tokens_per_parameter() -> None:
     assert (small.params, small.tokens) == pytest.approx((0.65e9, 13e9))
     assert small.dollar_cost == pytest.approx(ABLATION_COST / 4)
     (idea,) = _by_kind(alts, "different_idea")
-    assert idea.detail.runs_of == "smaller_scale" and idea.detail.runs_affordable == pytest.approx(4.0)
+    assert idea.detail.runs_of == "smaller_scale"
+    assert idea.detail.runs_affordable == pytest.approx(4.0)
 
 
 # --- other hardware --------------------------------------------------------------------------
@@ -407,7 +408,8 @@ def test_unknown_price_gives_unknown_savings_but_ratios_on_same_device() -> None
     # a quarter of the FLOPs, at the smaller model's own (lower) prior MFU
     assert small.cost_ratio == pytest.approx(0.25 * original.mfu / small.estimate.mfu)
     (idea,) = _by_kind(alts, "different_idea")
-    assert idea.detail.runs_affordable == pytest.approx(1 / small.cost_ratio)  # smaller runs it buys
+    # the smaller runs it buys
+    assert idea.detail.runs_affordable == pytest.approx(1 / small.cost_ratio)
 
 
 # --- bad input -------------------------------------------------------------------------------

@@ -55,12 +55,39 @@ async def test_each_reply_keeps_its_structured_content_small(client: Client, too
     assert _size(full.structured_content) >= _size(result.structured_content)
 
 
-def test_a_non_finite_result_is_never_sent() -> None:
-    from compute_budget.tools.toolkit import _finite
+def test_a_result_with_a_non_finite_number_cannot_be_built() -> None:
+    """Issue 15: one guard, in the result models: none can hold an infinity or a NaN."""
+    import math
 
-    assert _finite({"a": [1.0, {"b": 2}], "c": "inf"})
-    assert not _finite({"a": [1.0, {"b": float("inf")}]})
-    assert not _finite((float("nan"),))
+    from pydantic import ValidationError
+
+    from compute_budget import RunSpec, estimate_run
+
+    est = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=8))
+    for path, value in (("flops", math.inf), ("mfu_used", {**est.mfu_used.model_dump(),
+                                                           "range": (0.1, math.nan)})):
+        with pytest.raises(ValidationError, match="not a finite number"):
+            type(est).model_validate({**est.model_dump(), path: value})
+
+
+async def test_a_non_finite_result_is_an_error_naming_the_arguments(
+        client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    import math
+
+    from compute_budget import skill
+
+    real = skill.estimate_run
+
+    def broken(spec: Any) -> Any:
+        est = real(spec)
+        return type(est).model_validate({**est.model_dump(), "flops": math.nan})
+
+    monkeypatch.setattr(skill, "estimate_run", broken)
+    result = await client.call_tool("estimate_run_cost", {
+        "params": "7B", "tokens": "1T", "gpu": "h100", "gpu_count": 8})
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and "not a finite number (RunEstimate.flops)" in text
+    assert "arguments given: gpu, gpu_count, params, tokens" in text
 
 
 def test_the_fast_output_schema_matches_the_json_schema_reading() -> None:

@@ -164,12 +164,12 @@ async def test_bad_input_is_an_error_result_naming_the_argument(
 async def test_unexpected_exception_leaks_no_traceback(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compute_budget.tools.server as server_module
+    from compute_budget import skill
 
     def explode(*_: object, **__: object) -> None:
         raise RuntimeError("secret internal state /home/user/key")
 
-    monkeypatch.setattr(server_module, "estimate_memory", explode)
+    monkeypatch.setattr(skill, "estimate_memory", explode)
     result = await client.call_tool("estimate_memory", {"params": "7B", "gpu_count": 8})
     assert result.is_error
     assert "secret" not in _text(result) and "Traceback" not in _text(result)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from .advice.alternatives import (
         AlternativesSpec as AlternativesSpec,
+        alternatives_for as alternatives_for,
         suggest_alternatives as suggest_alternatives,
     )
     from .advice.candidates import (
@@ -72,10 +73,12 @@ if TYPE_CHECKING:
     from .hardware.catalog import (
         Accelerator as Accelerator,
         Catalog as Catalog,
+        CatalogQuery as CatalogQuery,
         PeakTflops as PeakTflops,
         Precision as Precision,
         PriceQuote as PriceQuote,
         PriceUsed as PriceUsed,
+        find_accelerators as find_accelerators,
         get_accelerator as get_accelerator,
         list_accelerators as list_accelerators,
         load_catalog as load_catalog,
@@ -123,6 +126,7 @@ if TYPE_CHECKING:
         ModelSource as ModelSource,
         ParamReport as ParamReport,
         param_report as param_report,
+        report_of as report_of,
     )
     from .planning.budget_table import (
         BudgetTable as BudgetTable,
@@ -170,7 +174,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "advice.alternative_models": (
         "Alternative", "AlternativeKind", "AlternativesOptions", "AlternativesReport"
     ),
-    "advice.alternatives": ("AlternativesSpec", "suggest_alternatives"),
+    "advice.alternatives": ("AlternativesSpec", "alternatives_for", "suggest_alternatives"),
     "advice.candidates": ("Candidate", "parse_candidates", "validate_candidates"),
     "advice.compare": ("CandidateResult", "CompareSpec", "Comparison", "compare_candidates"),
     "advice.decision": ("Decision", "DecisionInputs", "NextStep", "Verdict", "decision_summary"),
@@ -187,8 +191,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "estimate": ("estimate_run",),
     "estimate_result": ("MfuUsed", "RunEstimate"),
     "hardware.catalog": (
-        "Accelerator", "Catalog", "PeakTflops", "Precision", "PriceQuote", "PriceUsed",
-        "get_accelerator", "list_accelerators", "load_catalog"
+        "Accelerator", "Catalog", "CatalogQuery", "PeakTflops", "Precision", "PriceQuote",
+        "PriceUsed", "find_accelerators", "get_accelerator", "list_accelerators", "load_catalog"
     ),
     "hardware.cost": ("CostEstimate", "estimate_run_cost"),
     "hardware.energy": ("EnergyEstimate", "energy_of"),
@@ -206,7 +210,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "model.hub": ("fetch_config",),
     "model.param_count": ("check_tensor_parallel", "count_params"),
     "model.presets": ("PRESETS", "get_preset", "list_presets"),
-    "model.source": ("ModelSource", "ParamReport", "param_report"),
+    "model.source": ("ModelSource", "ParamReport", "param_report", "report_of"),
     "planning.budget_table": ("BudgetTable", "BudgetTableRow", "BudgetTableSpec", "budget_table"),
     "planning.plan": ("Plan", "PlanReport", "plan_run"),
     "planning.plan_spec": ("PlanSpec", "optimal_batch_tokens"),

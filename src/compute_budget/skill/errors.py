@@ -6,6 +6,7 @@ usual way; the hierarchy lets the CLI and the MCP server tell "your input is wro
 
     ValueError
     └── ComputeBudgetError           anything compute-budget rejects
+        ├── NotFiniteResultError     the numbers given make a result that is not finite
         └── InputError               one named field has a value that is not allowed
             ├── UnknownAcceleratorError   the accelerator name is not in the catalog
             ├── ConfigError               a model config (file or mapping) is unusable
@@ -27,14 +28,26 @@ __all__ = [
     "ComputeBudgetError",
     "ConfigError",
     "InputError",
+    "NotFiniteResultError",
     "UnknownAcceleratorError",
     "describe_error",
     "describe_validation_error",
+    "not_finite_cause",
 ]
 
 
 class ComputeBudgetError(ValueError):
     """Base class for everything compute-budget rejects."""
+
+
+class NotFiniteResultError(ComputeBudgetError):
+    """The inputs are each within bounds, but a number of the result is infinite or NaN: the
+    last guard (every result checks itself, :class:`~.vocabulary.FiniteResult`)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"the result is not a finite number ({path}): the numbers given are "
+                         "too extreme for a real run; bring them closer to one")
 
 
 class InputError(ComputeBudgetError):
@@ -125,15 +138,19 @@ def _hinted(error: BaseException, catalog_hint: str | None) -> str:
     return text
 
 
-def describe_validation_error(exc: ValidationError, catalog_hint: str | None = None) -> str:
-    """Turn a pydantic ``ValidationError`` into lines that name field, value and what is allowed."""
+def describe_validation_error(exc: ValidationError, catalog_hint: str | None = None,
+                              skip: frozenset[str] = frozenset()) -> str:
+    """Turn a pydantic ``ValidationError`` into lines that name field, value and what is allowed
+    (leaving out the fields named in ``skip`` that are missing: a door that asks for them)."""
     lines: list[str] = []
     for err in exc.errors(include_url=False):
+        if err.get("type") == "missing" and str((err.get("loc") or ("",))[0]) in skip:
+            continue
         loc = _location(tuple(err.get("loc", ())))
         msg = _clean_message(str(err.get("msg", "invalid")))
         kind = err.get("type", "")
         original = (err.get("ctx") or {}).get("error")
-        if isinstance(original, InputError):
+        if isinstance(original, ComputeBudgetError):
             lines.append(_hinted(original, catalog_hint))
         elif kind == "missing":
             lines.append(f"{loc}: required but missing")
@@ -159,13 +176,26 @@ def _rename(text: str, aliases: dict[str, str]) -> str:
 
 
 def describe_error(exc: BaseException, aliases: dict[str, str] | None = None,
-                   catalog_hint: str | None = None) -> str:
+                   catalog_hint: str | None = None, skip: frozenset[str] = frozenset()) -> str:
     """A user-facing message for any error compute-budget expects to see from bad input.
 
     ``aliases`` renames fields as the caller knows them (CLI flags); ``catalog_hint`` is added
-    to an unknown accelerator: where the caller lists the catalog (a tool or a subcommand)."""
-    text = (describe_validation_error(exc, catalog_hint) if isinstance(exc, ValidationError)
+    to an unknown accelerator: where the caller lists the catalog (a tool or a subcommand);
+    ``skip`` leaves out missing fields the caller asks for itself."""
+    text = (describe_validation_error(exc, catalog_hint, skip) if isinstance(exc, ValidationError)
             else _hinted(exc, catalog_hint))
     if aliases:
         text = "\n".join(_rename(line, aliases) for line in text.splitlines())
     return text
+
+
+def not_finite_cause(exc: BaseException) -> NotFiniteResultError | None:
+    """The non-finite result behind ``exc`` (itself, or inside a ValidationError), or None."""
+    if isinstance(exc, NotFiniteResultError):
+        return exc
+    if isinstance(exc, ValidationError):
+        for err in exc.errors(include_url=False):
+            cause = (err.get("ctx") or {}).get("error")
+            if isinstance(cause, NotFiniteResultError):
+                return cause
+    return None

@@ -8,11 +8,13 @@ parameter, 8 devices per node). Nothing here imports a wing; every wing may impo
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .errors import NotFiniteResultError
 from .quantities import NotBool
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "STACKS",
     "DefaultUsed",
     "FailureBudget",
+    "FiniteResult",
     "Mfu",
     "MfuConvention",
     "Origin",
@@ -135,3 +138,33 @@ class DefaultUsed(BaseModel):
 def normalize_name(name: str) -> str:
     """Lower-case, drop punctuation and spaces: ``'A100 80GB SXM'`` → ``'a10080gbsxm'``."""
     return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _first_not_finite(value: Any, path: str) -> str | None:
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, BaseModel):
+        items: Any = ((f"{path}.{k}", v) for k, v in value.__dict__.items())
+    elif isinstance(value, dict):
+        items = ((f"{path}.{k}", v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for where, item in items:
+        found = _first_not_finite(item, where)
+        if found is not None:
+            return found
+    return None
+
+
+class FiniteResult(BaseModel):
+    """A result every door may show: building one with an infinite or NaN number anywhere in
+    it raises :class:`~.errors.NotFiniteResultError` naming where (the one guard)."""
+
+    @model_validator(mode="after")
+    def _all_finite(self) -> FiniteResult:
+        found = _first_not_finite(self, type(self).__name__)
+        if found is not None:
+            raise NotFiniteResultError(found)
+        return self

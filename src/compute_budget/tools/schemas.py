@@ -75,11 +75,13 @@ def _types(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 def compact_input_schema(model: type[BaseModel],
                          published: tuple[str, ...] | None = None,
-                         undescribed: frozenset[str] = frozenset()) -> dict[str, Any]:
+                         undescribed: frozenset[str] = frozenset(),
+                         optional: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The published input schema of an arguments model (module docstring). With
     ``published``, only those arguments are listed and the others are still accepted (they are
     described once, on the tool that owns them); ``undescribed`` arguments are listed without
-    a description (another tool's schema describes them)."""
+    a description (another tool's schema describes them); ``optional`` ones are not required
+    (the tool asks the user for them when they are missing)."""
     full = model.model_json_schema()
     defs = full.get("$defs", {})
     properties: dict[str, Any] = {}
@@ -98,7 +100,7 @@ def compact_input_schema(model: type[BaseModel],
         properties[name] = entry
     schema: dict[str, Any] = {"type": "object", "properties": properties,
                               "additionalProperties": published is not None}
-    required = [r for r in full.get("required", []) if r in properties]
+    required = [r for r in full.get("required", []) if r in properties and r not in optional]
     if required:
         schema["required"] = required
     return schema

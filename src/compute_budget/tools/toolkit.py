@@ -1,52 +1,47 @@
-"""Turn a pydantic arguments model and a ``skill`` call into an MCP tool.
+"""Turn an operation of the table (:mod:`compute_budget.operations`) into an MCP tool.
 
 Why not the SDK's ``@server.tool()`` on a plain function: the argument schema must come from the
-``skill`` models (one source for descriptions, units and ranges), every bad argument must come
+``skill`` specs (one source for descriptions, units and ranges), every bad argument must come
 back as one clear ``isError`` message naming the argument (unknown arguments included, which the
 SDK would silently drop), and missing inputs must be asked of the user through elicitation where
 the client supports it. So each tool here
 
-- publishes its arguments model's compact JSON schema as the input (``additionalProperties``
-  false, or true when it lists only some arguments and takes the rest too), and its result
-  model's top-level keys as the output schema;
+- takes as its arguments model the operation's spec itself, composed with the door's options
+  (``detail``, ``plot``): every validator of the spec comes along, and a call is validated once;
+- publishes that model's compact JSON schema (:mod:`.schemas`), with the fields it may ask for
+  left optional, and its result model's top-level keys as the output schema;
 - lets every argument through the SDK's own argument model, then validates it against the
-  arguments model itself, reporting errors with :func:`describe_error`;
+  arguments model, reporting errors with :func:`describe_error`;
 - declares each :class:`Question` as an ``Annotated[..., Resolve(...)]`` parameter, so the SDK
-  asks the user in whichever way the connection supports (a server-to-client elicitation on
-  handshake-era connections, an ``InputRequiredResult`` on 2026-07-28 ones), and only when the
-  client declared form elicitation; otherwise the reply lists what is missing and what it means.
+  asks the user in whichever way the connection supports, and only when the client declared
+  form elicitation and nothing else is wrong; a missing field it may ask for is the spec's own
+  "missing" error, and otherwise the reply lists what is missing and what it means.
 """
 
 from __future__ import annotations
 
 import base64
 import inspect
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from mcp.server.mcpserver import (
-    AcceptedElicitation,
-    Context,
-    Elicit,
-    ElicitationResult,
-    Resolve,
-)
+from mcp.server.mcpserver import AcceptedElicitation, Context, Elicit, ElicitationResult, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
-from pydantic.fields import FieldInfo
 
-from ..prompts.mcp_texts import missing_inputs_text
+from ..operations import Operation, Reply
+from ..prompts.mcp_texts import missing_inputs_text, tool_description
 from ..skill import ComputeBudgetError, describe_error
+from ..skill.errors import not_finite_cause
 from .schemas import compact_input_schema, compact_output_schema
 
-__all__ = ["READ_ONLY", "Question", "ToolSpec", "build_tool", "merge_arguments"]
+__all__ = ["READ_ONLY", "Question", "ToolSpec", "arguments_model", "build_tool"]
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -66,7 +61,7 @@ class Question:
     key: str
     """Parameter name of the answer (also the elicitation's key on the wire)."""
     fields: tuple[str, ...]
-    """Arguments the answer fills; each must be optional in the arguments model."""
+    """Arguments the answer fills."""
     form: type[BaseModel]
     """Elicitation form: a flat model with exactly ``fields``, primitive types only."""
     message: str
@@ -77,10 +72,6 @@ class Question:
     alternatives: tuple[tuple[str, ...], ...] = ()
     """Other sets of arguments that answer the question when all of them are given."""
 
-    def answered(self, given: Mapping[str, Any]) -> bool:
-        """Whether ``given`` already answers the question."""
-        return not self.missing(given)
-
     def missing(self, given: Mapping[str, Any]) -> tuple[str, ...]:
         """What is still missing, by the way of answering that ``given`` is closest to."""
         options = [self.required or self.fields, *self.alternatives]
@@ -90,15 +81,12 @@ class Question:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool: its names and texts, its models, and the call that produces its result."""
+    """One tool: the operation it runs and what belongs to the MCP door."""
 
-    name: str
-    title: str
-    description: str
+    operation: Operation
     arguments: type[BaseModel]
+    """The operation's spec composed with the door's options (:func:`arguments_model`)."""
     output: type[BaseModel]
-    run: Callable[[BaseModel], tuple[BaseModel, str]]
-    """Validated arguments → (result model, markdown reply)."""
     questions: tuple[Question, ...] = ()
     published: tuple[str, ...] | None = None
     """Arguments listed in the published schema (None: all); the others are accepted too."""
@@ -108,34 +96,25 @@ class ToolSpec:
     trim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """A last pass over the brief structured content (e.g. drop empty keys of list items)."""
     undescribed: frozenset[str] = frozenset()
-    """Arguments listed without a description: ``estimate_run_cost`` describes them."""
-    picture: Callable[[BaseModel, BaseModel], bytes | None] | None = None
-    """(arguments, result) → a PNG sent as an image content item beside the markdown, or None
-    (the tool's ``plot`` argument asks for it)."""
+    """Arguments listed without a description: another tool's schema describes them."""
+
+    @property
+    def name(self) -> str:
+        assert self.operation.tool is not None
+        return self.operation.tool
+
+    @property
+    def askable(self) -> frozenset[str]:
+        """The fields this tool may ask the user for."""
+        return frozenset(f for q in self.questions for f in q.fields)
 
 
-def merge_arguments(
-    name: str, *models: type[BaseModel], optional: frozenset[str] = frozenset()
-) -> type[BaseModel]:
-    """One arguments model from the fields of ``models`` (later ones win), ``extra="forbid"``.
-
-    Fields named in ``optional`` become ``T | None`` defaulting to None: the tool asks for them.
-    Descriptions, constraints and parsers are the models' own, so the schema has one source.
-    """
-    fields: dict[str, Any] = {}
-    for model in models:
-        for field_name, info in model.model_fields.items():
-            if field_name in optional:
-                inner: Any = info.annotation
-                if info.metadata:
-                    inner = Annotated[(inner, *info.metadata)]
-                fields[field_name] = (
-                    inner | None,
-                    FieldInfo(default=None, description=info.description),
-                )
-            else:
-                fields[field_name] = (info.annotation, info)
-    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+def arguments_model(operation: Operation, *options: type[BaseModel]) -> type[BaseModel]:
+    """The tool's arguments: the operation's spec itself, with the door's ``options``."""
+    name = "".join(part.title() for part in (operation.tool or "").split("_")) + "Arguments"
+    model: type[BaseModel] = create_model(
+        name, __base__=(operation.spec_model, *options), __module__=__name__)
+    return model
 
 
 class _LetThrough(ArgModelBase):
@@ -172,6 +151,21 @@ def _form_for(question: Question, fields: tuple[str, ...]) -> type[BaseModel]:
     return create_model(f"{question.form.__name__}_{'_'.join(fields)}", **chosen)
 
 
+def _only_askable_missing(spec: ToolSpec, given: Mapping[str, Any]) -> bool:
+    """Whether ``given`` is valid but for fields the tool may ask for."""
+    try:
+        spec.arguments.model_validate(given)
+    except ValidationError as exc:
+        return all(e.get("type") == "missing" and str(e["loc"][0]) in spec.askable
+                   for e in exc.errors(include_url=False))
+    return True
+
+
+def _keyword_parameters(names: Any) -> list[inspect.Parameter]:
+    return [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
+            for n in names]
+
+
 def _resolver(spec: ToolSpec, question: Question) -> Callable[..., Any]:
     """Ask ``question`` only when its fields are missing, the rest is valid, and the client
     can show a form; otherwise answer None and let the tool body report what is missing."""
@@ -179,24 +173,16 @@ def _resolver(spec: ToolSpec, question: Question) -> Callable[..., Any]:
     def ask(**kwargs: Any) -> Any:
         ctx = kwargs.pop(_CONTEXT)
         given = _given(kwargs)
-        if question.answered(given):
+        if not question.missing(given) or not _supports_form_elicitation(ctx):
             return None
-        try:
-            spec.arguments.model_validate(given)
-        except ValidationError:
-            return None
-        if not _supports_form_elicitation(ctx):
+        if not _only_askable_missing(spec, given):
             return None
         missing = tuple(f for f in question.fields if f not in given)
         return Elicit(question.message, _form_for(question, missing))
 
-    parameters = [
-        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
-        for n in spec.arguments.model_fields
-    ]
+    parameters = _keyword_parameters(spec.arguments.model_fields)
     parameters.append(
-        inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-    )
+        inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context))
     ask.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     ask.__annotations__ = {p.name: p.annotation for p in parameters}
     ask.__qualname__ = f"{spec.name}.ask_{question.key}"
@@ -211,88 +197,91 @@ def _answer(question: Question, resolver: Callable[..., Any]) -> Any:
     return annotated[outcome[question.form], Resolve(resolver)]
 
 
-def _finite(value: Any) -> bool:
-    """Whether every number in a dumped result is finite (never inf or nan in a reply)."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return all(_finite(v) for v in value)
-    return True
-
-
 async def _off_loop(given: Mapping[str, Any], call: Callable[[_T], _R], argument: _T) -> _R:
     """``call(argument)``; with a ``config`` or a ``model`` given, in a worker thread:
     validating a spec resolves its architecture, which may read a file or fetch one from the
-    Hugging Face Hub, and the event loop must never wait on a disk or the network. (The SDK
-    already runs the synchronous resolvers that ask for missing inputs in worker threads.)"""
+    Hugging Face Hub, and the event loop must never wait on a disk or the network."""
     if not {"config", "model", "model_id"} & given.keys():
         return call(argument)
     return await anyio.to_thread.run_sync(call, argument)
 
 
+def _merge_answers(given: dict[str, Any], answers: list[Any]) -> bool:
+    """Add the user's answers to ``given``; whether any question was declined."""
+    declined = False
+    for outcome in answers:
+        if isinstance(outcome, AcceptedElicitation):
+            if outcome.data is not None:  # None: nothing was asked
+                for f in type(outcome.data).model_fields:
+                    given.setdefault(f, getattr(outcome.data, f))
+        elif outcome is not None:  # declined or cancelled
+            declined = True
+    return declined
+
+
+def _failure(spec: ToolSpec, exc: BaseException, given: Mapping[str, Any]) -> ToolError:
+    text = describe_error(exc, catalog_hint=CATALOG_HINT, skip=spec.askable)
+    if not_finite_cause(exc) is not None:
+        text += f" (arguments given: {', '.join(sorted(given))})"
+    return ToolError(text)
+
+
+async def _validate(spec: ToolSpec, given: dict[str, Any], declined: bool) -> BaseModel:
+    """The arguments, validated once; every invalid one and what is missing in one reply."""
+    missing = [(f, spec.arguments.model_fields[f].description or f)
+               for q in spec.questions for f in q.missing(given)]
+    try:
+        arguments = await _off_loop(given, spec.arguments.model_validate, given)
+    except ValidationError as exc:
+        text = describe_error(exc, catalog_hint=CATALOG_HINT, skip=spec.askable)
+        if missing:
+            text = "\n".join(filter(None, (text, missing_inputs_text(spec.name, missing,
+                                                                     declined))))
+        raise ToolError(text) from None
+    if missing:
+        raise ToolError(missing_inputs_text(spec.name, missing, declined))
+    return arguments
+
+
+async def _picture(spec: ToolSpec, arguments: BaseModel, result: BaseModel) -> ImageContent:
+    from ..prompts.plots import draw_png
+
+    assert spec.operation.picture is not None
+    data = spec.operation.picture(arguments, result)
+    png = await anyio.to_thread.run_sync(draw_png, data)
+    return ImageContent(type="image", mime_type="image/png",
+                        data=base64.b64encode(png).decode("ascii"))
+
+
 def _handler(spec: ToolSpec) -> Callable[..., Any]:
+    operation = spec.operation
+
     async def handle(**kwargs: Any) -> CallToolResult:
         kwargs.pop(_CONTEXT, None)
         answers = [kwargs.pop(q.key, None) for q in spec.questions]
         given = _given(kwargs)
-        declined = False
-        for outcome in answers:
-            if isinstance(outcome, AcceptedElicitation):
-                if outcome.data is not None:  # None: nothing was asked
-                    for f in type(outcome.data).model_fields:
-                        given.setdefault(f, getattr(outcome.data, f))
-            elif outcome is not None:  # declined or cancelled
-                declined = True
-        missing = [
-            (f, spec.arguments.model_fields[f].description or f)
-            for q in spec.questions for f in q.missing(given)
-        ]
-        try:
-            arguments = await _off_loop(given, spec.arguments.model_validate, given)
-        except ValidationError as exc:
-            # every invalid argument, and what is still missing, in one reply
-            text = describe_error(exc, catalog_hint=CATALOG_HINT)
-            if missing:
-                text += "\n" + missing_inputs_text(spec.name, missing, declined)
-            raise ToolError(text) from None
-        if missing:
-            raise ToolError(missing_inputs_text(spec.name, missing, declined))
-        try:
-            result, markdown = await _off_loop(given, spec.run, arguments)
-        except (ComputeBudgetError, ValidationError) as exc:
-            raise ToolError(describe_error(exc, catalog_hint=CATALOG_HINT)) from None
-        if not _finite(result.model_dump(mode="python")):
-            raise ToolError(
-                "the result is out of range for these arguments ("
-                + ", ".join(sorted(given)) + "): bring the extreme ones closer to real runs")
+        arguments = await _validate(spec, given, _merge_answers(given, answers))
         full = getattr(arguments, "detail", None) == "full"
+        try:
+            result = await _off_loop(given, operation.call, arguments)
+            markdown = operation.reply(result, Reply(full=full, assistant=True))
+            content: list[TextContent | ImageContent] = [TextContent(type="text",
+                                                                     text=markdown)]
+            if operation.picture is not None and getattr(arguments, "plot", None):
+                content.append(await _picture(spec, arguments, result))
+        except (ComputeBudgetError, ValidationError) as exc:
+            raise _failure(spec, exc, given) from None
         structured = result.model_dump(mode="json", exclude=None if full else spec.brief)
         if not full and spec.trim is not None:
             structured = spec.trim(structured)
-        content: list[TextContent | ImageContent] = [TextContent(type="text", text=markdown)]
-        if spec.picture is not None:
-            try:
-                png = await anyio.to_thread.run_sync(spec.picture, arguments, result)
-            except ComputeBudgetError as exc:
-                raise ToolError(describe_error(exc, catalog_hint=CATALOG_HINT)) from None
-            if png is not None:
-                content.append(ImageContent(type="image", mime_type="image/png",
-                                            data=base64.b64encode(png).decode("ascii")))
         return CallToolResult(content=content, structured_content=structured)
 
-    parameters = [
-        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
-        for n in spec.arguments.model_fields
-    ]
+    parameters = _keyword_parameters(spec.arguments.model_fields)
     for q in spec.questions:
         parameters.append(inspect.Parameter(
-            q.key, inspect.Parameter.KEYWORD_ONLY, annotation=_answer(q, _resolver(spec, q)),
-        ))
+            q.key, inspect.Parameter.KEYWORD_ONLY, annotation=_answer(q, _resolver(spec, q))))
     parameters.append(
-        inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-    )
+        inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context))
     returns = CallToolResult  # the output schema is ours (compact), set in build_tool
     handle.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
     handle.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
@@ -302,25 +291,16 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
 
 def build_tool(spec: ToolSpec) -> Tool:
     """The SDK ``Tool`` for ``spec`` (see the module docstring)."""
-    for q in spec.questions:
-        for f in q.fields:
-            if spec.arguments.model_fields[f].is_required():
-                raise ValueError(f"{spec.name}: question field {f!r} must be optional")
-    tool = Tool.from_function(
-        _handler(spec),
-        name=spec.name,
-        title=spec.title,
-        description=spec.description,
-        annotations=READ_ONLY,
-    )
+    tool = Tool.from_function(_handler(spec), name=spec.name, title=spec.operation.title,
+                              description=tool_description(spec.name), annotations=READ_ONLY)
     # Validation is ours (one message format, unknown arguments reported); the SDK lets all
     # arguments through. The SDK reads these fields live.
     anything: dict[str, Any] = {n: (Any, None) for n in spec.arguments.model_fields}
     tool.fn_metadata.arg_model = create_model(
-        f"{spec.name}_passthrough", __base__=_LetThrough, **anything
-    )
+        f"{spec.name}_passthrough", __base__=_LetThrough, **anything)
     # Published compactly (an assistant pays for every byte); validated by our own models.
-    tool.parameters = compact_input_schema(spec.arguments, spec.published, spec.undescribed)
+    tool.parameters = compact_input_schema(spec.arguments, spec.published, spec.undescribed,
+                                           optional=spec.askable)
     tool.fn_metadata.output_schema = compact_output_schema(spec.output)
     tool.fn_metadata.output_model = None
     return tool

@@ -12,7 +12,7 @@ from ..estimate_result import Feasibility, RunEstimate
 from ..hardware.catalog import PriceQuote
 from ..memory.layout import LORA_RANK_SUGGESTED
 from ..quantities import Gain, NotBool, ParamCount, Uncertainty
-from ..vocabulary import RunKind
+from ..vocabulary import FiniteResult, RunKind
 
 __all__ = [
     "DISTILL_TOKEN_FRACTION",
@@ -216,7 +216,7 @@ class AlternativesOptions(BaseModel):
     )
 
 
-class AlternativesReport(BaseModel):
+class AlternativesReport(FiniteResult):
     """The original estimate and its cheaper alternatives."""
 
     model_config = ConfigDict(frozen=True)

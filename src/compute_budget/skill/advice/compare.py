@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..errors import InputError
 from ..estimate import RunEstimate, estimate_run
 from ..quantities import Gain, Number, PositiveNumber, UsdAmount, bounded_quantity, validated
+from ..vocabulary import FiniteResult
 from .candidates import MAX_CANDIDATES, MIN_CANDIDATES, Candidate, validate_candidates
 from .decision import Decision, decision_summary
 from .findings import Cause, Verdict
@@ -168,7 +169,7 @@ class CandidateResult(BaseModel):
     decision: Decision = Field(description="Its verdict in full, as `decide` gives it.")
 
 
-class Comparison(BaseModel):
+class Comparison(FiniteResult):
     """The candidates ranked, with the best set when a pool of device-days is given."""
 
     model_config = ConfigDict(frozen=True)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..quantities import Gain, Uncertainty, UsdAmount, validated
 from ..scaling.result import ScalingFit
-from ..vocabulary import DEFAULT_RUN_KIND, RunKind, starts_from_a_model
+from ..vocabulary import DEFAULT_RUN_KIND, FiniteResult, RunKind, starts_from_a_model
 from .findings import (
     ONE_SIGMA,
     Cause,
@@ -100,7 +100,7 @@ class NextStep(BaseModel):
     numbers: dict[str, float | None] = Field(default_factory=dict)
 
 
-class Decision(BaseModel):
+class Decision(FiniteResult):
     """The verdict on a run, the findings behind it, and what to do next."""
 
     model_config = ConfigDict(frozen=True)

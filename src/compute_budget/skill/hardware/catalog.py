@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from ..errors import InputError, UnknownAcceleratorError
-from ..vocabulary import normalize_name
+from ..vocabulary import FiniteResult, normalize_name
 
 __all__ = [
     "DEFAULT_PRICE_KIND",
@@ -39,12 +39,14 @@ __all__ = [
     "Accelerator",
     "AcceleratorKey",
     "Catalog",
+    "CatalogQuery",
     "PeakTflops",
     "Precision",
     "PriceKind",
     "PriceQuote",
     "PriceUsed",
     "as_of_key",
+    "find_accelerators",
     "get_accelerator",
     "list_accelerators",
     "load_catalog",
@@ -267,7 +269,7 @@ class Accelerator(BaseModel):
         return value
 
 
-class Catalog(BaseModel):
+class Catalog(FiniteResult):
     """All accelerators the package knows, with the date the catalog was compiled."""
 
     model_config = ConfigDict(frozen=True)
@@ -329,3 +331,32 @@ AcceleratorKey = Annotated[str, AfterValidator(_catalog_key)]
 """An accelerator name, alias or key, validated against the catalog and stored as its key."""
 GPU_DESCRIPTION = "Catalog accelerator, e.g. 'h100' or 'tpu-v5p'."
 """The description of every spec's ``gpu`` field."""
+
+
+class CatalogQuery(BaseModel):
+    """Which accelerators to list: all, or those a part of a name matches."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    query: str | None = Field(
+        default=None, max_length=100,
+        description="Part of a device name, key, alias, vendor or generation (e.g. 'h100', "
+                    "'AMD', 'hopper'); omit for the whole catalog.",
+    )
+
+
+def find_accelerators(spec: CatalogQuery) -> Catalog:
+    """The catalog, or the devices whose key, name, vendor, generation or an alias contains
+    ``spec.query`` (ignoring case, spaces and punctuation)."""
+    catalog = load_catalog()
+    if not spec.query:
+        return catalog
+    wanted = normalize_name(spec.query)
+    chosen = tuple(a for a in catalog.accelerators
+                   if any(wanted in normalize_name(label)
+                          for label in (a.key, a.name, a.vendor, a.generation, *a.aliases)))
+    if not chosen:
+        raise InputError("query", spec.query,
+                         "part of a catalog device's name, key, alias, vendor or generation "
+                         "(matches none); leave it out for the whole catalog")
+    return Catalog(compiled=catalog.compiled, notes=catalog.notes, accelerators=chosen)

@@ -12,7 +12,7 @@ The arithmetic (the stage-3 compute-budget skill; Kaplan et al. 2020 for 6·N·T
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from ..quantities import DeviceCount, ParamCount, Price, TflopsPerDevice, TokenCount, validated
 from ..vocabulary import (
@@ -20,6 +20,7 @@ from ..vocabulary import (
     HOURS_PER_DAY,
     SECONDS_PER_HOUR,
     FailureBudget,
+    FiniteResult,
     Mfu,
     flops_6nd,
 )
@@ -32,7 +33,7 @@ __all__ = [
 
 
 
-class CostEstimate(BaseModel):
+class CostEstimate(FiniteResult):
     """Time and money for a given amount of compute on a given set of devices."""
 
     model_config = ConfigDict(frozen=True)

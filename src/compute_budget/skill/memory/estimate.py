@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model.shape import ModelShape
-from ..vocabulary import Recompute, Stack
+from ..vocabulary import FiniteResult, Recompute, Stack
 from .layout import LayoutChoice, search_layout
 from .lora import LoraTargets
 from .optimizers import OptimizerInfo, resolve_optimizer
@@ -47,7 +47,7 @@ class MemoryBreakdown(BaseModel):
     total: float = Field(description="weights + gradients + optimizer + activations, bytes.")
 
 
-class MemoryEstimate(BaseModel):
+class MemoryEstimate(FiniteResult):
     """Memory per device at the layout answered for, and whether it fits the named device."""
 
     model_config = ConfigDict(frozen=True)

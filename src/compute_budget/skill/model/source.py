@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from ..errors import ConfigError, InputError
+from ..vocabulary import FiniteResult
 from .architecture import Architecture, ParamBreakdown
 from .config_file import (
     MAX_CONFIG_BYTES,
@@ -55,6 +56,7 @@ __all__ = [
     "default_seq_len",
     "differs",
     "param_report",
+    "report_of",
     "set_config_policy",
     "using_config_policy",
 ]
@@ -217,7 +219,7 @@ def check_seq_len(seq_len: int, arch: Architecture | None) -> None:
                           f"at most the learned position table ({arch.max_positions} tokens)")
 
 
-class ParamReport(BaseModel):
+class ParamReport(FiniteResult):
     """Parameter counts of an architecture, by component."""
 
     model_config = ConfigDict(frozen=True)
@@ -240,6 +242,15 @@ def param_report(arch: Architecture) -> ParamReport:
         name=arch.name, source=arch.source, params=counts.total, active_params=counts.active,
         breakdown=counts, architecture=arch, defaults_used=arch.defaults_used,
     )
+
+
+def report_of(source: ModelSource) -> ParamReport:
+    """The parameter breakdown of the model ``source`` names."""
+    arch = source.architecture
+    if arch is None:
+        raise InputError("config", None,
+                         "a model: a config.json (a path or the object), a model id or a preset")
+    return param_report(arch)
 
 
 def differs(given: float | None, counted: float, tolerance: float = 0.02) -> bool:

@@ -209,7 +209,7 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
                              f"at least {first.node_step} devices: the pinned tp·pp·ep = "
                              f"{self.count_step} must divide the count")
         fields = {name: getattr(self, name) for name in self.model_fields_set
-                  if name not in PlanConstraints.model_fields}
+                  if name in RunSpec.model_fields}  # a subclass may carry more (a door's)
         fields.update(gpu=accelerators[0].key, gpu_count=first.count(0))
         try:  # the layout checks the run spec makes at a count, at the first count searched
             self._probe = RunSpec.model_validate(fields, context=self.resolved())

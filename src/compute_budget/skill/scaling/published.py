@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from ..quantities import FlopCount, ParamCount, TokenCount, validated
-from ..vocabulary import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN, flops_6nd
+from ..vocabulary import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN, FiniteResult, flops_6nd
 from .lesson import split_budget
 from .result import ScalingFit
 
@@ -163,7 +163,7 @@ class PublishedFitPrediction(BaseModel):
                     "without a baseline.")
 
 
-class PublishedPrediction(BaseModel):
+class PublishedPrediction(FiniteResult):
     """The fallback without points: what each published fit predicts, and their spread."""
 
     model_config = ConfigDict(frozen=True)
@@ -255,7 +255,7 @@ class ProposedSplit(BaseModel):
                     "chosen on purpose, to be cheaper to serve (a note, not a judgement).")
 
 
-class OptimalSplit(BaseModel):
+class OptimalSplit(FiniteResult):
     """How to split a compute budget between parameters and tokens."""
 
     model_config = ConfigDict(frozen=True)

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..vocabulary import FiniteResult
+
 __all__ = ["LEVEL_RANGE", "FitWarning", "Form", "LossCheckpoint", "NextRun", "Note", "ScalingFit",
            "WarningCode"]
 
@@ -58,7 +60,7 @@ class NextRun(BaseModel):
     candidates: list[Range] = Field(description="(compute, expected width) of each candidate.")
 
 
-class ScalingFit(BaseModel):
+class ScalingFit(FiniteResult):
     """A scaling law fitted to small runs and what it predicts at the target."""
 
     model_config = ConfigDict(frozen=True)

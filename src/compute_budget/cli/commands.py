@@ -1,0 +1,215 @@
+"""Each command's flags and how they become its spec (:mod:`.flags` has the shared groups)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .. import skill as sk
+from ..skill.errors import InputError
+from .flags import CommandFlags, Fields, flag, given, pairs, read_data_file, run_flags
+
+__all__ = ["FLAGS"]
+
+
+def _decide(p: argparse.ArgumentParser) -> None:
+    model = sk.VerdictSpec
+    run_flags(p, model)
+    for field, name, metavar in (("predicted_gain", "--gain", "G"),
+                                 ("gain_uncertainty", "--uncertainty", "S"),
+                                 ("baseline_to_beat", "--baseline", "B"),
+                                 ("metric_now", None, "M"), ("metric_expected", None, "M"),
+                                 ("usd_per_unit_gain", "--value-per-unit", "USD"),
+                                 ("budget_usd", None, "USD"), ("benefit", None, "TEXT"),
+                                 ("baseline_loss", None, "L")):
+        flag(p, model, field, name, metavar=metavar)
+    p.add_argument("--lower-is-better", action="store_true",
+                   help="The metric is a loss or a perplexity (with --metric-now and "
+                        "--metric-expected).")
+    p.add_argument("--points", metavar="FILE",
+                   help="Instead of --gain and --uncertainty: small runs (a .csv with "
+                        "compute,loss or params,tokens,loss, or .json), fitted; the gain is "
+                        "the fit's at this run over --baseline-loss, with its 1σ.")
+
+
+def _decide_fields(args: argparse.Namespace, model: Any) -> Fields:
+    fields = given(args, *(f for f in model.model_fields if f != "points"))
+    if args.lower_is_better:
+        fields["higher_is_better"] = False
+    if args.points is not None:
+        text, fmt = read_data_file(args.points, "points")
+        fields["points"] = sk.parse_points(text, fmt=fmt)  # type: ignore[arg-type]
+    return fields
+
+
+def _alternatives(p: argparse.ArgumentParser) -> None:
+    run_flags(p, sk.AlternativesSpec)
+    for field, name, metavar in (("teacher_params", None, "N"), ("predicted_gain", "--gain", "G"),
+                                 ("gain_uncertainty", "--uncertainty", "S")):
+        flag(p, sk.AlternativesSpec, field, name, metavar=metavar)
+
+
+def _memory(p: argparse.ArgumentParser) -> None:
+    model = sk.MemorySpec
+    flag(p, model, "gpu_count", "--gpus", metavar="K", note="(required)")
+    flag(p, model, "gpu", metavar="NAME")
+    flag(p, model, "params", metavar="N")
+    flag(p, model, "model_id", "--model", metavar="ORG/NAME")
+    flag(p, model, "config", metavar="PATH")
+    flag(p, model, "preset", metavar="NAME", note="(`compute-budget params --list`)")
+    for field, metavar in (("active_params", "N"), ("trainable_params", "N"), ("layers", "L"),
+                           ("hidden", "H"), ("heads", "A"), ("seq_len", "S"),
+                           ("micro_batch", "B"), ("zero", "0-3"), ("tp", "T"), ("pp", "P"),
+                           ("ep", "E"), ("optimizer", "NAME")):
+        flag(p, model, field, metavar=metavar)
+    flag(p, model, "lora_rank", metavar="R", type=int)
+    flag(p, model, "weights_bits", type=int)
+    for field in ("lora_targets", "recompute", "stack"):
+        flag(p, model, field)
+    for field in ("sp", "offload"):
+        flag(p, model, field, action="store_const", const=True)
+    flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
+         const=False, note="Give this flag for attention that stores the s×s attention scores.")
+
+
+def _params(p: argparse.ArgumentParser) -> None:
+    flag(p, sk.ModelSource, "config", metavar="PATH")
+    flag(p, sk.ModelSource, "preset", metavar="NAME")
+    flag(p, sk.ModelSource, "model_id", "--model", metavar="ORG/NAME")
+    p.add_argument("--list", dest="list_presets", action="store_true",
+                   help="list the presets and exit")
+
+
+def _split(p: argparse.ArgumentParser) -> None:
+    model = sk.BudgetTableSpec
+    for field, name, metavar in (("budget_flops", "--budget", "C"), ("budget_usd", None, "USD"),
+                                 ("ratio", None, "R"), ("flops_per_sec", None, "F"),
+                                 ("gpu_count", "--gpus", "K"), ("mfu", None, "F"),
+                                 ("usd_per_gpu_hour", "--price", "USD"),
+                                 ("failure_budget", None, "X")):
+        flag(p, model, field, name, metavar=metavar)
+    flag(p, model, "params", "--sizes", metavar="N,N,...", note="Comma-separated, e.g. 1B,7B,70B.")
+    flag(p, model, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
+    p.add_argument("--utilization", metavar="U", help="Deprecated: the old name of --mfu.")
+
+
+def _split_fields(args: argparse.Namespace, model: Any) -> Fields:
+    fields = given(args, *(f for f in model.model_fields if f != "params"))
+    if args.utilization is not None:  # the deprecated name of --mfu
+        if args.mfu is not None:
+            raise InputError("utilization", args.utilization,
+                             "not together with --mfu (--utilization is its old name)")
+        fields["mfu"] = args.utilization
+    if args.params is not None:
+        fields["params"] = [s for s in args.params.split(",") if s.strip()]
+    return fields
+
+
+def _compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE",
+                   help="A .csv (header row) or .json list of candidates: name, params, tokens, "
+                        "gpu, gpu_count, predicted_gain, gain_uncertainty, and any other run "
+                        "field of `estimate` (e.g. mfu, price, kind); quantities like 7B, 1T.")
+    for field, name, metavar in (("baseline_to_beat", "--baseline", "B"),
+                                 ("usd_per_unit_gain", "--value-per-unit", "USD"),
+                                 ("budget_usd", None, "USD"), ("pool_gpu_days", None, "DAYS"),
+                                 ("horizon_days", None, "DAYS")):
+        flag(p, sk.CompareSpec, field, name, metavar=metavar)
+
+
+def _compare_fields(args: argparse.Namespace, model: Any) -> Fields:
+    text, fmt = read_data_file(args.file, "file")
+    rows = sk.parse_candidates(text, fmt=fmt)  # type: ignore[arg-type]
+    return {"candidates": rows, **given(args, *(f for f in model.model_fields
+                                                 if f != "candidates"))}
+
+
+def _fit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--points", metavar="FILE",
+                   help="Small runs: a .csv with the columns compute,loss (or params,tokens,loss) "
+                        "or a .json list of such objects. Without it: the published Chinchilla "
+                        "fits, for language models.")
+    for field, metavar in (("target_compute", "C"), ("target_params", "N"),
+                           ("target_tokens", "D"), ("baseline_loss", "L"),
+                           ("baseline_params", "N"), ("baseline_tokens", "D"),
+                           ("level", "P")):
+        flag(p, sk.FitSpec, field, metavar=metavar)
+    flag(p, sk.FitSpec, "higher_is_better", action="store_const", const=True)
+    p.add_argument("--plot", metavar="PNG",
+                   help="Also draw the points, the fitted curve with its interval band out to "
+                        "the target, and the baseline, to this PNG file.")
+
+
+def _fit_fields(args: argparse.Namespace, model: Any) -> Fields:
+    fields = given(args, *(f for f in model.model_fields if f != "points"))
+    if args.points is not None:
+        text, fmt = read_data_file(args.points, "points")
+        fields["points"] = sk.parse_points(text, fmt=fmt)  # type: ignore[arg-type]
+    return fields
+
+
+def _optimal(p: argparse.ArgumentParser) -> None:
+    for field, metavar in (("flops", "C"), ("params", "N"), ("tokens", "D")):
+        flag(p, sk.OptimalSpec, field, metavar=metavar)
+
+
+def _plan(p: argparse.ArgumentParser) -> None:
+    model = sk.PlanSpec
+    flag(p, model, "deadline_days", metavar="D", note="(required)")
+    flag(p, model, "budget_usd", "--budget", metavar="USD")
+    flag(p, model, "gpus", "--gpu-types", metavar="A,B",
+         note="Comma-separated, e.g. h100,a100-80gb.")
+    flag(p, model, "available", metavar="A=K,...", note="E.g. h100=64,a100=128.")
+    flag(p, model, "max_gpu_count", "--max-gpus", metavar="K", type=int)
+    p.add_argument("--ignore-memory", dest="must_fit", action="store_const", const=False,
+                   help="Keep plans that do not fit in device memory (by default they are "
+                        "dropped).")
+    flag(p, model, "max_batch_tokens", metavar="T")
+    flag(p, model, "top", metavar="K", type=int)
+    for field in ("params", "model_id", "config", "preset", "active_params", "trainable_params",
+                  "lora_rank", "lora_targets", "weights_bits", "layers", "hidden", "heads",
+                  "tokens", "mfu", "achieved_tflops", "usd_per_gpu_hour", "peak_tflops",
+                  "precision", "failure_budget", "kind", "family", "mfu_convention", "seq_len",
+                  "micro_batch", "zero", "tp", "pp", "ep", "recompute", "optimizer", "stack"):
+        name = {"model_id": "--model", "usd_per_gpu_hour": "--price"}.get(field)
+        if field in ("lora_rank", "weights_bits"):
+            flag(p, model, field, name, type=int)
+        else:
+            flag(p, model, field, name)
+    for field in ("sp", "offload"):
+        flag(p, model, field, action="store_const", const=True)
+    flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
+         const=False, note="Give this flag for attention that stores the s×s attention scores.")
+    p.add_argument("--plot", metavar="PNG",
+                   help="Also draw cost against wall days per accelerator, with the deadline "
+                        "and the budget, to this PNG file.")
+
+
+def _plan_fields(args: argparse.Namespace, model: Any) -> Fields:
+    fields = given(args, *(f for f in model.model_fields if f not in ("gpus", "available")))
+    if args.gpus is not None:
+        fields["gpus"] = [g.strip() for g in args.gpus.split(",") if g.strip()]
+    if args.available is not None:
+        fields["available"] = pairs(args.available, "available")
+    return fields
+
+
+def _gpus(p: argparse.ArgumentParser) -> None:
+    flag(p, sk.CatalogQuery, "query", metavar="TEXT")
+    p.add_argument("--sources", action="store_true", help="also print every source")
+
+
+FLAGS: dict[str, CommandFlags] = {
+    "estimate": CommandFlags(run_flags),
+    "decide": CommandFlags(_decide, _decide_fields),
+    "alternatives": CommandFlags(_alternatives, json=lambda r: r.alternatives),
+    "memory": CommandFlags(_memory),
+    "params": CommandFlags(_params),
+    "split": CommandFlags(_split, _split_fields),
+    "compare": CommandFlags(_compare, _compare_fields, json=lambda r: r.candidates),
+    "fit": CommandFlags(_fit, _fit_fields),
+    "optimal": CommandFlags(_optimal),
+    "plan": CommandFlags(_plan, _plan_fields),
+    "gpus": CommandFlags(_gpus, json=lambda r: list(r.accelerators)),
+}
+"""Each command's flags (the command's operation is in :mod:`compute_budget.operations`)."""

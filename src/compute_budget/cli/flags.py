@@ -1,0 +1,162 @@
+"""The CLI's flags: for each command of the table (:mod:`compute_budget.operations`), the flags
+it takes (help and choices from the spec's own fields, so a flag and a tool argument read the
+same) and how they become the spec's fields (files read, lists split, switches turned over).
+
+A flag's ``dest`` is its field's name; a field left out of the command line is not given (the
+spec's default applies), so the spec reports every missing and bad value at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import skill as sk
+from ..skill.errors import InputError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["CommandFlags", "flag", "given", "pairs", "read_data_file", "run_flags"]
+
+Fields = dict[str, Any]
+MAX_DATA_BYTES = 1_000_000
+"""Largest data file (points, candidates) the CLI reads: what the parsers accept."""
+
+
+def given(args: argparse.Namespace, *names: str) -> Fields:
+    """The named flags that were actually given (None means: use the model's default)."""
+    return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+
+
+def _literal_choices(annotation: Any) -> list[Any] | None:
+    """The values of a ``Literal`` annotation (inside ``X | None`` or ``Annotated``)."""
+    from typing import Annotated, Literal, Union, get_args, get_origin
+
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return list(get_args(annotation))
+    if origin in (Union, Annotated) or type(annotation).__name__ == "UnionType":
+        for member in get_args(annotation):
+            found = _literal_choices(member)
+            if found:
+                return found
+    return None
+
+
+def flag(p: argparse.ArgumentParser, model: type[BaseModel], field: str,
+         name: str | None = None, *, note: str = "", **options: Any) -> None:
+    """Add ``--field`` (or ``name``) with the field's own description as its help, and the
+    field's own choices when it is a Literal."""
+    description = model.model_fields[field].description or field
+    choices = _literal_choices(model.model_fields[field].annotation)
+    if choices and "action" not in options:
+        options.setdefault("choices", choices)
+    p.add_argument(name or "--" + field.replace("_", "-"), dest=field,
+                   help=description + (f" {note}" if note else ""), **options)
+
+
+def read_data_file(path: str, field: str) -> tuple[str, str | None]:
+    """The text of the user's data file ``path`` and its format by extension (csv, json or
+    None), read like a config file (a regular UTF-8 file, checked before it is opened) of at
+    most MAX_DATA_BYTES."""
+    from ..skill.model.config_file import UnreadableFileError, read_small_text
+
+    try:
+        text = read_small_text(os.path.realpath(path), MAX_DATA_BYTES)
+    except UnreadableFileError as exc:
+        raise InputError(field, path, f"a readable .csv or .json file ({exc.reason})") from None
+    suffix = os.path.splitext(path)[1].lower()
+    return text, {".csv": "csv", ".json": "json"}.get(suffix)
+
+
+def pairs(text: str, field: str) -> dict[str, str]:
+    """``h100=64,a100=128`` → {"h100": "64", "a100": "128"}."""
+    out: dict[str, str] = {}
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        name, sep, count = item.partition("=")
+        if not sep or not name.strip() or not count.strip():
+            raise InputError(field, text, "NAME=COUNT pairs separated by commas, e.g. "
+                                          "h100=64,a100=128")
+        out[name.strip()] = count.strip()
+    return out
+
+
+def _items(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+# --- the groups of flags the commands share ----------------------------------------------
+
+def _model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    flag(p, model, "params", metavar="N")
+    flag(p, model, "model_id", "--model", metavar="ORG/NAME")
+    flag(p, model, "config", metavar="PATH")
+    flag(p, model, "preset", metavar="NAME", note="(`compute-budget params --list`)")
+    flag(p, model, "active_params", metavar="N")
+    for field, metavar in (("layers", "L"), ("hidden", "H"), ("heads", "A")):
+        flag(p, model, field, metavar=metavar)
+
+
+def _fine_tuning_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    flag(p, model, "trainable_params", metavar="N")
+    flag(p, model, "lora_rank", metavar="R", type=int)
+    flag(p, model, "lora_targets")
+    flag(p, model, "weights_bits", type=int)
+
+
+def _layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    for field, metavar in (("seq_len", "S"), ("micro_batch", "B"), ("zero", "0-3"), ("tp", "T"),
+                           ("pp", "P"), ("ep", "E")):
+        flag(p, model, field, metavar=metavar)
+    flag(p, model, "sp", action="store_const", const=True)
+    flag(p, model, "recompute")
+    flag(p, model, "offload", action="store_const", const=True)
+    flag(p, model, "optimizer", metavar="NAME")
+    flag(p, model, "stack")
+    flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
+         const=False, note="Give this flag for attention that stores the s×s attention scores.")
+
+
+def _run_option_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    flag(p, model, "tokens", metavar="T", note="(required)")
+    for field, name, metavar in (("mfu", None, "F"), ("achieved_tflops", None, "TF"),
+                                 ("usd_per_gpu_hour", "--price", "USD"),
+                                 ("peak_tflops", None, "TF"), ("failure_budget", None, "X")):
+        flag(p, model, field, name, metavar=metavar)
+    for field in ("mfu_convention", "precision", "family", "kind"):
+        flag(p, model, field)
+
+
+def run_flags(p: argparse.ArgumentParser, model: type[BaseModel] | None = None) -> None:
+    """The flags of a run: the model, its fine-tuning and layout, the devices, the options."""
+    model = model or sk.RunSpec
+    flag(p, model, "gpu", metavar="NAME", note="(required; `compute-budget gpus`)")
+    flag(p, model, "gpu_count", "--gpus", metavar="K", note="(required)")
+    _model_flags(p, model)
+    _fine_tuning_flags(p, model)
+    _run_option_flags(p, model)
+    flag(p, model, "price_kind")
+    for field, metavar in (("board_power_w", "W"), ("pue", "X"), ("grid_kg_co2_per_kwh", "KG")):
+        flag(p, model, field, metavar=metavar)
+    _layout_flags(p, model)
+
+
+@dataclass(frozen=True)
+class CommandFlags:
+    """What the CLI adds to an operation: its flags, and how they become the spec's fields."""
+
+    add: Callable[[argparse.ArgumentParser], None]
+    fields: Callable[[argparse.Namespace, type[BaseModel]], Fields] | None = None
+    """args → the spec's fields; default: the flags given under the spec's field names."""
+    json: Callable[[Any], Any] | None = None
+    """result → what ``--json`` prints; default: the result."""
+
+    def spec_fields(self, args: argparse.Namespace, model: type[BaseModel]) -> Fields:
+        if self.fields is not None:
+            return self.fields(args, model)
+        return given(args, *model.model_fields)
+

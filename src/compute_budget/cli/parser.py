@@ -1,0 +1,88 @@
+"""The CLI's argument parser: argparse reporting every bad input the same way, refusing a flag
+given twice, and naming fields by the flags the user typed."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["Parser", "UsageError", "attach_negative_values", "flag_names", "help_names_flags"]
+
+
+class UsageError(Exception):
+    """Raised instead of argparse's own exit, so every bad input is reported the same way."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, reporting every bad input the same way, and refusing a flag given twice
+    (argparse would silently keep the last value)."""
+
+    def error(self, message: str) -> Any:
+        raise UsageError(f"{self.prog}: {message}")
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.option_strings and not isinstance(
+                action, argparse._HelpAction | argparse._VersionAction):
+            action.__class__ = Parser._once(type(action))
+        return action
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._given: dict[str, Any] = {}
+        return super().parse_known_args(args, namespace)
+
+    @staticmethod
+    def _once(kind: type[argparse.Action]) -> type[argparse.Action]:
+        """``kind``, refusing a second occurrence of its flag in one command line."""
+
+        def call(self: argparse.Action, parser: argparse.ArgumentParser,
+                 namespace: argparse.Namespace, values: Any, option_string: str | None = None,
+                 ) -> None:
+            given: dict[str, Any] = getattr(parser, "_given", {})
+            if self.dest in given:
+                both = ("" if values in (None, []) else
+                        f" ({given[self.dest]!r} and {values!r})")
+                raise argparse.ArgumentError(self, f"given more than once{both}; give it once")
+            given[self.dest] = values
+            kind.__call__(self, parser, namespace, values, option_string)
+
+        return type(kind.__name__, (kind,), {"__call__": call})
+
+
+def help_names_flags(p: argparse.ArgumentParser) -> None:
+    """Help texts come from the model fields, which name other fields (``metric_now``,
+    ```recompute```); on the command line they name the flags (``--metric-now``)."""
+    flag_of = {a.dest: a.option_strings[0] for a in p._actions
+               if a.option_strings and a.dest not in ("help", "json", "detail")}
+    quoted = "|".join(map(re.escape, flag_of))
+    bare = "|".join(re.escape(dest) for dest in flag_of if "_" in dest)
+    names = re.compile(rf"`({quoted})`" + (rf"|\b({bare})\b" if bare else ""))
+    for action in p._actions:
+        if action.help:
+            action.help = names.sub(lambda m: flag_of[m[1] or m[2]], action.help)
+
+
+def flag_names(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """Field → the flag the user typed for it, for ``command``: error messages name flags."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub: argparse.ArgumentParser = subparsers.choices[command]
+    flags = {a.dest: a.option_strings[0] if a.option_strings else str(a.metavar or a.dest)
+             for a in sub._actions if a.dest not in ("help", "json", "detail")}
+    if "model_id" in flags:  # the field's name in messages is its alias, "model"
+        flags["model"] = flags["model_id"]
+    return flags
+
+
+def attach_negative_values(argv: Sequence[str]) -> list[str]:
+    """``--params -7B`` → ``--params=-7B``, so argparse does not take ``-7B`` for a flag and the
+    value reaches validation, which names the flag and says what is allowed."""
+    out: list[str] = []
+    for token in argv:
+        if (out and out[-1].startswith("--") and "=" not in out[-1]
+                and len(token) > 1 and token[0] == "-" and (token[1].isdigit() or token[1] == ".")):
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
