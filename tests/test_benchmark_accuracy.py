@@ -29,6 +29,8 @@ from benchmarks.derive_priors import (
     render as render_json,
 )
 
+pytestmark = pytest.mark.slow  # re-derives the prior from the calibration set
+
 
 @cache
 def report() -> AccuracyReport:

@@ -261,6 +261,7 @@ def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
             assert action.help, f"{name} {action.option_strings} has no help"
 
 
+@pytest.mark.external
 def test_console_script_exit_status_and_no_mcp_import() -> None:
     code = (
         "import sys; from compute_budget.cli import main; rc = main(['estimate', '--params', "
@@ -293,6 +294,7 @@ def _modules_loaded_by(*argv: str) -> set[str]:
     return {m.removeprefix("compute_budget.skill.") for m in done.stdout.split()}
 
 
+@pytest.mark.external
 def test_a_command_imports_only_what_it_needs() -> None:
     """Issue 9, fast start: building models is most of a start-up, so the top-level help
     builds none, the catalog builds only the catalog, and an estimate leaves the verdict, the

@@ -67,6 +67,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return width, height
 
 
+@pytest.mark.slow
 def test_fit_plot_writes_a_png(capsys: pytest.CaptureFixture[str], points: Path,
                                tmp_path: Path) -> None:
     picture = tmp_path / "fit.png"

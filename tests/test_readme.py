@@ -1,3 +1,4 @@
+
 """README examples are run: the first command's output and the library example's results."""
 
 import contextlib
@@ -5,6 +6,8 @@ import io
 import re
 import shlex
 from pathlib import Path
+
+import pytest
 
 from compute_budget.cli import main
 
@@ -45,6 +48,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert re.search(r'run pytest\s*$', ci.strip())
 
 
+@pytest.mark.slow
 def test_readme_accuracy_table_is_the_benchmarks() -> None:
     from benchmarks.accuracy import render, run_benchmark
 

@@ -1,3 +1,4 @@
+
 """Any input either gives a result or a ValueError naming a field: never another exception, and
 never a result with an infinity or a NaN in it (tiny, huge and boolean values included)."""
 
@@ -6,6 +7,7 @@ import sys
 from functools import cache
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 from pydantic import BaseModel
 
@@ -159,6 +161,7 @@ def test_run_specs_fail_only_with_value_errors(fields: dict[str, Any]) -> None:
     _outcome(call)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fields=bounded_runs)
 def test_runs_at_the_bounds_give_finite_results(fields: dict[str, Any]) -> None:

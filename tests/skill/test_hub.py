@@ -102,33 +102,6 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
 
 
 @pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Refuse (and record) every connection or name lookup that is not the loopback."""
-    refused: list[object] = []
-    connect = socket.socket.connect
-    getaddrinfo = socket.getaddrinfo
-
-    def local(host: object) -> bool:
-        return host in ("127.0.0.1", "localhost", "::1")
-
-    def guarded_connect(self: socket.socket, address: Any) -> None:
-        if self.family in (socket.AF_INET, socket.AF_INET6) and not local(address[0]):
-            refused.append(address)
-            raise OSError("network access in a test")
-        connect(self, address)
-
-    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if not local(host):
-            refused.append(host)
-            raise OSError("name lookup in a test")
-        return getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
-    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
-    return refused
-
-
-@pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         no_network: list[object]) -> Iterator[Hub]:
     state = Hub(repos={

@@ -166,6 +166,7 @@ def test_recovers_the_two_variable_form(seed: int) -> None:
     assert fit.predicted == pytest.approx(chinchilla(7e9, 1.4e11), rel=0.02)
 
 
+@pytest.mark.slow
 def test_interval_covers_the_true_value_at_the_stated_rate() -> None:
     # 200 synthetic data sets: 5-10 points over 3 decades, noise 1.5% of the reducible loss
     # (at the middle of the range, the same for every point), target 10-30x beyond the largest

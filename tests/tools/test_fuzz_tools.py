@@ -106,6 +106,7 @@ async def test_tiny_huge_and_boolean_values_are_refused_by_name(server: MCPServe
                     assert re.search(rf"(^|: |\n){field}[.:[]", text), (tool, field, value, text)
 
 
+@pytest.mark.slow
 async def test_the_edges_of_the_bounds_give_finite_replies(server: MCPServer) -> None:
     async with Client(server) as client:
         for tool, fields in NUMERIC.items():
@@ -133,6 +134,7 @@ def _calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@pytest.mark.slow
 @given(call=_calls())
 def test_numbers_over_mcp_never_crash_nor_turn_infinite(
     server: MCPServer, call: tuple[str, dict[str, Any]]

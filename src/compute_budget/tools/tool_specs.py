@@ -111,7 +111,7 @@ MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
                                 "layout": {"tried", "slowdown"}}
 """The memory result without the shape, the optimizer's texts and the search's working."""
 ESTIMATE_BRIEF: dict[str, Any] = {
-    "param_breakdown": True, "flops_breakdown": True, "flop_counts": True,
+    "param_breakdown": True, "flops_breakdown": True,
     "peak_source": True, "price": {"reference"}, "config_notes": True,
     "mfu_used": {"prior": {"runs", "source", "basis", "trend"}},
     "memory": MEMORY_BRIEF,
