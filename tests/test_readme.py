@@ -43,9 +43,12 @@ def test_library_example_prints_what_readme_says() -> None:
     assert out.getvalue().strip().splitlines() == expected
 
 
-def test_ci_runs_the_readme_test_command() -> None:
+def test_ci_runs_the_readme_test_commands() -> None:
+    """CI runs the README's test command as it stands, then the slow and external tests."""
     ci = (Path(__file__).parent.parent / ".ci" / "run").read_text(encoding="utf-8")
-    assert re.search(r'run pytest\s*$', ci.strip())
+    assert re.search(r'^"\$\{UV\[@\]\}" run pytest$', ci, flags=re.MULTILINE)
+    assert '"${UV[@]}" run pytest -m "slow or external"' in ci
+    assert "uv run pytest\n" in README and 'uv run pytest -m "slow or external"' in README
 
 
 @pytest.mark.slow
