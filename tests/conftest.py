@@ -58,15 +58,21 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
     assert refused == [], f"a test tried to reach the network: {refused}"
 
 
-@pytest.fixture
-def cli() -> Callable[..., tuple[int, str, str]]:
+Cli = Callable[..., tuple[int, str, str]]
+"""What the ``cli`` fixture gives: the command line run in-process."""
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
     """``compute-budget argv`` in-process: (exit status, stdout, stderr)."""
     from compute_budget.cli import main
 
-    def run(*argv: str) -> tuple[int, str, str]:
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-        return code, out.getvalue(), err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
 
-    return run
+
+@pytest.fixture
+def cli() -> Cli:
+    """:func:`run_cli`, as a fixture."""
+    return run_cli

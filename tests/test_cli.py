@@ -8,26 +8,21 @@ from pathlib import Path
 import pytest
 
 from compute_budget.cli import build_parser, main
+from tests.conftest import Cli
 
 RUN = ["--params", "7B", "--tokens", "100B", "--gpu", "a100", "--gpus", "8"]
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_estimate_markdown(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "estimate", *RUN, "--mfu", "0.4", "--price", "1.50")
+def test_estimate_markdown(cli: Cli) -> None:
+    code, out, err = cli("estimate", *RUN, "--mfu", "0.4", "--price", "1.50")
     assert code == 0 and err == ""
     assert "4.20 × 10²¹ FLOPs" in out
     assert "48.7 days" in out
     assert "$14,022" in out
 
 
-def test_estimate_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "estimate", *RUN, "--mfu", "0.4", "--price", "$1.50", "--json")
+def test_estimate_json_contract(cli: Cli) -> None:
+    code, out, _ = cli("estimate", *RUN, "--mfu", "0.4", "--price", "$1.50", "--json")
     assert code == 0
     data = json.loads(out)
     for key in ("flops", "mfu", "wall_hours", "wall_days", "gpu_hours", "dollar_cost",
@@ -39,8 +34,8 @@ def test_estimate_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["gpu_hours_range"][0] <= data["gpu_hours"] <= data["gpu_hours_range"][1]
 
 
-def test_estimate_moe_and_precision_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "estimate", "--params", "47B", "--active-params", "13B",
+def test_estimate_moe_and_precision_flags(cli: Cli) -> None:
+    code, out, _ = cli("estimate", "--params", "47B", "--active-params", "13B",
                        "--tokens", "1T", "--gpu", "h100", "--gpus", "64", "--precision", "fp8",
                        "--json")
     data = json.loads(out)
@@ -50,16 +45,16 @@ def test_estimate_moe_and_precision_flags(capsys: pytest.CaptureFixture[str]) ->
     assert data["flops"] == pytest.approx(6 * 13e9 * 1e12)
 
 
-def test_unknown_price_is_null_in_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "estimate", "--params", "1B", "--tokens", "20B", "--gpu",
+def test_unknown_price_is_null_in_json(cli: Cli) -> None:
+    code, out, _ = cli("estimate", "--params", "1B", "--tokens", "20B", "--gpu",
                        "tpu-v3", "--gpus", "16", "--json")
     data = json.loads(out)
     assert code == 0
     assert data["dollar_cost"] is None and data["dollar_cost_range"] is None
 
 
-def test_memory_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "memory", "--params", "7B", "--gpus", "8", "--gpu", "a100",
+def test_memory_json_contract(cli: Cli) -> None:
+    code, out, _ = cli("memory", "--params", "7B", "--gpus", "8", "--gpu", "a100",
                        "--zero", "3", "--json")
     data = json.loads(out)
     assert code == 0
@@ -68,39 +63,39 @@ def test_memory_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["fits"] is True
 
 
-def test_memory_without_gpu_has_no_fit_answer(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "memory", "--params", "7B", "--gpus", "8", "--tp", "2", "--pp",
+def test_memory_without_gpu_has_no_fit_answer(cli: Cli) -> None:
+    code, out, _ = cli("memory", "--params", "7B", "--gpus", "8", "--tp", "2", "--pp",
                        "2", "--optimizer", "adam8bit", "--recompute", "full", "--json")
     assert code == 0
     assert json.loads(out)["fits"] is None
 
 
-def test_decide_json_has_verdict(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "decide", *RUN, "--gain", "0.3", "--uncertainty", "0.2",
+def test_decide_json_has_verdict(cli: Cli) -> None:
+    code, out, _ = cli("decide", *RUN, "--gain", "0.3", "--uncertainty", "0.2",
                        "--baseline", "1", "--json")
     assert code == 0
     assert json.loads(out)["verdict"] == "no-go"
 
 
-def test_decide_markdown_go(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "decide", *RUN, "--gain", "2", "--uncertainty", "0.5",
+def test_decide_markdown_go(cli: Cli) -> None:
+    code, out, _ = cli("decide", *RUN, "--gain", "2", "--uncertainty", "0.5",
                        "--baseline", "1", "--benefit", "a deployment", "--budget-usd", "50k")
     assert code == 0
     assert "Verdict: **GO**" in out
     assert "a deployment" in out
 
 
-def test_decide_accepts_negative_gain(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "decide", *RUN, "--gain", "-0.5", "--uncertainty", "0.1",
+def test_decide_accepts_negative_gain(cli: Cli) -> None:
+    code, out, _ = cli("decide", *RUN, "--gain", "-0.5", "--uncertainty", "0.1",
                        "--baseline", "0", "--json")
     assert code == 0
     assert json.loads(out)["verdict"] == "no-go"
 
 
 def test_alternatives_json_is_a_list_with_kind_and_cost(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    code, out, _ = run(capsys, "alternatives", *RUN, "--teacher-params", "70B", "--json")
+    code, out, _ = cli("alternatives", *RUN, "--teacher-params", "70B", "--json")
     data = json.loads(out)
     assert code == 0
     assert isinstance(data, list) and data
@@ -110,29 +105,29 @@ def test_alternatives_json_is_a_list_with_kind_and_cost(
         item["kind"] for item in data}
 
 
-def test_split_markdown_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "split", "--budget", "6.03e14")
+def test_split_markdown_and_json(cli: Cli) -> None:
+    code, out, _ = cli("split", "--budget", "6.03e14")
     assert code == 0 and "tokens per parameter" in out
-    code, out, _ = run(capsys, "split", "--budget", "1e21", "--sizes", "1B,7B", "--json")
+    code, out, _ = cli("split", "--budget", "1e21", "--sizes", "1B,7B", "--json")
     data = json.loads(out)
     assert [r["params"] for r in data["rows"]] == [1e9, 7e9]
 
 
-def test_gpus_json_names_are_accepted_by_gpu(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "gpus", "--json")
+def test_gpus_json_names_are_accepted_by_gpu(cli: Cli) -> None:
+    code, out, _ = cli("gpus", "--json")
     data = json.loads(out)
     assert code == 0
     assert len(data) >= 20
     for acc in data:
         assert {"name", "peak_tflops", "memory_gib", "default_price"} <= set(acc)
     usable = [a["name"] for a in data if a["peak_tflops"]["bf16"] and a["default_price"]]
-    code, out, err = run(capsys, "estimate", "--params", "1B", "--tokens", "1B", "--gpu",
+    code, out, err = cli("estimate", "--params", "1B", "--tokens", "1B", "--gpu",
                          usable[0], "--gpus", "1")
     assert code == 0, err
 
 
-def test_gpus_markdown_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "gpus", "--sources")
+def test_gpus_markdown_with_sources(cli: Cli) -> None:
+    code, out, _ = cli("gpus", "--sources")
     assert code == 0
     assert "`h100-sxm`" in out and "**Sources**" in out
 
@@ -181,33 +176,33 @@ def test_gpus_markdown_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
     ],
 )
 def test_bad_input_exits_2_naming_the_flag(
-    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+    cli: Cli, argv: list[str], flag: str
 ) -> None:
-    code, out, err = run(capsys, *argv)
+    code, out, err = cli(*argv)
     assert code == 2
     assert out == ""
     assert err.startswith(f"error: {flag}: "), err
     assert "Traceback" not in err
 
 
-def test_missing_required_flag_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "estimate", "--params", "7B")
+def test_missing_required_flag_exits_2(cli: Cli) -> None:
+    code, _, err = cli("estimate", "--params", "7B")
     assert code == 2
     assert "--tokens" in err and "required" in err
 
 
-def test_bad_choice_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "estimate", *RUN, "--precision", "int4")
+def test_bad_choice_exits_2(cli: Cli) -> None:
+    code, _, err = cli("estimate", *RUN, "--precision", "int4")
     assert code == 2 and "--precision" in err
     for flag, value in (("--stack", "deepspeed"), ("--weights-bits", "3"),
                         ("--lora-targets", "mlp")):
-        code, _, err = run(capsys, "memory", "--params", "7B", "--gpus", "8", flag, value)
+        code, _, err = cli("memory", "--params", "7B", "--gpus", "8", flag, value)
         assert code == 2 and flag in err
 
 
-def test_memory_searches_the_layout_and_reports_it(capsys: pytest.CaptureFixture[str]) -> None:
+def test_memory_searches_the_layout_and_reports_it(cli: Cli) -> None:
     # issue 7: "can I full fine-tune a 70B on 8 A100s, and with LoRA r16?" in two commands
-    code, out, _ = run(capsys, "memory", "--preset", "llama-2-70b", "--gpu", "a100-80gb",
+    code, out, _ = cli("memory", "--preset", "llama-2-70b", "--gpu", "a100-80gb",
                        "--gpus", "8", "--lora-rank", "16", "--json")
     assert code == 0
     data = json.loads(out)
@@ -216,7 +211,7 @@ def test_memory_searches_the_layout_and_reports_it(capsys: pytest.CaptureFixture
                 "min_gpu_count", "stack"):
         assert key in data
     assert data["layout"]["chosen_by"] == "search"
-    code, out, _ = run(capsys, "memory", "--preset", "llama-2-70b", "--gpu", "a100-80gb",
+    code, out, _ = cli("memory", "--preset", "llama-2-70b", "--gpu", "a100-80gb",
                        "--gpus", "8", "--stack", "megatron", "--weights-bits", "4",
                        "--lora-rank", "16", "--lora-targets", "attention")
     assert code == 0 and out.splitlines()[2].startswith("**Fits**")
@@ -224,8 +219,8 @@ def test_memory_searches_the_layout_and_reports_it(capsys: pytest.CaptureFixture
 
 
 def test_estimate_carries_the_memory_check_with_the_memory_keys(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "estimate", "--preset", "llama-3-8b", "--tokens", "10B", "--gpu",
+        cli: Cli) -> None:
+    code, out, _ = cli("estimate", "--preset", "llama-3-8b", "--tokens", "10B", "--gpu",
                        "h100", "--gpus", "16", "--seq-len", "16384", "--offload", "--ep", "1",
                        "--json")
     assert code == 0
@@ -234,12 +229,12 @@ def test_estimate_carries_the_memory_check_with_the_memory_keys(
     assert "offload" in memory["layout"]["pinned"]
 
 
-def test_a_run_that_cannot_run_says_so_first(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "estimate", "--params", "7T", "--tokens", "1T", "--gpu",
+def test_a_run_that_cannot_run_says_so_first(cli: Cli) -> None:
+    code, out, _ = cli("estimate", "--params", "7T", "--tokens", "1T", "--gpu",
                        "rtx-4090", "--gpus", "1")
     assert code == 0
     assert out.startswith("**This run cannot run on 1 × RTX 4090")
-    code, out, _ = run(capsys, "decide", "--params", "70B", "--tokens", "15T", "--gpu", "h100",
+    code, out, _ = cli("decide", "--params", "70B", "--tokens", "15T", "--gpu", "h100",
                        "--gpus", "8", "--gain", "1", "--uncertainty", "0.1", "--baseline", "0",
                        "--json")
     data = json.loads(out)
@@ -315,9 +310,9 @@ CONFIGS = "tests/fixtures/configs"
 
 
 def test_params_subcommand_json_has_params_and_active_params(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    code, out, _ = run(capsys, "params", "--config", f"{CONFIGS}/mixtral-8x7b-v0.1.json",
+    code, out, _ = cli("params", "--config", f"{CONFIGS}/mixtral-8x7b-v0.1.json",
                        "--json")
     data = json.loads(out)
     assert code == 0
@@ -327,17 +322,17 @@ def test_params_subcommand_json_has_params_and_active_params(
     assert data["breakdown"]["routed_experts"] > 0
 
 
-def test_params_markdown_and_preset_list(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "params", "--preset", "gpt2")
+def test_params_markdown_and_preset_list(cli: Cli) -> None:
+    code, out, _ = cli("params", "--preset", "gpt2")
     assert code == 0
     assert "124,439,808 parameters" in out  # GPT-2 124M, GPT2LMHeadModel.num_parameters()
     assert "(tied to the embedding)" in out
-    code, out, _ = run(capsys, "params", "--list")
+    code, out, _ = cli("params", "--list")
     assert code == 0 and "`llama-3-8b`" in out and "`mixtral-8x7b`" in out
 
 
-def test_estimate_from_config_with_layout_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "estimate", "--config", f"{CONFIGS}/meta-llama-3-8b.json",
+def test_estimate_from_config_with_layout_flags(cli: Cli) -> None:
+    code, out, _ = cli("estimate", "--config", f"{CONFIGS}/meta-llama-3-8b.json",
                        "--tokens", "15T", "--gpu", "h100", "--gpus", "64", "--seq-len", "8192",
                        "--recompute", "selective", "--tp", "2", "--pp", "2", "--sp",
                        "--micro-batch", "2", "--json")
@@ -352,9 +347,9 @@ def test_estimate_from_config_with_layout_flags(capsys: pytest.CaptureFixture[st
     assert (memory["tp"], memory["pp"], memory["sp"], memory["micro_batch"]) == (2, 2, True, 2)
 
 
-def test_estimate_with_achieved_tflops(capsys: pytest.CaptureFixture[str]) -> None:
+def test_estimate_with_achieved_tflops(cli: Cli) -> None:
     # Narayanan et al. 2021: 175B on 300B tokens, 1024 A100 at 140 TFLOP/s, full recompute.
-    code, out, _ = run(capsys, "estimate", "--preset", "gpt3-175b", "--tokens", "300B",
+    code, out, _ = cli("estimate", "--preset", "gpt3-175b", "--tokens", "300B",
                        "--gpu", "a100", "--gpus", "1024", "--achieved-tflops", "140",
                        "--recompute", "full", "--seq-len", "2048")
     assert code == 0
@@ -362,8 +357,8 @@ def test_estimate_with_achieved_tflops(capsys: pytest.CaptureFixture[str]) -> No
     assert "(33.8 days)" in out  # the paper: about 34 days
 
 
-def test_memory_from_preset(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "memory", "--preset", "llama-3-8b", "--gpus", "8", "--gpu",
+def test_memory_from_preset(cli: Cli) -> None:
+    code, out, _ = cli("memory", "--preset", "llama-3-8b", "--gpus", "8", "--gpu",
                        "h100", "--zero", "3", "--json")
     data = json.loads(out)
     assert code == 0
@@ -395,40 +390,40 @@ def test_memory_from_preset(capsys: pytest.CaptureFixture[str]) -> None:
     ],
 )
 def test_bad_architecture_flags_exit_2(
-    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+    cli: Cli, argv: list[str], flag: str
 ) -> None:
-    code, out, err = run(capsys, *argv)
+    code, out, err = cli(*argv)
     assert code == 2 and out == ""
     assert err.startswith(f"error: {flag}: "), err
 
 
 def test_contradictory_config_exits_2_naming_the_config_field(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    cli: Cli, tmp_path: Path
 ) -> None:
     config = json.loads(Path(f"{CONFIGS}/meta-llama-3-8b.json").read_text())
     config["num_key_value_heads"] = 5  # does not divide 32 heads
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
-    code, _, err = run(capsys, "params", "--config", str(path))
+    code, _, err = cli("params", "--config", str(path))
     assert code == 2
     assert err.startswith("error: num_key_value_heads: not a divisor of heads (value not shown)")
 
 
-def test_error_messages_use_the_flags_of_the_command(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "split", "--budget", "1e21", "--sizes", "1B,0")
+def test_error_messages_use_the_flags_of_the_command(cli: Cli) -> None:
+    code, _, err = cli("split", "--budget", "1e21", "--sizes", "1B,0")
     assert code == 2 and err.startswith("error: --sizes[1]: ")
-    code, _, err = run(capsys, "split", "--budget", "1e21", "--budget-usd", "5")
+    code, _, err = cli("split", "--budget", "1e21", "--budget-usd", "5")
     assert code == 2 and "exactly one of --budget or --budget-usd" in err
-    code, _, err = run(capsys, "estimate", "--params", "7B", "--tokens", "1B", "--gpu", "a10g",
+    code, _, err = cli("estimate", "--params", "7B", "--tokens", "1B", "--gpu", "a10g",
                        "--gpus", "1")
     assert code == 2 and "give --peak-tflops" in err
 
 
-def test_config_given_inline_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_given_inline_as_json(cli: Cli) -> None:
     config = Path(f"{CONFIGS}/gpt2.json").read_text()
-    code, out, _ = run(capsys, "params", "--config", config, "--json")
+    code, out, _ = cli("params", "--config", config, "--json")
     assert code == 0 and json.loads(out)["params"] == 124_439_808
-    code, _, err = run(capsys, "params", "--config", "{not json")
+    code, _, err = cli("params", "--config", "{not json")
     assert code == 2 and err.startswith("error: --config: ") and "valid JSON" in err
 
 
@@ -445,10 +440,10 @@ def test_help_names_flags_not_tool_arguments(capsys: pytest.CaptureFixture[str])
         assert said in text and unsaid not in text, name
 
 
-def test_gpus_json_prices_say_their_kind(capsys: pytest.CaptureFixture[str]) -> None:
+def test_gpus_json_prices_say_their_kind(cli: Cli) -> None:
     """Issue 11's contract: every price has a kind (on-demand, reserved, spot) with its price,
     date, source and the offer's description; the default is on-demand."""
-    code, out, _ = run(capsys, "gpus", "--json")
+    code, out, _ = cli("gpus", "--json")
     assert code == 0
     devices = json.loads(out)
     assert len(devices) >= 38
@@ -464,10 +459,10 @@ def test_gpus_json_prices_say_their_kind(capsys: pytest.CaptureFixture[str]) -> 
             "rtx-5090", "trainium2"} <= keys
 
 
-def test_estimate_by_price_kind_names_it(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "estimate", "--preset", "qwen2.5-7b", "--tokens", "100B",
+def test_estimate_by_price_kind_names_it(cli: Cli) -> None:
+    code, out, _ = cli("estimate", "--preset", "qwen2.5-7b", "--tokens", "100B",
                        "--gpu", "tpu-v5p", "--gpus", "16", "--price-kind", "reserved")
     assert code == 0 and "- Price: $2.94/GPU-h, reserved, 2025" in out
-    code, _, err = run(capsys, "estimate", "--params", "7B", "--tokens", "100B", "--gpu",
+    code, _, err = cli("estimate", "--params", "7B", "--tokens", "100B", "--gpu",
                        "h100", "--gpus", "8", "--price-kind", "spot")
     assert code == 2 and err.startswith("error: --price-kind: 'spot' is not allowed")

@@ -6,19 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from compute_budget.cli import main
+from tests.conftest import Cli
 
 CSV = """name,params,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty
 bigger-model,13B,260B,h100,64,2.0,0.8
 more-data,7B,500B,h100,64,1.5,0.4
 distill,3B,300B,a100,32,0.8,0.3
 """
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -28,9 +22,9 @@ def table(tmp_path: Path) -> Path:
     return path
 
 
-def test_json_is_the_ranked_list_of_candidates(capsys: pytest.CaptureFixture[str],
+def test_json_is_the_ranked_list_of_candidates(cli: Cli,
                                                table: Path) -> None:
-    code, out, err = run(capsys, "compare", str(table), "--json")
+    code, out, err = cli("compare", str(table), "--json")
     assert code == 0 and err == ""
     rows = json.loads(out)
     assert [r["name"] for r in rows] == ["bigger-model", "distill", "more-data"]
@@ -43,20 +37,20 @@ def test_json_is_the_ranked_list_of_candidates(capsys: pytest.CaptureFixture[str
 
 
 def test_the_same_candidates_as_json_give_the_same_ranking(
-        capsys: pytest.CaptureFixture[str], table: Path, tmp_path: Path) -> None:
+        cli: Cli, table: Path, tmp_path: Path) -> None:
     lines = CSV.strip().splitlines()
     header = lines[0].split(",")
     items = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
     path = tmp_path / "candidates.json"
     path.write_text(json.dumps(items))
-    _, from_json, _ = run(capsys, "compare", str(path), "--json")
-    _, from_csv, _ = run(capsys, "compare", str(table), "--json")
+    _, from_json, _ = cli("compare", str(path), "--json")
+    _, from_csv, _ = cli("compare", str(table), "--json")
     assert json.loads(from_json) == json.loads(from_csv)
 
 
-def test_markdown_with_a_pool_names_the_best_set(capsys: pytest.CaptureFixture[str],
+def test_markdown_with_a_pool_names_the_best_set(cli: Cli,
                                                  table: Path) -> None:
-    code, out, _ = run(capsys, "compare", str(table), "--pool-gpu-days", "2000",
+    code, out, _ = cli("compare", str(table), "--pool-gpu-days", "2000",
                        "--horizon-days", "30")
     assert code == 0
     assert out.startswith("### 3 candidate runs, ranked by gain per dollar")
@@ -65,37 +59,37 @@ def test_markdown_with_a_pool_names_the_best_set(capsys: pytest.CaptureFixture[s
     assert "Running **more-data** displaces bigger-model" in out
 
 
-def test_a_bad_cell_names_its_row_and_column(capsys: pytest.CaptureFixture[str],
+def test_a_bad_cell_names_its_row_and_column(cli: Cli,
                                              tmp_path: Path) -> None:
     path = tmp_path / "c.csv"
     path.write_text(CSV.replace("7B,500B", "-7B,500B"))
-    code, out, err = run(capsys, "compare", str(path))
+    code, out, err = cli("compare", str(path))
     assert (code, out) == (2, "")
     assert err.startswith("error: candidates[1].params: ")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")
-def test_a_fifo_or_a_missing_file_is_refused_at_once(capsys: pytest.CaptureFixture[str],
+def test_a_fifo_or_a_missing_file_is_refused_at_once(cli: Cli,
                                                      tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.csv"
     os.mkfifo(fifo)
-    code, _, err = run(capsys, "compare", str(fifo))
+    code, _, err = cli("compare", str(fifo))
     assert code == 2 and "not a regular file" in err and err.startswith("error: FILE: ")
-    code, _, err = run(capsys, "compare", str(tmp_path / "missing.csv"))
+    code, _, err = cli("compare", str(tmp_path / "missing.csv"))
     assert code == 2 and err.startswith("error: FILE: ")
 
 
-def test_with_a_baseline_the_ranking_is_by_net_gain(capsys: pytest.CaptureFixture[str],
+def test_with_a_baseline_the_ranking_is_by_net_gain(cli: Cli,
                                                     tmp_path: Path) -> None:
     """A cheap run whose gain (0.3) is below the baseline (0.5) has the best gross gain per
     dollar but a negative net one: it ranks last, as its no-go verdict says."""
     path = tmp_path / "c.csv"
     path.write_text("name,params,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty\n"
                     "cheap-small,1B,20B,h100,8,0.3,0.1\nbig,13B,260B,h100,64,2.0,0.5\n")
-    _, out, _ = run(capsys, "compare", str(path), "--json")
+    _, out, _ = cli("compare", str(path), "--json")
     gross = {r["name"]: r["gain_per_dollar"] for r in json.loads(out)}
     assert gross["cheap-small"] > gross["big"]
-    _, out, _ = run(capsys, "compare", str(path), "--baseline", "0.5", "--json")
+    _, out, _ = cli("compare", str(path), "--baseline", "0.5", "--json")
     rows = json.loads(out)
     assert [r["name"] for r in rows] == ["big", "cheap-small"]
     assert rows[1]["net_gain_per_dollar"] < 0 and rows[1]["verdict"] == "no-go"

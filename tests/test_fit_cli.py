@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from inline_snapshot import snapshot
 
-from compute_budget.cli import main
 from compute_budget.prompts.plots import fit_picture_data
 from compute_budget.skill import ScalingPoint, fit_scaling_law
+from tests.conftest import Cli
 
 # A clean saturating curve L = 2.245 + 960.9·C^-0.1693 read off at seven computes (rounded to
 # the third decimal, as a training log would report them).
@@ -25,12 +25,6 @@ POINTS = """compute,loss
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture
 def points(tmp_path: Path) -> Path:
     path = tmp_path / "points.csv"
@@ -38,8 +32,8 @@ def points(tmp_path: Path) -> Path:
     return path
 
 
-def test_fit_json_contract(capsys: pytest.CaptureFixture[str], points: Path) -> None:
-    code, out, err = run(capsys, "fit", "--points", str(points), "--target-compute", "1e22",
+def test_fit_json_contract(cli: Cli, points: Path) -> None:
+    code, out, err = cli("fit", "--points", str(points), "--target-compute", "1e22",
                          "--baseline-loss", "2.6", "--json")
     assert code == 0 and err == ""
     data = json.loads(out)
@@ -50,9 +44,9 @@ def test_fit_json_contract(capsys: pytest.CaptureFixture[str], points: Path) -> 
     assert 2.3 < data["predicted"] < 2.5  # the curve above at 1e22 is 2.43
 
 
-def test_fit_markdown_names_the_gain_and_the_loss_check(capsys: pytest.CaptureFixture[str],
+def test_fit_markdown_names_the_gain_and_the_loss_check(cli: Cli,
                                                         points: Path) -> None:
-    code, out, _ = run(capsys, "fit", "--points", str(points), "--target-compute", "1e23",
+    code, out, _ = cli("fit", "--points", str(points), "--target-compute", "1e23",
                        "--baseline-loss", "2.6")
     assert code == 0
     assert out.startswith("### Scaling fit: loss = E + a·C^−b on 7 small runs")
@@ -68,10 +62,10 @@ def _png_size(data: bytes) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_fit_plot_writes_a_png(capsys: pytest.CaptureFixture[str], points: Path,
+def test_fit_plot_writes_a_png(cli: Cli, points: Path,
                                tmp_path: Path) -> None:
     picture = tmp_path / "fit.png"
-    code, _, _ = run(capsys, "fit", "--points", str(points), "--target-compute", "1e22",
+    code, _, _ = cli("fit", "--points", str(points), "--target-compute", "1e22",
                      "--baseline-loss", "2.6", "--plot", str(picture))
     assert code == 0
     data = picture.read_bytes()
@@ -98,13 +92,13 @@ def test_fit_plot_data_snapshot() -> None:
 
 
 def test_fit_without_points_is_the_labelled_published_fallback(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "fit", "--target-params", "70B", "--target-tokens", "1.4T",
+        cli: Cli) -> None:
+    code, out, _ = cli("fit", "--target-params", "70B", "--target-tokens", "1.4T",
                        "--baseline-params", "7B", "--baseline-tokens", "140B")
     assert code == 0
     assert "A fallback for language models only" in out
     assert "not a statistical interval" in out
-    code, out, _ = run(capsys, "fit", "--target-params", "70B", "--target-tokens", "1.4T",
+    code, out, _ = cli("fit", "--target-params", "70B", "--target-tokens", "1.4T",
                        "--json")
     # Hoffmann et al. 2022's fit at Chinchilla's own size: 1.69 + 406.4/N^0.34 + 410.7/D^0.28
     loss = 1.69 + 406.4 / 70e9 ** 0.34 + 410.7 / 1.4e12 ** 0.28
@@ -118,30 +112,30 @@ def test_fit_without_points_is_the_labelled_published_fallback(
     ("compute,loss\n-1e17,3.5\n1e18,3.1\n1e19,2.8\n1e20,2.6\n", "error: --points[0].compute: "),
     ("compute,loss\n1e17,nan\n1e18,3.1\n1e19,2.8\n1e20,2.6\n", "error: --points[0].loss: "),
 ])
-def test_bad_points_exit_2_naming_the_field(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+def test_bad_points_exit_2_naming_the_field(cli: Cli, tmp_path: Path,
                                             rows: str, says: str) -> None:
     path = tmp_path / "p.csv"
     path.write_text(rows)
-    code, out, err = run(capsys, "fit", "--points", str(path), "--target-compute", "1e22")
+    code, out, err = cli("fit", "--points", str(path), "--target-compute", "1e22")
     assert (code, out) == (2, "")
     assert err.startswith(says), err
 
 
-def test_optimal_json_contract_and_placement(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = run(capsys, "optimal", "--flops", "5.76e23", "--json")
+def test_optimal_json_contract_and_placement(cli: Cli) -> None:
+    _, out, _ = cli("optimal", "--flops", "5.76e23", "--json")
     data = json.loads(out)
     # 20 tokens per parameter: N = sqrt(C / 120) = 69.3B, D = 1.39T (Hoffmann et al. 2022 trained
     # Chinchilla, 70B on 1.4T tokens, with this compute)
     assert data["params"] == pytest.approx((5.76e23 / 120) ** 0.5)
     assert data["tokens"] == pytest.approx(20 * data["params"])
-    _, out, _ = run(capsys, "optimal", "--params", "7B", "--tokens", "100B")
+    _, out, _ = cli("optimal", "--params", "7B", "--tokens", "100B")
     assert "is 14.3 tokens per parameter" in out and "under-trained for its size" in out
 
 
-def test_decide_takes_the_gain_from_points(capsys: pytest.CaptureFixture[str],
+def test_decide_takes_the_gain_from_points(cli: Cli,
                                            points: Path) -> None:
     run_flags = ["--params", "1B", "--tokens", "20B", "--gpu", "h100", "--gpus", "8"]
-    code, out, _ = run(capsys, "decide", *run_flags, "--points", str(points),
+    code, out, _ = cli("decide", *run_flags, "--points", str(points),
                        "--baseline-loss", "2.7", "--json")
     assert code == 0
     decision = json.loads(out)
@@ -154,34 +148,34 @@ def test_decide_takes_the_gain_from_points(capsys: pytest.CaptureFixture[str],
     assert decision["gain_fit"]["points_used"] == 7
     loss = [k for k in decision["kill_criteria"] if k["metric"] == "loss_by_day"]
     assert len(loss) == 1 and loss[0]["threshold"] == pytest.approx(fit.kill_loss.interval[1])
-    code, _, err = run(capsys, "decide", *run_flags, "--points", str(points),
+    code, _, err = cli("decide", *run_flags, "--points", str(points),
                        "--baseline-loss", "2.7", "--gain", "1")
     assert code == 2 and err.startswith("error: --gain: ")
-    code, _, err = run(capsys, "decide", *run_flags, "--points", str(points))
+    code, _, err = cli("decide", *run_flags, "--points", str(points))
     assert code == 2 and err.startswith("error: --baseline-loss: ")
 
 
-def test_estimate_energy_from_board_power_pue_and_grid(capsys: pytest.CaptureFixture[str]) -> None:
+def test_estimate_energy_from_board_power_pue_and_grid(cli: Cli) -> None:
     flags = ["estimate", "--params", "7B", "--tokens", "100B", "--gpu", "h100", "--gpus", "8",
              "--mfu", "0.4", "--json"]
-    _, out, _ = run(capsys, *flags, "--pue", "1.2", "--grid-kg-co2-per-kwh", "0.4")
+    _, out, _ = cli(*flags, "--pue", "1.2", "--grid-kg-co2-per-kwh", "0.4")
     e = json.loads(out)
     # 8 devices × 0.700 kW (H100 SXM, NVIDIA's "up to 700 W") × wall hours × PUE 1.2
     kwh = 8 * 0.7 * e["wall_hours"] * 1.2
     assert e["energy"]["kwh"] == pytest.approx(kwh)
     assert e["energy"]["co2_kg"] == pytest.approx(kwh * 0.4)
     assert e["energy"]["pue"]["origin"] == "user"
-    _, out, _ = run(capsys, *flags[:-1], "--board-power-w", "500")
+    _, out, _ = cli(*flags[:-1], "--board-power-w", "500")
     assert "500 W per device (given by you" in out
-    _, out, _ = run(capsys, "estimate", "--params", "7B", "--tokens", "100B", "--gpu",
+    _, out, _ = cli("estimate", "--params", "7B", "--tokens", "100B", "--gpu",
                     "tpu-v5e", "--gpus", "8", "--json")
     assert json.loads(out)["energy"]["kwh"] is None  # no sourced board power: unknown, not 0
 
 
-def test_plan_json_contract_matches_estimate(capsys: pytest.CaptureFixture[str],
+def test_plan_json_contract_matches_estimate(cli: Cli,
                                              tmp_path: Path) -> None:
     picture = tmp_path / "plan.png"
-    code, out, err = run(capsys, "plan", "--params", "7B", "--tokens", "300B",
+    code, out, err = cli("plan", "--params", "7B", "--tokens", "300B",
                          "--deadline-days", "20", "--gpu-types", "h100,a100,mi300x",
                          "--json", "--plot", str(picture))
     assert code == 0 and err == ""
@@ -190,7 +184,7 @@ def test_plan_json_contract_matches_estimate(capsys: pytest.CaptureFixture[str],
     costs = [p["dollar_cost"] for p in plans]
     assert costs == sorted(costs) and all(p["wall_days"] <= 20 for p in plans)
     first = plans[0]
-    code, out, _ = run(capsys, "estimate", "--params", "7B", "--tokens", "300B", "--gpu",
+    code, out, _ = cli("estimate", "--params", "7B", "--tokens", "300B", "--gpu",
                        first["gpu"], "--gpus", str(first["gpu_count"]), "--json")
     estimate = json.loads(out)
     assert estimate["wall_days"] == pytest.approx(first["wall_days"])
@@ -198,8 +192,8 @@ def test_plan_json_contract_matches_estimate(capsys: pytest.CaptureFixture[str],
     assert _png_size(picture.read_bytes()) == (825, 506)
 
 
-def test_plan_says_which_constraint_binds(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "plan", "--params", "70B", "--tokens", "2T",
+def test_plan_says_which_constraint_binds(cli: Cli) -> None:
+    code, out, _ = cli("plan", "--params", "70B", "--tokens", "2T",
                        "--deadline-days", "20", "--budget", "$500k", "--gpu-types", "h100")
     assert code == 0
     assert "**No plan meets every constraint.**" in out
@@ -241,9 +235,9 @@ def test_plan_plot_data_is_the_frontier_that_fits() -> None:
      "error: --plot: a picture needs a fit of your small runs"),
 ])
 def test_bad_planning_input_exits_2_naming_the_flag(
-        capsys: pytest.CaptureFixture[str], points: Path, argv: list[str], says: str) -> None:
+        cli: Cli, points: Path, argv: list[str], says: str) -> None:
     argv = [str(points) if a == "POINTS" else a for a in argv]
-    code, out, err = run(capsys, *argv)
+    code, out, err = cli(*argv)
     assert (code, out) == (2, "")
     assert err.startswith(says), err
 
@@ -254,16 +248,16 @@ def test_bad_planning_input_exits_2_naming_the_flag(
     ("params,tokens,loss\n1,1,3.5\n1e8,1e9,3.1\n1e9,1e10,2.8\n1e10,1e11,2.6\n",
      "error: --points[0]"),  # 6·N·D = 6 FLOPs: below the smallest compute
 ])
-def test_more_bad_points(capsys: pytest.CaptureFixture[str], tmp_path: Path, rows: str,
+def test_more_bad_points(cli: Cli, tmp_path: Path, rows: str,
                          says: str) -> None:
     path = tmp_path / "p.csv"
     path.write_text(rows)
-    code, out, err = run(capsys, "fit", "--points", str(path), "--target-compute", "1e22")
+    code, out, err = cli("fit", "--points", str(path), "--target-compute", "1e22")
     assert (code, out) == (2, "")
     assert err.startswith(says), err
 
 
-def test_plan_refuses_a_type_named_twice_in_available(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "plan", "--params", "7B", "--tokens", "1T", "--deadline-days",
+def test_plan_refuses_a_type_named_twice_in_available(cli: Cli) -> None:
+    code, _, err = cli("plan", "--params", "7B", "--tokens", "1T", "--deadline-days",
                        "30", "--available", "h100=64,h100-sxm=8")
     assert code == 2 and err.startswith("error: --available"), err

@@ -6,8 +6,6 @@ overflow; a reply never carries ``inf`` or ``nan``; a flag given twice is an err
 here are shared with the fuzz tests (tests/skill/test_fuzz.py, tests/tools/test_fuzz_tools.py).
 """
 
-import contextlib
-import io
 import json
 import math
 import re
@@ -18,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel, ValidationError
 
-from compute_budget.cli import build_parser, main
+from compute_budget.cli import build_parser
 from compute_budget.cli.parser import flag_names
 from compute_budget.prompts.render import (
     fmt_bytes,
@@ -39,6 +37,7 @@ from compute_budget.skill import (
     RunSpec,
     describe_error,
 )
+from tests.conftest import run_cli
 
 # --- shared helpers ---------------------------------------------------------------------------
 
@@ -83,14 +82,6 @@ def non_finite(value: Any, path: str = "") -> list[str]:
     if isinstance(value, float) and not math.isfinite(value):
         return [path]
     return []
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    """``compute-budget argv`` in-process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def assert_clean_reply(code: int, out: str, err: str, flags: set[str]) -> None:

@@ -6,24 +6,18 @@ import json
 import pytest
 from inline_snapshot import snapshot
 
-from compute_budget.cli import main
+from tests.conftest import Cli
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def split_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
-    code, out, err = run(capsys, "split", *argv, "--json")
+def split_json(cli: Cli, *argv: str) -> dict[str, object]:
+    code, out, err = cli("split", *argv, "--json")
     assert code == 0, err
     data: dict[str, object] = json.loads(out)
     return data
 
 
-def test_json_rows_have_days_dollars_and_ranges(capsys: pytest.CaptureFixture[str]) -> None:
-    data = split_json(capsys, "--budget-usd", "50000", "--gpu", "h100")
+def test_json_rows_have_days_dollars_and_ranges(cli: Cli) -> None:
+    data = split_json(cli, "--budget-usd", "50000", "--gpu", "h100")
     for key in ("rows", "ratio_split", "safe_split", "budget_flops", "gpu_count", "mfu",
                 "mfu_used", "usd_per_gpu_hour", "failure_budget"):
         assert key in data
@@ -48,8 +42,8 @@ def test_json_rows_have_days_dollars_and_ranges(capsys: pytest.CaptureFixture[st
     assert costs == sorted(costs, reverse=True) and costs[0] > 50_000
 
 
-def test_reply_for_a_dollar_budget(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "split", "--budget-usd", "50000", "--gpu", "h100",
+def test_reply_for_a_dollar_budget(cli: Cli) -> None:
+    code, out, _ = cli("split", "--budget-usd", "50000", "--gpu", "h100",
                        "--sizes", "1B,7B")
     assert code == 0
     assert out == snapshot("""\
@@ -78,8 +72,8 @@ A bigger model sees fewer tokens for the same budget. About 20 tokens per parame
 """)
 
 
-def test_reply_for_a_flop_budget_on_a_priced_gpu(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "split", "--budget", "1e22", "--gpu", "h100", "--gpus", "64",
+def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
+    code, out, _ = cli("split", "--budget", "1e22", "--gpu", "h100", "--gpus", "64",
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $2.49 × 1.5 = $26,213.
@@ -88,17 +82,17 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(capsys: pytest.CaptureFixture[s
 
 
 @pytest.mark.parametrize("money", ["400000", "4e5", "$400k", "400,000"])
-def test_money_forms(capsys: pytest.CaptureFixture[str], money: str) -> None:
-    data = split_json(capsys, "--budget-usd", money, "--gpu", "h100", "--price", "$2.49")
+def test_money_forms(cli: Cli, money: str) -> None:
+    data = split_json(cli, "--budget-usd", money, "--gpu", "h100", "--price", "$2.49")
     assert data["budget_usd"] == 400_000
     assert data["ratio_split"]["dollar_cost_with_failures"] == pytest.approx(400_000)
 
 
-def test_utilization_is_the_old_name_of_mfu(capsys: pytest.CaptureFixture[str]) -> None:
-    code, old, err = run(capsys, "split", "--budget", "6e14", "--flops-per-sec", "1e12",
+def test_utilization_is_the_old_name_of_mfu(cli: Cli) -> None:
+    code, old, err = cli("split", "--budget", "6e14", "--flops-per-sec", "1e12",
                          "--utilization", "0.5", "--json")
     assert code == 0 and "deprecated" in err
-    new = split_json(capsys, "--budget", "6e14", "--flops-per-sec", "1e12", "--mfu", "0.5")
+    new = split_json(cli, "--budget", "6e14", "--flops-per-sec", "1e12", "--mfu", "0.5")
     assert json.loads(old) == new
     assert new["ratio_split"]["seconds"] == pytest.approx(1200)  # 6e14 / (1e12 × 0.5)
 
@@ -123,18 +117,18 @@ def test_utilization_is_the_old_name_of_mfu(capsys: pytest.CaptureFixture[str]) 
     ],
 )
 def test_bad_input_names_the_flag_and_exits_2(
-    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+    cli: Cli, argv: list[str], flag: str
 ) -> None:
-    code, out, err = run(capsys, "split", *argv)
+    code, out, err = cli("split", *argv)
     assert code == 2 and out == ""
     assert err.splitlines()[-1].startswith(f"error: {flag}: "), err
 
 
 def test_a_split_longer_than_a_plan_asks_for_more_devices(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
     # $400k buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on 64 70 days.
-    _, out, _ = run(capsys, "split", "--budget-usd", "$400k", "--gpu", "h100")
+    _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100")
     assert "558 days" in out and "1.5 years, longer than any plan survives" in out
-    _, out, _ = run(capsys, "split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64")
+    _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64")
     assert "69.7 days" in out and "longer than any plan" not in out

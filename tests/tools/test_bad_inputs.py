@@ -4,16 +4,15 @@ over MCP, flags on the command line)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from typing import Any
 
 import pytest
 from mcp import Client
 
-from compute_budget.cli import build_parser, main
+from compute_budget.cli import build_parser
 from compute_budget.cli.parser import flag_names
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -110,13 +109,6 @@ def _cli_fields(command: str, err: str) -> set[str]:
     return named
 
 
-def _cli(command: str, argv: list[str]) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([command, *argv])
-    return code, err.getvalue()
-
-
 @pytest.mark.parametrize(("tool", "command", "arguments", "argv", "fields"), TABLE,
                          ids=[f"{row[1]}-{'-'.join(sorted(row[4]))}" for row in TABLE])
 async def test_both_doors_name_every_bad_argument_at_once(
@@ -126,7 +118,7 @@ async def test_both_doors_name_every_bad_argument_at_once(
     text = result.content[0].text  # type: ignore[union-attr]
     assert result.is_error and "Traceback" not in text
     assert _mcp_fields(text) == fields, text
-    code, err = _cli(command, argv)
+    code, _, err = run_cli(command, *argv)
     assert code == 2 and "Traceback" not in err
     assert _cli_fields(command, err) == fields, err
 
