@@ -95,7 +95,8 @@ if TYPE_CHECKING:
         MemorySpec as MemorySpec,
         estimate_memory as estimate_memory,
     )
-    from .memory.layout import LayoutChoice as LayoutChoice, Remedy as Remedy, Slowdown as Slowdown
+    from .memory.layout import LayoutChoice as LayoutChoice, Slowdown as Slowdown
+    from .memory.remedies import Remedy as Remedy
     from .memory.spec import ModelAndLayout as ModelAndLayout
     from .model.architecture import (
         Architecture as Architecture,
@@ -198,7 +199,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "hardware.energy": ("EnergyEstimate", "energy_of"),
     "hardware.mfu": ("MfuPrior", "ModelFamily", "mfu_prior"),
     "memory.estimate": ("MemoryEstimate", "MemorySpec", "estimate_memory"),
-    "memory.layout": ("LayoutChoice", "Remedy", "Slowdown"),
+    "memory.layout": ("LayoutChoice", "Slowdown"),
+    "memory.remedies": ("Remedy",),
     "memory.spec": ("ModelAndLayout",),
     "model.architecture": ("Architecture", "LatentAttention", "ParamBreakdown"),
     "model.config_file": ("load_config",),

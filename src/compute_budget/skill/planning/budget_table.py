@@ -5,27 +5,16 @@ D = C / (6·N), and the tokens per parameter D / N. Every row costs the same; th
 trade-off between size and data. The ratio row splits C so that D = ratio·N (20 tokens per
 parameter is compute-optimal in Hoffmann et al. 2022, for their data and setup).
 
-Time and money come from :func:`~..hardware.cost.cost_from_flops`, the one place that
-formula lives: on a named accelerator (``gpu_count`` devices, 8 by default) at the MFU prior of
-:mod:`.mfu` (or the user's MFU), with the catalog price, and with the MFU band as the range,
-as in :func:`~compute_budget.skill.estimate.estimate_run`. A dollar budget becomes FLOPs by
-inverting that formula at the central MFU, after the failure budget is set aside (dollars are
-proportional to FLOPs, so C = budget / dollars-per-FLOP)::
-
-    C        = budget_usd / cost_from_flops(1 FLOP, MFU central).dollar_cost_with_failures
-    C_safe   = budget_usd / cost_from_flops(1 FLOP, MFU low).dollar_cost_with_failures
-
-The ratio split of C is the best size if the run reaches the median MFU; at the slow end of the
-band it costs budget × central / low. The safe split is the ratio split of C_safe: it stays
-within the budget even at the slow end.
+Time and money come from the run estimate's cost formula on a named accelerator or at a given
+FLOP/s (:mod:`.budget_pricing`, which also turns a dollar budget into C FLOPs at the central MFU
+and C_safe at the slow end of the MFU band, after the failure budget is set aside). The ratio
+split of C is the best size if the run reaches the median MFU; at the slow end of the band it
+costs budget × central / low. The safe split is the ratio split of C_safe: it stays within the
+budget even at the slow end.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -33,10 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..errors import InputError
 from ..estimate import MAX_PLAN_DAYS
 from ..estimate_result import MfuUsed
-from ..hardware.catalog import Precision, PriceUsed, get_accelerator, load_catalog
-from ..hardware.cost import CostEstimate, cost_from_flops
-from ..hardware.mfu import MfuPrior, mfu_prior
-from ..memory.estimate import MemorySpec, estimate_memory
+from ..hardware.catalog import Accelerator, Precision, PriceUsed, get_accelerator, load_catalog
+from ..hardware.mfu import mfu_prior
 from ..quantities import (
     FlopCount,
     FlopRate,
@@ -48,6 +35,7 @@ from ..quantities import (
 )
 from ..scaling.lesson import split_budget, tokens_for_budget
 from ..vocabulary import COMPUTE_OPTIMAL_RATIO, DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
+from .budget_pricing import Machine, Range, default_sizes, flops_for_usd, row_columns
 
 __all__ = [
     "DEFAULT_GPU_COUNT",
@@ -58,7 +46,6 @@ __all__ = [
 ]
 
 RateBasis = Literal["none", "your_rate", "gpu_with_prior", "gpu_with_your_mfu"]
-Range = tuple[float, float]
 
 DEFAULT_GPU_COUNT = 8
 """Devices when a GPU type is given without a count: one 8-device server (HGX/DGX nodes and
@@ -264,57 +251,6 @@ class BudgetTable(BaseModel):
     )
 
 
-@dataclass(frozen=True)
-class _Machine:
-    """What a FLOP costs in time and money: devices × peak at an MFU, and a price."""
-
-    gpus: int
-    peak_tflops: float
-    mfu: float
-    band: Range | None
-    usd_per_gpu_hour: float | None
-    failure_budget: float
-    gpu: str | None = None
-    prior_at: Callable[[float], MfuPrior] | None = None
-    """With the MFU prior: the prior for a model of N active parameters (MFU follows size)."""
-
-    def at(self, params: float) -> _Machine:
-        """This machine for a model of ``params`` parameters: the prior's size term applied,
-        as ``estimate_run`` applies it; unchanged with a given MFU or rate."""
-        if self.prior_at is None:
-            return self
-        prior = self.prior_at(params)
-        return dataclasses.replace(self, mfu=prior.central, band=(prior.low, prior.high))
-
-    def cost(self, flops: float, mfu: float) -> CostEstimate:
-        return cost_from_flops(flops, self.gpus, self.peak_tflops, mfu, self.usd_per_gpu_hour,
-                               self.failure_budget)
-
-    def flops_for_usd(self, usd: float, mfu: float) -> float:
-        # Dollars are proportional to FLOPs: the FLOPs that cost `usd` with failures at `mfu`.
-        per_flop = self.cost(1.0, mfu).dollar_cost_with_failures
-        if per_flop is None:  # BudgetTableSpec guarantees a price for a dollar budget
-            raise InputError("usd_per_gpu_hour", None, "a price, to turn budget_usd into FLOPs")
-        return usd / per_flop
-
-
-def _flops_for_usd(usd: float, ratio: float, machine: _Machine, *, slow: bool) -> float:
-    """The FLOPs a dollar budget buys at the MFU of the model it buys (central, or the slow
-    end of the band): the prior follows the model's size, which follows the FLOPs, so the two
-    are settled together (a few rounds: MFU moves as N^0.07)."""
-    at = machine
-    flops = 0.0
-    for _ in range(8):
-        mfu = at.band[0] if slow and at.band is not None else at.mfu
-        flops = at.flops_for_usd(usd, mfu)
-        at = machine.at(split_budget(flops, ratio)[0])
-    return flops
-
-
-def _range(fast: float | None, slow: float | None) -> Range | None:
-    return None if fast is None or slow is None else (min(fast, slow), max(fast, slow))
-
-
 _NO_DEVICE: dict[str, Any] = dict.fromkeys((
     "accelerator", "gpu_count", "gpu_count_source", "precision", "peak_tflops_per_gpu",
     "peak_source", "catalog_compiled", "mfu_used", "usd_per_gpu_hour", "price",
@@ -322,104 +258,81 @@ _NO_DEVICE: dict[str, Any] = dict.fromkeys((
 """The accelerator fields of a split without an accelerator."""
 
 
-def _row(flops: float, n: float, machine: _Machine | None) -> BudgetTableRow:
+def _row(flops: float, n: float, machine: Machine | None) -> BudgetTableRow:
     d = tokens_for_budget(flops, n)
-    point = fast = slow = None
-    if machine is not None:
-        machine = machine.at(n)
-        point = machine.cost(flops, machine.mfu)
-        if machine.band is not None:
-            slow = machine.cost(flops, machine.band[0])
-            fast = machine.cost(flops, machine.band[1])
-    on_devices = machine is not None and machine.band is not None
+    return BudgetTableRow(params=n, tokens=d, tokens_per_param=d / n, flops=flops,
+                          **row_columns(flops, n, machine))
 
-    def spread(field: str) -> Range | None:
-        if fast is None or slow is None:
-            return None
-        return _range(getattr(fast, field), getattr(slow, field))
 
-    fits = min_count = slowdown = offload = None
-    if machine is not None and machine.gpu is not None:
-        memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
-        fits, min_count = memory.fits, memory.min_gpu_count
-        if fits:
-            slowdown, offload = memory.layout.slowdown.total, memory.offload
-    return BudgetTableRow(
-        fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown, fit_needs_offload=offload,
-        params=n, tokens=d, tokens_per_param=d / n, flops=flops,
-        seconds=None if point is None else point.wall_seconds,
-        hours=None if point is None else point.wall_hours,
-        wall_days=None if point is None else point.wall_days,
-        wall_days_range=spread("wall_days"),
-        gpu_hours=point.gpu_hours if point is not None and on_devices else None,
-        dollar_cost=point.dollar_cost if point is not None else None,
-        dollar_cost_range=spread("dollar_cost"),
-        dollar_cost_with_failures=point.dollar_cost_with_failures if point is not None else None,
-        dollar_cost_with_failures_range=spread("dollar_cost_with_failures"),
+def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
+                    ) -> tuple[Machine, RateBasis, dict[str, Any]]:
+    """The machine of ``gpu_count`` devices of ``acc``, the rate basis and the header fields."""
+    precision = acc.default_precision
+    peak = acc.peak(precision)
+    prior = mfu_prior("dense", acc, precision)
+    rate_basis: RateBasis
+    if spec.mfu is not None:
+        # A given MFU caps the fast end and widens the slow end if below the prior
+        # (as in estimate_run).
+        mfu, rate_basis = spec.mfu, "gpu_with_your_mfu"
+        band = (min(prior.low, spec.mfu), spec.mfu)
+    else:
+        mfu, rate_basis = prior.central, "gpu_with_prior"
+        band = (prior.low, prior.high)
+    chosen = acc.price(spec.usd_per_gpu_hour)
+    price = chosen.usd_per_gpu_hour
+    used = MfuUsed(origin="user" if spec.mfu is not None else "prior", range=band,
+                   prior=prior, family="dense", family_inferred=True,
+                   convention="6n" if spec.mfu is not None else None, given=spec.mfu,
+                   achieved_tflops=None, recompute_divided=False)
+    gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
+    machine = Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key,
+                      prior_at=None if spec.mfu is not None else (
+                          lambda n: mfu_prior("dense", acc, precision, params=n)))
+    hardware = dict(
+        accelerator=acc.name, gpu_count=gpus,
+        gpu_count_source="user" if spec.gpu_count is not None else "default",
+        precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
+        catalog_compiled=load_catalog().compiled, mfu_used=used,
+        usd_per_gpu_hour=price, price=chosen,
+        failure_budget=spec.failure_budget,
     )
+    return machine, rate_basis, hardware
 
 
-def _default_sizes(c: float) -> list[float]:
-    # Four decades: two below the size where D = N, one above (the lesson's 1e5 … 1e8 for 6e14).
-    middle = math.floor(math.log10(math.sqrt(c / 6)))
-    return [10.0**k for k in range(middle - 2, middle + 2)]
+def _machine(spec: BudgetTableSpec) -> tuple[Machine | None, RateBasis, dict[str, Any]]:
+    """The machine the budget is spent on (None without a rate), the rate basis and the
+    header's accelerator fields."""
+    if spec.gpu is not None:
+        return _on_accelerator(spec, get_accelerator(spec.gpu))
+    if spec.flops_per_sec is not None:
+        # The machine's FLOP/s as one device of that peak, so the same formula gives the time.
+        mfu = spec.mfu if spec.mfu is not None else 1.0
+        return (Machine(1, spec.flops_per_sec / 1e12, mfu, None, None, spec.failure_budget),
+                "your_rate", {})
+    return None, "none", {}
+
+
+def _budget(spec: BudgetTableSpec, machine: Machine | None
+            ) -> tuple[float, BudgetTableRow | None]:
+    """The budget C in FLOPs and, for a dollar budget, the safe split."""
+    if spec.budget_usd is not None and machine is not None and machine.band is not None:
+        c = flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=False)
+        c_safe = flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=True)
+        return c, _row(c_safe, split_budget(c_safe, spec.ratio)[0], machine)
+    if spec.budget_flops is not None:
+        return spec.budget_flops, None
+    # BudgetTableSpec guarantees one budget, and a device and price for a dollar budget
+    raise InputError("budget_usd", spec.budget_usd, "a price and a device to convert it")
 
 
 def budget_table(spec: BudgetTableSpec) -> BudgetTable:
     """Rows of N with D = C/(6N), tokens per parameter, time and money, plus the ratio split
     and, for a dollar budget, the split that stays within it at the slow end of the MFU band."""
-    hardware: dict[str, Any] = {}
-    machine: _Machine | None = None
-    rate_basis: RateBasis = "none"
-    if spec.gpu is not None:
-        acc = get_accelerator(spec.gpu)
-        precision = acc.default_precision
-        peak = acc.peak(precision)
-        prior = mfu_prior("dense", acc, precision)
-        if spec.mfu is not None:
-            # A given MFU caps the fast end and widens the slow end if below the prior
-            # (as in estimate_run).
-            mfu, rate_basis = spec.mfu, "gpu_with_your_mfu"
-            band = (min(prior.low, spec.mfu), spec.mfu)
-        else:
-            mfu, rate_basis = prior.central, "gpu_with_prior"
-            band = (prior.low, prior.high)
-        chosen = acc.price(spec.usd_per_gpu_hour)
-        price = chosen.usd_per_gpu_hour
-        used = MfuUsed(origin="user" if spec.mfu is not None else "prior", range=band,
-                       prior=prior, family="dense", family_inferred=True,
-                       convention="6n" if spec.mfu is not None else None, given=spec.mfu,
-                       achieved_tflops=None, recompute_divided=False)
-        gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
-        machine = _Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key,
-                           prior_at=None if spec.mfu is not None else (
-                               lambda n: mfu_prior("dense", acc, precision, params=n)))
-        hardware = dict(
-            accelerator=acc.name, gpu_count=gpus,
-            gpu_count_source="user" if spec.gpu_count is not None else "default",
-            precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
-            catalog_compiled=load_catalog().compiled, mfu_used=used,
-            usd_per_gpu_hour=price, price=chosen,
-            failure_budget=spec.failure_budget,
-        )
-    elif spec.flops_per_sec is not None:
-        # The machine's FLOP/s as one device of that peak, so the same formula gives the time.
-        mfu = spec.mfu if spec.mfu is not None else 1.0
-        machine = _Machine(1, spec.flops_per_sec / 1e12, mfu, None, None, spec.failure_budget)
-        rate_basis = "your_rate"
-
-    safe_split = None
-    if spec.budget_usd is not None and machine is not None and machine.band is not None:
-        c = _flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=False)
-        c_safe = _flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=True)
-        safe_split = _row(c_safe, split_budget(c_safe, spec.ratio)[0], machine)
-    elif spec.budget_flops is not None:
-        c = spec.budget_flops
-    else:  # BudgetTableSpec guarantees one budget, and a device and price for a dollar budget
-        raise InputError("budget_usd", spec.budget_usd, "a price and a device to convert it")
-
+    machine, rate_basis, hardware = _machine(spec)
+    c, safe_split = _budget(spec, machine)
     n_opt, _ = split_budget(c, spec.ratio)
-    sizes = spec.params or _default_sizes(c)
+    sizes = spec.params or default_sizes(c)
     if machine is not None:
         machine = machine.at(n_opt)  # the header's MFU: the ratio split's
         hardware |= {"mfu_range": machine.band} if machine.band is not None else {}

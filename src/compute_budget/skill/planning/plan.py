@@ -308,31 +308,29 @@ def _bindings(spec: PlanSpec, results: list[TypeResult], search: TypeSearch) -> 
     return out
 
 
-def plan_run(spec: PlanSpec) -> PlanReport:
-    """The cheapest plans that meet the deadline and the budget, the fastest, the frontier of
-    each type and, when nothing is feasible, what binds (module docstring)."""
-    search = TypeSearch(spec)
-    max_batch, basis = spec.batch_cap
-    results = [search.one_type(acc, spec.cap(acc.key)) for acc in spec.accelerators]
-    feasible = [r for r in results if r.best is not None]
+def _best(r: TypeResult) -> RunEstimate:
+    return r.points[r.best or 0]
 
+
+def _quickest(r: TypeResult) -> RunEstimate:
+    return r.points[r.fastest or 0]
+
+
+def _winners(feasible: list[TypeResult]) -> tuple[TypeResult | None, TypeResult | None,
+                                                    dict[tuple[str, int], list[Win]]]:
+    """The type of the cheapest plan (among those priced) and of the fastest, and what each
+    (type, count) wins: its type's cheapest or fastest count, and the overall ones."""
     wins: dict[tuple[str, int], list[Win]] = {}
 
     def win(r: TypeResult, n: int, code: Win) -> None:
         wins.setdefault((r.acc.key, n), []).append(code)
 
-    def best(r: TypeResult) -> RunEstimate:
-        return r.points[r.best or 0]
-
-    def quickest(r: TypeResult) -> RunEstimate:
-        return r.points[r.fastest or 0]
-
-    priced = [r for r in feasible if best(r).dollar_cost_with_failures is not None]
-    cheapest = (pick(priced, lambda r: _cost(best(r)),
-                      lambda r: (best(r).gpu_count, best(r).wall_days, r.acc.key))
+    priced = [r for r in feasible if _best(r).dollar_cost_with_failures is not None]
+    cheapest = (pick(priced, lambda r: _cost(_best(r)),
+                     lambda r: (_best(r).gpu_count, _best(r).wall_days, r.acc.key))
                 if priced else None)
-    fastest = (pick(feasible, lambda r: quickest(r).wall_days,
-                     lambda r: (_cost(quickest(r)), quickest(r).gpu_count, r.acc.key))
+    fastest = (pick(feasible, lambda r: _quickest(r).wall_days,
+                    lambda r: (_cost(_quickest(r)), _quickest(r).gpu_count, r.acc.key))
                if feasible else None)
     for r in feasible:
         assert r.best is not None and r.fastest is not None
@@ -342,14 +340,25 @@ def plan_run(spec: PlanSpec) -> PlanReport:
             win(r, r.fastest, "fastest")
         win(r, r.best, "cheapest_on_type")
         win(r, r.fastest, "fastest_on_type")
+    return cheapest, fastest, wins
+
+
+def plan_run(spec: PlanSpec) -> PlanReport:
+    """The cheapest plans that meet the deadline and the budget, the fastest, the frontier of
+    each type and, when nothing is feasible, what binds (module docstring)."""
+    search = TypeSearch(spec)
+    max_batch, basis = spec.batch_cap
+    results = [search.one_type(acc, spec.cap(acc.key)) for acc in spec.accelerators]
+    feasible = [r for r in results if r.best is not None]
+    cheapest, fastest, wins = _winners(feasible)
 
     def plan_of(r: TypeResult, n: int) -> Plan:
         return _plan(r.points[n], wins[(r.acc.key, n)], spec)
 
     by_cost = sorted(feasible, key=lambda r: (
-        r is not cheapest, _cost(best(r)), best(r).wall_days, best(r).gpu_count, r.acc.key))
+        r is not cheapest, _cost(_best(r)), _best(r).wall_days, _best(r).gpu_count, r.acc.key))
     by_time = sorted(feasible, key=lambda r: (
-        r is not fastest, quickest(r).wall_days, _cost(quickest(r)), quickest(r).gpu_count,
+        r is not fastest, _quickest(r).wall_days, _cost(_quickest(r)), _quickest(r).gpu_count,
         r.acc.key))
     return PlanReport(
         feasible=bool(feasible),

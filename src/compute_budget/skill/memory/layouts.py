@@ -1,0 +1,137 @@
+"""The layouts a training step may take, and which of them fit: shared by the layout search
+(:mod:`.layout`) and what would fit when nothing does (:mod:`.remedies`).
+
+For every knob the user left unset (:class:`Pins` holds those set), the layouts take each value
+the search tries: ZeRO 0 to 3, each recomputation, tensor-parallel degrees of 1, 2, 4 and 8 that
+divide the device count, pipeline degrees that split the layers evenly (tried only once tensor
+parallelism is at its largest degree), and optimizer offload (only with ZeRO ≥ 1). With a 4- or
+8-bit frozen base (bitsandbytes) tensor parallelism is not tried at all. Tensor parallelism
+stays within a node of 8 devices and divides the attention and key-value heads; sequence
+parallelism goes with it unless the user turned it off (it splits the activations the
+tensor-parallel ranks would otherwise share, at no extra communication; Korthikanti et al.
+2022). The micro-batch is 1 unless given. Memory only falls as ZeRO, recomputation, tensor
+parallelism and offload rise, so when the most frugal layout does not fit, nothing does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS, RECOMPUTE_ORDER, Recompute
+from .spec import ModelAndLayout, ResolvedModel
+from .states import Layout, Setup, device_bytes
+
+__all__ = [
+    "TP_DEGREES",
+    "Pins",
+    "all_layouts",
+    "any_fits",
+    "layout_fits",
+    "most_frugal",
+    "pins_of",
+]
+
+TP_DEGREES = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class Pins:
+    """The knobs the user set (None: open)."""
+
+    zero: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    sp: bool | None = None
+    ep: int | None = None
+    recompute: Recompute | None = None
+    micro_batch: int | None = None
+    offload: bool | None = None
+
+
+def pins_of(spec: ModelAndLayout) -> Pins:
+    """The knobs ``spec`` sets."""
+    return Pins(**{k: getattr(spec, k) for k in LAYOUT_KNOBS})
+
+
+def _divisible_tp(model: ResolvedModel, gpu_count: int, pp: int) -> list[int]:
+    shape = model.shape
+    if model.weights_bits < 16:
+        return [1]  # quantized frozen weights are not split across tensor-parallel ranks
+    # a guessed shape's head count is no constraint: the real model's heads are unknown
+    return [t for t in TP_DEGREES if t <= GPUS_PER_NODE and gpu_count % (t * pp) == 0
+            and (shape.guessed or (shape.heads % t == 0 and shape.kv_heads % t == 0))]
+
+
+def _pp_degrees(model: ResolvedModel, gpu_count: int, tp: int) -> list[int]:
+    """Pipeline degrees that split the layers evenly (powers of 2 for a guessed shape)."""
+    layers = model.shape.layers
+    most = min(layers, gpu_count // tp)
+    if model.shape.guessed:
+        candidates = [2**k for k in range(1, most.bit_length())]
+    else:
+        candidates = [p for p in range(2, most + 1) if layers % p == 0]
+    return [p for p in candidates if p <= most and (gpu_count // tp) % p == 0]
+
+
+def _candidates(pins: Pins, model: ResolvedModel, gpu_count: int) -> dict[str, list[object]]:
+    """The values each knob may take: the user's, or those the search tries."""
+    tps = [pins.tp] if pins.tp is not None else _divisible_tp(model, gpu_count, pins.pp or 1)
+    top_tp = max(tps or [1])
+    return {
+        "zero": [pins.zero] if pins.zero is not None else [0, 1, 2, 3],
+        "recompute": [pins.recompute] if pins.recompute is not None else list(RECOMPUTE_ORDER),
+        "tp": list(tps),
+        "pp": [pins.pp] if pins.pp is not None else [1, *_pp_degrees(model, gpu_count, top_tp)],
+        "offload": [pins.offload] if pins.offload is not None else [False, True],
+    }
+
+
+def all_layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> Iterator[Layout]:
+    """Every layout the search may choose, in no particular order."""
+    c = _candidates(pins, model, gpu_count)
+    ep, mb = pins.ep or 1, pins.micro_batch or 1
+    top_tp = max(c["tp"]) if c["tp"] else 1  # type: ignore[type-var]
+    for tp in c["tp"]:
+        for pp in c["pp"]:
+            assert isinstance(tp, int) and isinstance(pp, int)
+            if pp > 1 and pins.pp is None and tp != top_tp:
+                continue  # pipeline parallelism only once tensor parallelism is exhausted
+            if gpu_count % (tp * pp) or (gpu_count // (tp * pp)) % ep:
+                continue
+            sp = pins.sp if pins.sp is not None else tp > 1
+            for zero in c["zero"]:
+                for offload in c["offload"]:
+                    if offload and zero == 0:
+                        continue
+                    for recompute in c["recompute"]:
+                        yield Layout(zero=zero, tp=tp, pp=pp, sp=sp, ep=ep,  # type: ignore[arg-type]
+                                     recompute=recompute, micro_batch=mb,  # type: ignore[arg-type]
+                                     offload=offload)  # type: ignore[arg-type]
+
+
+def layout_fits(model: ResolvedModel, layout: Layout, setup: Setup) -> bool:
+    """Whether ``layout`` fits in the usable device memory (False when that is unknown)."""
+    usable = setup.usable_bytes
+    return usable is not None and device_bytes(model, layout, setup).total <= usable
+
+
+def any_fits(pins: Pins, model: ResolvedModel, setup: Setup) -> bool:
+    """Whether some layout fits. Memory falls with recomputation and offload, and with ZeRO up
+    to stage 2 (stage 3 adds the gathered layers), so for each (tp, pp) only the most frugal
+    recomputation and offload at ZeRO 2 and 3 (or the stage the user set) are checked."""
+    frugal: dict[tuple[int, int, int], Layout] = {}
+    for layout in all_layouts(pins, model, setup.gpu_count):
+        key = (layout.tp, layout.pp, min(layout.zero, 3) if layout.zero >= 2 else -1)
+        best = frugal.get(key)
+        rank = (layout.zero, layout.offload, RECOMPUTE_ORDER.index(layout.recompute))
+        if best is None or rank > (best.zero, best.offload,
+                                   RECOMPUTE_ORDER.index(best.recompute)):
+            frugal[key] = layout
+    return any(layout_fits(model, layout, setup) for layout in frugal.values())
+
+
+def most_frugal(pins: Pins, model: ResolvedModel, setup: Setup) -> Layout:
+    """The layout that needs the least device memory."""
+    return min(all_layouts(pins, model, setup.gpu_count),
+               key=lambda lay: device_bytes(model, lay, setup).total)
