@@ -54,6 +54,14 @@ def test_given_sizes_and_mfu_with_a_machine_rate() -> None:
     assert split.utilization == split.mfu == 0.5
 
 
+def test_utilization_is_the_old_name_of_mfu_on_both_doors() -> None:
+    """One rule (issue 15): the spec takes the old name, so the CLI's --utilization and the
+    tool's utilization argument mean mfu alike; both together are refused."""
+    old = BudgetTableSpec(budget_flops="6e14", utilization=0.5, flops_per_sec=1e12)
+    new = BudgetTableSpec(budget_flops="6e14", mfu=0.5, flops_per_sec=1e12)
+    assert old.mfu == 0.5 and budget_table(old) == budget_table(new)
+
+
 def test_no_rate_means_no_time() -> None:
     split = budget_table(BudgetTableSpec(budget_flops=1e24))
     assert split.sustained_flops_per_sec is None
@@ -189,7 +197,8 @@ def test_a_string_that_is_not_money_names_the_field(field: str, value: str) -> N
         ({"budget_flops": 1e20, "gpu": "h100", "mfu": 1.5}, "mfu"),
         ({"budget_flops": 1e20, "gpu": "h100", "mfu": 0}, "mfu"),
         ({"budget_flops": 1e20, "flops_per_sec": 1e12, "mfu": 2}, "mfu"),
-        ({"budget_flops": 1e20, "utilization": 0.5, "flops_per_sec": 1e12}, "utilization"),
+        ({"budget_flops": 1e20, "utilization": 0.5, "mfu": 0.5, "flops_per_sec": 1e12},
+         "utilization"),
         ({"budget_flops": 1e20, "gpu_count": 8}, "gpu_count"),
         ({"budget_flops": 1e20, "gpu": "h100", "gpu_count": 0}, "gpu_count"),
         ({"budget_flops": 1e20, "usd_per_gpu_hour": 2}, "usd_per_gpu_hour"),

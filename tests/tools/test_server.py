@@ -70,9 +70,10 @@ async def test_lists_the_tools_with_schemas_and_annotations(client: Client) -> N
         schema = tool.input_schema
         assert schema["type"] == "object"
         # render_verdict and suggest_alternatives list the core run arguments and take the rest
-        # of estimate_run_cost's (described once, there); the others list every argument.
+        # of estimate_run_cost's (described once, there); split_budget takes utilization, the
+        # old name of mfu, without listing it; the others list every argument.
         shared = tool.name in ("render_verdict", "suggest_alternatives", "estimate_memory",
-                               "plan_run")
+                               "plan_run", "split_budget")
         assert schema["additionalProperties"] is shared
         for name, prop in schema["properties"].items():
             # each argument is described once, on the tool that owns it

@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from .. import skill as sk
-from ..skill.errors import InputError
 from .flags import CommandFlags, Fields, flag, given, pairs, read_data_file, run_flags
 
 __all__ = ["FLAGS"]
@@ -90,16 +89,11 @@ def _split(p: argparse.ArgumentParser) -> None:
         flag(p, model, field, name, metavar=metavar)
     flag(p, model, "params", "--sizes", metavar="N,N,...", note="Comma-separated, e.g. 1B,7B,70B.")
     flag(p, model, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
-    p.add_argument("--utilization", metavar="U", help="Deprecated: the old name of --mfu.")
+    flag(p, model, "utilization", metavar="U")
 
 
 def _split_fields(args: argparse.Namespace, model: Any) -> Fields:
     fields = given(args, *(f for f in model.model_fields if f != "params"))
-    if args.utilization is not None:  # the deprecated name of --mfu
-        if args.mfu is not None:
-            raise InputError("utilization", args.utilization,
-                             "not together with --mfu (--utilization is its old name)")
-        fields["mfu"] = args.utilization
     if args.params is not None:
         fields["params"] = [s for s in args.params.split(",") if s.strip()]
     return fields

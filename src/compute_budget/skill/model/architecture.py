@@ -2,7 +2,8 @@
 
 :class:`Architecture` holds everything a parameter count depends on (counted in
 :mod:`.param_count`); :class:`LatentAttention` the sizes of DeepSeek's latent attention;
-:class:`ParamBreakdown` the exact count by component. Read from a Hugging Face config by
+:class:`ParamBreakdown` the exact count by component; :class:`ConfigNote` a default filled in or
+an assumption made, as a code the reply words. Read from a Hugging Face config by
 :mod:`.hf_config`, named by :mod:`.presets`.
 """
 
@@ -17,6 +18,8 @@ from ..errors import ConfigError
 __all__ = [
     "Architecture",
     "AttentionBias",
+    "ConfigNote",
+    "ConfigNoteCode",
     "LatentAttention",
     "NormKind",
     "ParamBreakdown",
@@ -34,6 +37,46 @@ AttentionBias = Literal["none", "qkv", "all"]
 QkNorm = Literal["none", "head", "projection"]
 """Normalisation of queries and keys before attention: none (Llama); per head, head_dim weights
 each for q and k (Qwen3, Gemma 3); over the whole projection, H·Q and G·Q weights (OLMo 2)."""
+
+
+ConfigNoteCode = Literal[
+    "family_default", "kv_heads_default", "head_dim_derived", "n_inner_default",
+    "sparse_step_default", "moe_layer_freq_default", "tied_lm_head", "partial_window",
+    "mtp_not_counted", "preset_assumption",
+]
+"""What a :class:`ConfigNote` says. The config left ``field`` out (``missing``) and it took
+``value``: family_default, the default of the configuration class ``reference``;
+kv_heads_default, num_attention_heads (``reference``'s default: multi-head attention);
+head_dim_derived, hidden_size / num_attention_heads; n_inner_default, 4 × n_embd (``reference``'s
+default); sparse_step_default, 1 (``reference``'s default: every layer); moe_layer_freq_default,
+1 (every layer after the dense ones); tied_lm_head, true (``reference`` ties the LM head to the
+token embedding). Assumptions of the count: partial_window, a sliding window in some layers only,
+so full attention is counted in every layer (an upper bound on attention FLOPs);
+mtp_not_counted, ``field`` = ``value`` multi-token-prediction layers, not part of the main model,
+not counted (``reference`` gives their size); preset_assumption, an assumption the preset's data
+states (``reference``, with its source)."""
+
+
+class ConfigNote(BaseModel):
+    """A value the config left out and a documented default filled in, or an assumption of the
+    count: a code with its field, value and reference; the reply words it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    code: ConfigNoteCode = Field(description="What the note says (see ConfigNoteCode).")
+    field: str | None = Field(
+        default=None, description="The config.json key it is about; None for a preset's "
+                                  "assumption.")
+    value: bool | int | float | None = Field(
+        default=None, description="The value used for it; None when the note has none.")
+    missing: Literal["absent", "null"] | None = Field(
+        default=None, description="How the config left the field out (absent, or null); None "
+                                  "for an assumption.")
+    reference: str | None = Field(
+        default=None,
+        description="Whose default or figure it is: a transformers configuration class "
+                    "(LlamaConfig), a model family (GPT-2) or a report; for a "
+                    "preset_assumption, the preset data's own sentence, naming its source.")
 
 
 class LatentAttention(BaseModel):
@@ -191,10 +234,10 @@ class Architecture(BaseModel):
         description="Layers of an MoE model that keep a dense MLP of intermediate_size "
                     "(DeepSeek first_k_dense_replace); the rest are MoE layers.",
     )
-    defaults_used: tuple[str, ...] = Field(
+    defaults_used: tuple[ConfigNote, ...] = Field(
         default=(),
         description="Every value that was absent from the source and filled with a documented "
-                    "default, or an assumption made, one sentence each.",
+                    "default, and every assumption made, as codes (see ConfigNote).",
     )
 
     @model_validator(mode="after")

@@ -22,7 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..errors import InputError
 from ..estimate import MAX_PLAN_DAYS
 from ..estimate_result import MfuUsed
-from ..hardware.catalog import Accelerator, Precision, PriceUsed, get_accelerator, load_catalog
+from ..hardware.catalog import (
+    Accelerator,
+    AcceleratorKey,
+    Precision,
+    PriceUsed,
+    get_accelerator,
+    load_catalog,
+)
 from ..hardware.mfu import mfu_prior
 from ..quantities import (
     FlopCount,
@@ -34,7 +41,13 @@ from ..quantities import (
     UsdAmount,
 )
 from ..scaling.lesson import split_budget, tokens_for_budget
-from ..vocabulary import COMPUTE_OPTIMAL_RATIO, DEFAULT_FAILURE_BUDGET, FailureBudget, Mfu
+from ..vocabulary import (
+    COMPUTE_OPTIMAL_RATIO,
+    DEFAULT_FAILURE_BUDGET,
+    FailureBudget,
+    FiniteResult,
+    Mfu,
+)
 from .budget_pricing import Machine, Range, default_sizes, flops_for_usd, row_columns
 
 __all__ = [
@@ -79,7 +92,7 @@ class BudgetTableSpec(BaseModel):
         description="Peak FLOP/s of the whole machine, or give gpu. For the time columns "
                     "(the lesson uses 1e12). Without either, no time is shown.",
     )
-    gpu: str | None = Field(
+    gpu: AcceleratorKey | None = Field(
         default=None,
         description="Catalog accelerator for the FLOP/s and the price, e.g. 'h100'.",
     )
@@ -100,13 +113,20 @@ class BudgetTableSpec(BaseModel):
                     "default: the catalog's dated price).",
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "utilization" in data:
-            raise InputError("utilization", data["utilization"],
-                             "renamed: give mfu, the share of the peak FLOP/s achieved")
-        return data
+    utilization: Mfu | None = Field(
+        default=None, description="Deprecated: the old name of mfu; give mfu.")
+
+    @model_validator(mode="after")
+    def _renamed(self) -> BudgetTableSpec:
+        if self.utilization is None:
+            return self
+        if self.mfu is not None:
+            raise InputError("utilization", self.utilization,
+                             "not together with mfu (utilization is its old name)")
+        # The old name stands for mfu: the (frozen) spec takes it as mfu, once, here.
+        object.__setattr__(self, "mfu", self.utilization)
+        self.__pydantic_fields_set__.add("mfu")
+        return self
 
     @model_validator(mode="after")
     def _one_budget(self) -> BudgetTableSpec:
@@ -192,7 +212,7 @@ class BudgetTableRow(BaseModel):
                     "slowdown not estimated); None otherwise.")
 
 
-class BudgetTable(BaseModel):
+class BudgetTable(FiniteResult):
     """The split table for one budget."""
 
     model_config = ConfigDict(frozen=True)

@@ -35,6 +35,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..estimate import RunEstimate
+from ..vocabulary import FiniteResult
 from .grid import CountGrid
 from .plan_search import TypeResult, TypeSearch, TypeStatus, min_global_batch_tokens, pick
 from .plan_spec import (
@@ -159,7 +160,7 @@ class Binding(_Frozen):
     numbers: dict[str, int | float | str | None]
 
 
-class PlanReport(_Frozen):
+class PlanReport(_Frozen, FiniteResult):
     """The plans, cheapest first, the fastest, the frontier, and what binds when none works."""
 
     feasible: bool = Field(description="Whether some plan meets every constraint.")
