@@ -285,15 +285,17 @@ _R = TypeVar("_R")
 def validated(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """``function`` with its arguments checked against their annotated types (the spec types
     above, so a library call and a spec refuse the same values), every bad argument reported
-    at once as an :class:`~.errors.ArgumentsError` naming each."""
-    checked: Callable[..., _R] = validate_call(config=_CALL_CONFIG)(_instances_as_given(function))
-    signature = inspect.signature(function)
+    at once as an :class:`~.errors.ArgumentsError` naming each. The checker is built on the
+    first call (building it costs more than most calls), so importing a module stays cheap."""
+    checked: list[Callable[..., _R]] = []
 
     @functools.wraps(function)
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        named = signature.bind(*args, **kwargs).arguments  # so that errors name the argument
+        if not checked:
+            checked.append(validate_call(config=_CALL_CONFIG)(_instances_as_given(function)))
+        named = inspect.signature(function).bind(*args, **kwargs).arguments  # names errors
         try:
-            return checked(**named)
+            return checked[0](**named)
         except ValidationError as exc:
             raise ArgumentsError(exc) from None
 

@@ -140,9 +140,11 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def _first_not_finite(value: Any, path: str) -> str | None:
+def _first_not_finite(value: Any, path: str, root: bool = False) -> str | None:
     if isinstance(value, float):
         return None if math.isfinite(value) else path
+    if isinstance(value, FiniteResult) and not root:
+        return None  # checked itself when it was built
     if isinstance(value, BaseModel):
         items: Any = ((f"{path}.{k}", v) for k, v in value.__dict__.items())
     elif isinstance(value, dict):
@@ -164,7 +166,7 @@ class FiniteResult(BaseModel):
 
     @model_validator(mode="after")
     def _all_finite(self) -> FiniteResult:
-        found = _first_not_finite(self, type(self).__name__)
+        found = _first_not_finite(self, type(self).__name__, root=True)
         if found is not None:
             raise NotFiniteResultError(found)
         return self
