@@ -59,7 +59,7 @@ def test_formula_follows_the_shape_not_a_constant_per_family() -> None:
 
 def test_each_term_moves_the_bytes_the_way_the_measurement_did() -> None:
     base = ModelShape(layers=1, hidden=4096, heads=32, kv_heads=8, head_dim=128, v_head_dim=128,
-                      intermediate=14336, gated=True, source="test")
+                      intermediate=14336, gated=True, origin="given")
 
     def per_token(shape: ModelShape) -> float:
         c = layer_bytes_per_token(shape, "hf", moe=shape.moe_layers > 0, seq_len=SEQ_LEN)

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from compute_budget.skill.errors import ConfigError, describe_error
-from compute_budget.skill.model.architecture import Architecture, LatentAttention
+from compute_budget.skill.model.architecture import Architecture, ConfigNote, LatentAttention
 from compute_budget.skill.model.config_file import load_config
 from compute_budget.skill.model.hf_config import from_hf_config
 from compute_budget.skill.model.param_count import check_tensor_parallel, count_params
@@ -96,13 +96,14 @@ def test_gpt2_layout_and_defaults_used() -> None:
     assert params.position_embedding == 1024 * 768
     assert params.non_embedding == 85_056_000
     assert arch.intermediate_size == 3072
-    assert any(note.startswith("n_inner absent: 4 × n_embd") for note in arch.defaults_used)
+    assert ConfigNote(code="n_inner_default", field="n_inner", value=3072, missing="absent",
+                      reference="GPT-2") in arch.defaults_used
 
 
 def test_gpt2_n_inner_given_is_used_not_defaulted() -> None:
     arch = from_hf_config({**config("gpt2.json"), "n_inner": 2048})
     assert arch.intermediate_size == 2048
-    assert not any("n_inner" in note for note in arch.defaults_used)
+    assert not any(note.field == "n_inner" for note in arch.defaults_used)
 
 
 def test_tied_llama_has_no_lm_head() -> None:
@@ -158,7 +159,7 @@ def test_deepseek_v3_mla_and_experts() -> None:
     assert round((params.active - params.embedding) / 1e9) == 37
     assert arch.mla is not None and arch.mla.q_lora_rank == 1536
     assert (arch.dense_layers, arch.moe_layers, arch.shared_experts) == (3, 58, 1)
-    assert any("multi-token-prediction" in note for note in arch.defaults_used)
+    assert any(note.code == "mtp_not_counted" and note.value == 1 for note in arch.defaults_used)
     assert count_params(get_preset("deepseek-v3")).total == params.total
 
 
@@ -242,9 +243,10 @@ def test_llama_defaults_are_listed() -> None:
     # attention_bias, so only the others are defaults there.
     llama2 = load_config(CONFIGS / "llama-2-7b-hf.json")
     llama3 = load_config(CONFIGS / "meta-llama-3-8b.json")
-    assert any(n.startswith("attention_bias absent") for n in llama2.defaults_used)
-    assert not any(n.startswith("attention_bias") for n in llama3.defaults_used)
-    assert any(n.startswith("mlp_bias absent") for n in llama3.defaults_used)
+    assert ConfigNote(code="family_default", field="attention_bias", value=False,
+                      missing="absent", reference="LlamaConfig") in llama2.defaults_used
+    assert not any(n.field == "attention_bias" for n in llama3.defaults_used)
+    assert any(n.field == "mlp_bias" and n.missing == "absent" for n in llama3.defaults_used)
 
 
 def test_missing_kv_heads_defaults_to_heads_and_says_so() -> None:
@@ -252,7 +254,8 @@ def test_missing_kv_heads_defaults_to_heads_and_says_so() -> None:
             if k != "num_key_value_heads"}
     arch = from_hf_config(data)
     assert arch.kv_heads == 32
-    assert any(n.startswith("num_key_value_heads absent") for n in arch.defaults_used)
+    assert ConfigNote(code="kv_heads_default", field="num_key_value_heads", value=32,
+                      missing="absent", reference="LlamaConfig") in arch.defaults_used
 
 
 def test_mistral_window_default_and_explicit_null() -> None:
@@ -260,7 +263,8 @@ def test_mistral_window_default_and_explicit_null() -> None:
     assert load_config(CONFIGS / "mistral-7b-v0.1.json").sliding_window == 4096
     absent = from_hf_config({k: v for k, v in base.items() if k != "sliding_window"})
     assert absent.sliding_window == 4096
-    assert any(n.startswith("sliding_window absent") for n in absent.defaults_used)
+    assert ConfigNote(code="family_default", field="sliding_window", value=4096, missing="absent",
+                      reference="MistralConfig") in absent.defaults_used
     assert from_hf_config({**base, "sliding_window": None}).sliding_window is None
 
 

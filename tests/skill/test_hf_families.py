@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from compute_budget.skill.errors import ConfigError
+from compute_budget.skill.model.architecture import ConfigNote
 from compute_budget.skill.model.config_file import load_config
 from compute_budget.skill.model.hf_config import from_hf_config
 from compute_budget.skill.model.hf_families import SUPPORTED_MODEL_TYPES
@@ -52,7 +53,7 @@ def test_gemma2_ties_embeddings_and_has_four_norms_per_layer() -> None:
     assert (arch.layer_norms, arch.qk_norm, arch.head_dim) == (4, "none", 256)
     assert params.norms == 26 * 4 * 2304 + 2304
     # Local layers alternate with global ones: counted as full attention, and said so.
-    assert any("sliding window in some layers" in n for n in arch.defaults_used)
+    assert any(n.code == "partial_window" for n in arch.defaults_used)
     assert arch.sliding_window is None
 
 
@@ -69,7 +70,7 @@ def test_qwen3_query_key_norms_and_no_biases() -> None:
     params = count_params(arch)
     assert (arch.qk_norm, arch.attention_bias, arch.head_dim) == ("head", "none", 128)
     assert params.norms == 36 * (2 * 4096 + 2 * 128) + 4096
-    assert not any(n.startswith("sliding window") for n in arch.defaults_used)
+    assert not any(n.code == "partial_window" for n in arch.defaults_used)
 
 
 def test_qwen3_moe_routed_experts_only() -> None:
@@ -112,8 +113,10 @@ def test_family_defaults_are_listed_when_absent() -> None:
     data = {k: v for k, v in config("gemma-2-2b.json").items() if k != "head_dim"}
     arch = from_hf_config(data)
     assert arch.head_dim == 256
-    assert any(n.startswith("head_dim absent: 256 (Gemma2Config") for n in arch.defaults_used)
-    assert any(n.startswith("tie_word_embeddings absent: true") for n in arch.defaults_used)
+    assert ConfigNote(code="family_default", field="head_dim", value=256, missing="absent",
+                      reference="Gemma2Config") in arch.defaults_used
+    assert ConfigNote(code="family_default", field="tie_word_embeddings", value=True,
+                      missing="absent", reference="Gemma2Config") in arch.defaults_used
 
 
 @pytest.mark.parametrize("filename", [name for name, _ in EXACT])

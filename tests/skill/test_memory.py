@@ -144,7 +144,7 @@ def test_guessed_shape_is_close_for_known_models() -> None:
     assert 30 <= shape.layers <= 34
     assert 3840 <= shape.hidden <= 4352
     assert shape.hidden % shape.heads == 0
-    assert shape.guessed and "guess" in shape.source
+    assert shape.guessed and shape.origin == "guessed" and shape.reference
 
 
 def test_fits_against_the_named_device() -> None:

@@ -72,9 +72,11 @@ def test_preset_notes_are_assumptions_not_family_defaults() -> None:
     # Fields the checkpoint's config leaves to its family's code are facts of the checkpoint;
     # only assumptions of the count are listed.
     assert get_preset("llama-3.1-8b").defaults_used == ()
-    assert any("sliding window in some layers" in n for n in get_preset("gemma-2-9b").defaults_used)
-    assert any("multi-token-prediction" in n for n in get_preset("deepseek-v3").defaults_used)
-    assert len(get_preset("gpt3-175b").defaults_used) == 3
+    assert [n.code for n in get_preset("gemma-2-9b").defaults_used] == ["partial_window"]
+    assert [n.code for n in get_preset("deepseek-v3").defaults_used] == ["mtp_not_counted"]
+    gpt3 = get_preset("gpt3-175b").defaults_used
+    assert [n.code for n in gpt3] == ["preset_assumption"] * 3
+    assert all(n.reference for n in gpt3)  # each the data's own sentence, with its source
 
 
 @pytest.mark.parametrize(("spelling", "key"), [("Qwen3_30B_A3B", "qwen3-30b-a3b"),

@@ -18,7 +18,7 @@ from .hardware.cost import CostEstimate
 from .hardware.energy import EnergyEstimate
 from .hardware.mfu import MfuPrior, ModelFamily
 from .memory.estimate import MemoryEstimate
-from .model.architecture import ParamBreakdown
+from .model.architecture import ConfigNote, ParamBreakdown
 from .model.flops import FlopCounts, FlopsBreakdown
 from .vocabulary import DefaultUsed, MfuConvention, Recompute, RunKind
 
@@ -132,9 +132,9 @@ class RunEstimate(CostEstimate):
     defaults_used: list[DefaultUsed] = Field(
         description="Every input the estimate filled in itself: the field, the value taken and "
                     "its basis (a code).")
-    config_notes: tuple[str, ...] = Field(
+    config_notes: tuple[ConfigNote, ...] = Field(
         description="Fields absent from the config that took a documented default, and the "
-                    "assumptions of the count.")
+                    "assumptions of the count, as codes (see ConfigNote).")
     tokens_per_second_per_gpu: float = Field(description="Training tokens per second per device.")
     wall_hours_range: Range = Field(description="Wall hours [low, high] over the MFU band.")
     wall_days_range: Range = Field(description="Wall days [low, high] over the MFU band.")

@@ -94,6 +94,11 @@ class EnergyAssumption(BaseModel):
     short: str | None = Field(
         default=None, description="The source in a few words (defaults only).")
 
+    @property
+    def source_clause(self) -> str | None:
+        """The source as a clause inside a reply's sentence: without its closing period."""
+        return None if self.source is None else self.source.rstrip(".")
+
     @computed_field  # type: ignore[prop-decorator]
     @property
     def given_by_user(self) -> bool:

@@ -129,6 +129,19 @@ class MfuPrior(BaseModel):
     band_factor: float | None = Field(
         default=None, description="×/÷ factor of the band around the central; None if flat.")
 
+    @property
+    def basis_clause(self) -> str | None:
+        """The basis without its closing period, for a sentence that goes on after it (an FP8
+        rescaling); None for the flat prior."""
+        return None if self.basis is None else self.basis.rstrip(".")
+
+    @property
+    def basis_continuing(self) -> str | None:
+        """The basis as the rest of a sentence (after a colon or semicolon): first letter in
+        lower case, no closing period; None for the flat prior."""
+        clause = self.basis_clause
+        return None if clause is None else clause[:1].lower() + clause[1:]
+
 
 class _Band(BaseModel):
     model_config = ConfigDict(frozen=True)

@@ -3,7 +3,8 @@
 The family of a config's ``model_type`` (:data:`~.hf_families.FAMILIES`, with the layout of each)
 says which reader applies (GPT-2, GPT-NeoX, the Llama lineage, DeepSeek) and which layout facts no
 config field states. Whatever a config leaves out and is filled with the family's documented
-default is listed in ``defaults_used``, so a guess is never shown as a fact.
+default is listed in ``defaults_used`` (a :class:`~.architecture.ConfigNote` each, worded by the
+reply), so a guess is never shown as a fact.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigError, InputError
-from .architecture import Architecture, LatentAttention
+from .architecture import Architecture, ConfigNote, ConfigNoteCode, LatentAttention
 from .hf_families import Family, config_key, family_of
 
 __all__ = ["from_hf_config", "read_hf_config", "value_not_shown"]
@@ -26,15 +27,18 @@ class _Reader:
 
     def __init__(self, config: Mapping[str, object], *, record_defaults: bool = True) -> None:
         self.config = config
-        self.notes: list[str] = []
+        self.notes: list[ConfigNote] = []
         self.record_defaults = record_defaults
 
-    def default(self, note: str) -> None:
-        """Record a family default filled in for an absent field (unless told not to)."""
+    def default(self, key: str, value: bool | float, code: ConfigNoteCode = "family_default",
+                reference: str | None = None) -> None:
+        """Record a default filled in for the absent or null ``key`` (unless told not to)."""
         if self.record_defaults:
-            self.notes.append(note)
+            missing = "null" if key in self.config else "absent"
+            self.notes.append(ConfigNote(code=code, field=key, value=value, missing=missing,
+                                         reference=reference))
 
-    def assume(self, note: str) -> None:
+    def assume(self, note: ConfigNote) -> None:
         """Record an assumption of the count (always: it is no fact of the config)."""
         self.notes.append(note)
 
@@ -50,11 +54,12 @@ class _Reader:
                               f"(at least {minimum}); no default is guessed")
         return self._whole(key, self.config[key], minimum)
 
-    def optional(self, key: str, default: int, note: str) -> int:
-        """A positive whole number, or ``default`` (recorded with ``note``) when absent/null."""
+    def optional(self, key: str, default: int, code: ConfigNoteCode,
+                 reference: str | None = None) -> int:
+        """A positive whole number, or ``default`` (recorded as ``code``) when absent/null."""
         value = self.config.get(key)
         if value is None:
-            self.default(f"{key} {'null' if key in self.config else 'absent'}: {note}")
+            self.default(key, default, code, reference)
             return default
         return self._whole(key, value, 1)
 
@@ -65,23 +70,22 @@ class _Reader:
         value = self.config[key]
         return None if value is None else self._whole(key, value, 0)
 
-    def flag(self, key: str, default: bool, note: str) -> bool:
-        """A boolean, or ``default`` (recorded with ``note``) when absent or null."""
+    def flag(self, key: str, default: bool, reference: str,
+             code: ConfigNoteCode = "family_default") -> bool:
+        """A boolean, or ``default`` (``reference``'s, recorded) when absent or null."""
         value = self.config.get(key)
         if value is None:
-            state = "null" if key in self.config else "absent"
-            self.default(f"{key} {state}: {str(default).lower()} ({note})")
+            self.default(key, default, code, reference)
             return default
         if not isinstance(value, bool):
             raise ConfigError(key, value, "true or false")
         return value
 
-    def probability(self, key: str, default: float, note: str) -> float:
-        """A probability in [0, 1), or ``default`` (recorded with ``note``) when absent or null."""
+    def probability(self, key: str, default: float, reference: str) -> float:
+        """A probability in [0, 1), or ``default`` (``reference``'s, recorded) when absent/null."""
         value = self.config.get(key)
         if value is None:
-            state = "null" if key in self.config else "absent"
-            self.default(f"{key} {state}: {default:g} ({note})")
+            self.default(key, default, reference=reference)
             return default
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
             raise ConfigError(key, value, "a probability in [0, 1)")
@@ -103,27 +107,24 @@ def _llama_family(r: _Reader, family: Family) -> dict[str, Any]:
         "layers": r.required("num_hidden_layers"),
         "hidden": hidden,
         "heads": heads,
-        "kv_heads": r.optional(
-            "num_key_value_heads", heads,
-            f"= num_attention_heads = {heads} ({name} default: multi-head attention)",
-        ),
+        "kv_heads": r.optional("num_key_value_heads", heads, "kv_heads_default", name),
         "intermediate_size": r.required("intermediate_size"),
         "vocab_size": r.required("vocab_size"),
         "gated_mlp": True,
         "norm": "rmsnorm",
         "position_embedding": "rotary",
         "max_positions": r.config.get("max_position_embeddings"),
-        "tied_embeddings": r.flag("tie_word_embeddings", family.tied_default, f"{name} default"),
+        "tied_embeddings": r.flag("tie_word_embeddings", family.tied_default, name),
         "qk_norm": family.qk_norm,
         "layer_norms": family.layer_norms,
     }
     if r.has("head_dim"):
         fields["head_dim"] = r.required("head_dim")
     elif family.head_dim_default is not None:
-        r.default(f"head_dim absent: {family.head_dim_default} ({name} default)")
+        r.default("head_dim", family.head_dim_default, reference=name)
         fields["head_dim"] = family.head_dim_default
     elif hidden % heads == 0:
-        r.default(f"head_dim absent: hidden_size / num_attention_heads = {hidden // heads}")
+        r.default("head_dim", hidden // heads, "head_dim_derived")
     fields |= _biases(r, family)
     fields |= _window(r, family)
     if family.moe == "mixtral":
@@ -141,16 +142,15 @@ def _biases(r: _Reader, family: Family) -> dict[str, Any]:
     """Which projections of a Llama-lineage family have biases (:data:`~.hf_families.Biases`)."""
     name = family.config_class
     if family.biases in ("flag", "attention_flag"):
-        on = r.flag("attention_bias", False, f"{name} default")
+        on = r.flag("attention_bias", False, name)
         fields: dict[str, Any] = {"attention_bias": "all" if on else "none"}
         if family.biases == "flag":
-            fields["mlp_bias"] = r.flag("mlp_bias", False, f"{name} default")
+            fields["mlp_bias"] = r.flag("mlp_bias", False, name)
         return fields
     if family.biases == "qkv":
         return {"attention_bias": "qkv"}
     if family.biases == "qkv_flag":
-        return {"attention_bias": "qkv" if r.flag("qkv_bias", True, f"{name} default")
-                else "none"}
+        return {"attention_bias": "qkv" if r.flag("qkv_bias", True, name) else "none"}
     return {}
 
 
@@ -159,7 +159,7 @@ def _window(r: _Reader, family: Family) -> dict[str, Any]:
     if family.window == "mistral":
         if "sliding_window" in r.config:
             return {"sliding_window": r.nullable("sliding_window")}
-        r.default("sliding_window absent: 4096 (MistralConfig default)")
+        r.default("sliding_window", 4096, reference=family.config_class)
         return {"sliding_window": 4096}
     if family.window == "given" and "sliding_window" in r.config:
         return {"sliding_window": r.nullable("sliding_window")}
@@ -167,19 +167,14 @@ def _window(r: _Reader, family: Family) -> dict[str, Any]:
         r.config.get("use_sliding_window") is True
         or (family.layer_norms == 4 and r.has("sliding_window"))
     ):
-        r.assume(
-            "sliding window in some layers only (Qwen: max_window_layers; Gemma: local layers "
-            "alternating with global ones): full attention is counted in every layer, an upper "
-            "bound on attention FLOPs"
-        )
+        r.assume(ConfigNote(code="partial_window", field="sliding_window"))
     return {}
 
 
 def _qwen_moe(r: _Reader, family: Family, layers: int) -> dict[str, Any]:
     """Qwen2-MoE (routed experts + one gated shared expert) and Qwen3-MoE (routed only)."""
     experts = r.required("num_experts")
-    step = r.optional("decoder_sparse_step", 1,
-                      f"1 ({family.config_class} default: every layer)")
+    step = r.optional("decoder_sparse_step", 1, "sparse_step_default", family.config_class)
     only_mlp = r.config.get("mlp_only_layers") or []
     if not isinstance(only_mlp, list) or not all(
         isinstance(i, int) and not isinstance(i, bool) for i in only_mlp
@@ -213,9 +208,7 @@ def _gpt2(r: _Reader, family: Family) -> dict[str, Any]:
         "layers": r.required("n_layer"),
         "hidden": hidden,
         "heads": r.required("n_head"),
-        "intermediate_size": r.optional(
-            "n_inner", 4 * hidden, f"4 × n_embd = {4 * hidden} (GPT-2 default)"
-        ),
+        "intermediate_size": r.optional("n_inner", 4 * hidden, "n_inner_default", "GPT-2"),
         "vocab_size": r.required("vocab_size"),
         "max_positions": r.required("n_positions"),
         "position_embedding": "learned",
@@ -223,10 +216,8 @@ def _gpt2(r: _Reader, family: Family) -> dict[str, Any]:
         "norm": "layernorm",
         "attention_bias": "all",
         "mlp_bias": True,
-        "tied_embeddings": r.flag(
-            "tie_word_embeddings", True, "GPT-2 ties the LM head to the token embedding"
-        ),
-        "dropout": r.probability("resid_pdrop", 0.1, "GPT2Config default"),
+        "tied_embeddings": r.flag("tie_word_embeddings", True, "GPT-2", "tied_lm_head"),
+        "dropout": r.probability("resid_pdrop", 0.1, "GPT2Config"),
     }
 
 
@@ -243,12 +234,12 @@ def _gpt_neox(r: _Reader, family: Family) -> dict[str, Any]:
         "gated_mlp": False,
         "norm": "layernorm",
         "attention_bias": (
-            "all" if r.flag("attention_bias", True, "GPTNeoXConfig default") else "none"
+            "all" if r.flag("attention_bias", True, "GPTNeoXConfig") else "none"
         ),
         "mlp_bias": True,
-        "tied_embeddings": r.flag("tie_word_embeddings", False, "GPTNeoXConfig default"),
-        "parallel_residual": r.flag("use_parallel_residual", True, "GPTNeoXConfig default"),
-        "dropout": r.probability("hidden_dropout", 0.0, "GPTNeoXConfig default"),
+        "tied_embeddings": r.flag("tie_word_embeddings", False, "GPTNeoXConfig"),
+        "parallel_residual": r.flag("use_parallel_residual", True, "GPTNeoXConfig"),
+        "dropout": r.probability("hidden_dropout", 0.0, "GPTNeoXConfig"),
     }
 
 
@@ -277,14 +268,14 @@ def _deepseek(r: _Reader, family: Family) -> dict[str, Any]:
         "norm": "rmsnorm",
         "position_embedding": "rotary",
         "attention_bias": (
-            "all" if r.flag("attention_bias", False, f"{family.config_class} default") else "none"
+            "all" if r.flag("attention_bias", False, family.config_class) else "none"
         ),
-        "tied_embeddings": r.flag("tie_word_embeddings", False, f"{family.config_class} default"),
+        "tied_embeddings": r.flag("tie_word_embeddings", False, family.config_class),
     }
     experts = r.nullable("n_routed_experts")
     if experts:
         first_dense = r.required("first_k_dense_replace")
-        freq = r.optional("moe_layer_freq", 1, "1 (every layer after the dense ones)") or 1
+        freq = r.optional("moe_layer_freq", 1, "moe_layer_freq_default") or 1
         # DeepseekV2DecoderLayer: MoE when layer_idx >= first_k_dense_replace and
         # layer_idx % moe_layer_freq == 0.
         moe = sum(1 for i in range(layers) if i >= first_dense and i % freq == 0)
@@ -298,15 +289,13 @@ def _deepseek(r: _Reader, family: Family) -> dict[str, Any]:
         }
     mtp = r.config.get("num_nextn_predict_layers")
     if isinstance(mtp, int) and not isinstance(mtp, bool) and mtp > 0:
-        r.assume(
-            f"num_nextn_predict_layers = {mtp}: the multi-token-prediction module is not counted "
-            "(it is not part of the main model; DeepSeek-V3 report: 671B + 14B MTP)"
-        )
+        r.assume(ConfigNote(code="mtp_not_counted", field="num_nextn_predict_layers", value=mtp,
+                            reference="DeepSeek-V3 report: 671B + 14B MTP"))
     return fields
 
 
 def _build(
-    fields: dict[str, Any], notes: list[str], source: str, model_type: object
+    fields: dict[str, Any], notes: list[ConfigNote], source: str, model_type: object
 ) -> Architecture:
     """Build the model; pydantic's errors become a :class:`ConfigError` naming the config key."""
     try:

@@ -11,7 +11,8 @@ checkpoint, lower-case with hyphens (``llama-3.1-405b``, ``qwen3-30b-a3b``, ``ge
 A preset is read through the same reader as a user's config, without listing the family
 defaults it fills in (the checkpoint's own modeling code fills them: they are facts of the
 checkpoint); the assumptions of the count (a sliding window counted as full attention, a module
-left out) are listed in ``defaults_used``.
+left out) are listed in ``defaults_used``, with the preset's own ``assumptions`` (sentences of
+the data, each naming its source) first, as ``preset_assumption`` notes.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from .architecture import Architecture
+from .architecture import Architecture, ConfigNote
 from .hf_config import read_hf_config
 
 __all__ = ["PRESETS", "PUBLISHED_PARAMS", "PublishedParams", "get_preset", "list_presets"]
@@ -64,7 +65,11 @@ def _load() -> tuple[dict[str, Architecture], dict[str, PublishedParams]]:
         arch = read_hf_config(entry["config"], source=entry["source"], record_defaults=False)
         presets[key] = arch.model_copy(update={
             "name": entry["name"],
-            "defaults_used": (*entry.get("assumptions", ()), *arch.defaults_used),
+            "defaults_used": (
+                *(ConfigNote(code="preset_assumption", reference=text)
+                  for text in entry.get("assumptions", ())),
+                *arch.defaults_used,
+            ),
         })
         published[key] = PublishedParams.model_validate(entry["published_params"])
     return presets, published

@@ -9,13 +9,14 @@ reads the shape, never a family name, so a new family only needs its config read
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .architecture import Architecture, LatentAttention
 
-__all__ = ["HEAD_DIM_GUESS", "ModelShape", "Projection", "guess_shape", "shape_from_architecture",
-           "shape_given"]
+__all__ = ["HEAD_DIM_GUESS", "ModelShape", "Projection", "ShapeOrigin", "guess_shape",
+           "shape_from_architecture", "shape_given"]
 
 HEAD_DIM_GUESS = 128
 """Head size assumed when the shape is guessed (GPT-3 and Llama families use 128)."""
@@ -26,6 +27,15 @@ GATED_WIDTH_GUESS = 8 / 3
 plain 4h MLP (Shazeer 2020, "GLU Variants Improve Transformer"; Touvron et al. 2023, LLaMA)."""
 WIDTH_ROUNDING = 256
 """Guessed MLP widths are rounded to a multiple of this (Llama rounds to 256)."""
+
+GUESS_REFERENCE = "Brown et al. 2020, Table 2.1"
+"""Where the guessed proportions come from (GPT-3's sizes)."""
+
+ShapeOrigin = Literal["config", "given", "guessed"]
+"""Where a shape comes from: a config or preset (exact); the layers, hidden size and heads the
+user gave, with the Llama layout assumed for the rest (gated MLP of 8h/3, multi-head attention);
+or guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128) and a Llama
+layer."""
 
 Projection = tuple[str, int, int]
 """A linear layer of a decoder layer: (name, input features, output features)."""
@@ -55,7 +65,12 @@ class ModelShape(BaseModel):
     mla: LatentAttention | None = Field(default=None, description="Latent attention sizes.")
     vocab: int | None = Field(default=None, description="Vocabulary size V, when known.")
     dropout: float = Field(default=0.0, description="Hidden dropout probability in training.")
-    source: str = Field(description="Where the shape comes from (config, given, or a guess).")
+    origin: ShapeOrigin = Field(description="Where the shape comes from: config, given or guessed "
+                                            "(see ShapeOrigin).")
+    reference: str | None = Field(
+        default=None,
+        description="config: where the architecture comes from (a preset's reference, a config "
+                    "path or model id); guessed: the source of the proportions; None if given.")
     guessed: bool = Field(default=False, description="True when guessed from N alone.")
 
     @property
@@ -113,7 +128,7 @@ def shape_from_architecture(arch: Architecture) -> ModelShape:
                              or arch.expert_intermediate_size or 0),
         shared_expert_gate=arch.shared_expert_gate,
         moe_layers=arch.moe_layers, mla=arch.mla, vocab=arch.vocab_size, dropout=arch.dropout,
-        source=arch.source,
+        origin="config", reference=arch.source,
     )
 
 
@@ -127,7 +142,7 @@ def shape_given(layers: int, hidden: int, heads: int) -> ModelShape:
     return ModelShape(
         layers=layers, hidden=hidden, heads=heads, kv_heads=heads, head_dim=hidden // heads,
         v_head_dim=hidden // heads, intermediate=_round_width(GATED_WIDTH_GUESS * hidden),
-        gated=True, source="given (layers, hidden, heads); Llama layout assumed for the rest",
+        gated=True, origin="given",
     )
 
 
@@ -146,7 +161,5 @@ def guess_shape(params: float) -> ModelShape:
     return ModelShape(
         layers=layers, hidden=hidden, heads=heads, kv_heads=heads, head_dim=HEAD_DIM_GUESS,
         v_head_dim=HEAD_DIM_GUESS, intermediate=_round_width(GATED_WIDTH_GUESS * hidden),
-        gated=True, guessed=True,
-        source=("guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128; "
-                "Brown et al. 2020, Table 2.1) and a Llama layer (gated MLP of 8h/3)"),
+        gated=True, guessed=True, origin="guessed", reference=GUESS_REFERENCE,
     )

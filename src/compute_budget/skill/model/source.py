@@ -33,7 +33,7 @@ from pydantic import (
 
 from ..errors import ConfigError, InputError
 from ..vocabulary import FiniteResult
-from .architecture import Architecture, ParamBreakdown
+from .architecture import Architecture, ConfigNote, ParamBreakdown
 from .config_file import (
     MAX_CONFIG_BYTES,
     config_too_deep,
@@ -230,8 +230,9 @@ class ParamReport(FiniteResult):
     active_params: int = Field(description="Parameters one token uses (equals params if dense).")
     breakdown: ParamBreakdown
     architecture: Architecture
-    defaults_used: tuple[str, ...] = Field(
-        description="Fields absent from the config that took a documented default."
+    defaults_used: tuple[ConfigNote, ...] = Field(
+        description="Fields absent from the config that took a documented default, and the "
+                    "assumptions of the count, as codes (see ConfigNote)."
     )
 
 

@@ -96,6 +96,7 @@ class PublishedFit(BaseModel):
     alpha: float = Field(description="Exponent α of N.")
     beta: float = Field(description="Exponent β of D.")
     citation: str = Field(description="Where the numbers come from.")
+    label: str = Field(description="The citation in a few words (authors and year).")
     caveats: tuple[Caveat, ...] = Field(
         description="Codes: their data and setup; language models; loss in nats per token on "
                     "their data (not comparable to another tokenizer's or dataset's loss).")
@@ -105,11 +106,11 @@ HOFFMANN_2022 = PublishedFit(
     key="hoffmann2022", E=1.69, A=406.4, B=410.7, alpha=0.34, beta=0.28,
     citation="Hoffmann et al. 2022, Training Compute-Optimal Large Language Models, "
              "eq. 2 and Sec. 3.3 (approach 3)",
-    caveats=_CAVEATS)
+    label="Hoffmann et al. 2022", caveats=_CAVEATS)
 BESIROGLU_2024 = PublishedFit(
     key="besiroglu2024", E=1.82, A=482.01, B=2085.43, alpha=0.3478, beta=0.3658,
     citation="Besiroglu et al. 2024, Chinchilla Scaling: A replication attempt, Sec. 4",
-    caveats=_CAVEATS)
+    label="Besiroglu et al. 2024", caveats=_CAVEATS)
 PUBLISHED_FITS = (HOFFMANN_2022, BESIROGLU_2024)
 
 
@@ -156,6 +157,7 @@ class PublishedFitPrediction(BaseModel):
 
     fit: FitKey = Field(description="Which published fit.")
     citation: str = Field(description="Where the fit comes from.")
+    label: str = Field(description="The citation in a few words (authors and year).")
     predicted_loss: float = Field(description="Loss of the target run, nats per token (theirs).")
     baseline_loss: float | None = Field(description="Loss of the baseline run; None without.")
     predicted_gain: float | None = Field(
@@ -205,7 +207,8 @@ def published_prediction(target_params: ParamCount, target_tokens: TokenCount,
         loss = _loss(n, d, fit)
         base_loss = None if base is None else _loss(*base, fit)
         rows.append(PublishedFitPrediction(
-            fit=fit.key, citation=fit.citation, predicted_loss=loss, baseline_loss=base_loss,
+            fit=fit.key, citation=fit.citation, label=fit.label, predicted_loss=loss,
+            baseline_loss=base_loss,
             predicted_gain=None if base_loss is None else base_loss - loss))
     losses = [r.predicted_loss for r in rows]
     gains = [r.predicted_gain for r in rows if r.predicted_gain is not None]
@@ -227,6 +230,7 @@ class FitOptimum(BaseModel):
     fit: FitKey | Literal["your_fit"] = Field(
         description="A published fit, or the user's own two-variable fit.")
     citation: str | None = Field(description="Where a published fit comes from; None for yours.")
+    label: str | None = Field(description="That citation in a few words; None for yours.")
     params: float = Field(description="Optimal parameters N_opt (eq. 4).")
     tokens: float = Field(description="Optimal tokens D_opt = C/(6·N_opt).")
     tokens_per_param: float = Field(description="D_opt / N_opt.")
@@ -318,7 +322,8 @@ def split_of(c: float, proposed: tuple[float, float] | None,
         at = None if proposed is None else _loss(*proposed, published)
         best = _loss(n, d, published)
         optima.append(FitOptimum(
-            fit=published.key, citation=published.citation, params=n, tokens=d,
+            fit=published.key, citation=published.citation, label=published.label,
+            params=n, tokens=d,
             tokens_per_param=d / n, loss=best, proposed_loss=at,
             loss_penalty=None if at is None else at - best))
     if fit is not None:
@@ -352,6 +357,6 @@ def _own_optimum(c: float, fit: ScalingFit,
 
     best = value(n, d)
     at = None if proposed is None else value(*proposed)
-    return FitOptimum(fit="your_fit", citation=None, params=n, tokens=d, tokens_per_param=d / n,
-                      loss=best, proposed_loss=at,
+    return FitOptimum(fit="your_fit", citation=None, label=None, params=n, tokens=d,
+                      tokens_per_param=d / n, loss=best, proposed_loss=at,
                       loss_penalty=None if at is None else sign * (at - best))
