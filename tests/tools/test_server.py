@@ -366,3 +366,37 @@ async def test_every_invalid_and_missing_argument_in_one_reply(client: Client) -
         assert name in text, name
     # MCP vocabulary: the catalog is a tool here, not a subcommand
     assert "list_accelerators" in text and "compute-budget gpus" not in text
+
+
+def test_building_the_server_leaves_logging_alone() -> None:
+    # MCPServer() would put a rich handler on the root logger (and import rich, ~60 ms of a
+    # start-up); the server is built without it, and the SDK's own set-up is restored after.
+    import logging
+
+    import mcp.server.mcpserver.server as sdk_server
+
+    from compute_budget.tools.server import build_server
+
+    root = logging.getLogger()
+    before = list(root.handlers)
+    sdk_setup = sdk_server.configure_logging  # type: ignore[attr-defined]
+    build_server()
+    assert root.handlers == before
+    assert sdk_server.configure_logging is sdk_setup  # type: ignore[attr-defined]
+
+
+def test_importing_the_server_pauses_the_collector_and_restores_it() -> None:
+    import gc
+    import importlib
+
+    import compute_budget.tools
+
+    assert gc.isenabled()
+    importlib.reload(compute_budget.tools)  # runs the package's import again
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        importlib.reload(compute_budget.tools)
+        assert not gc.isenabled()  # a collector paused before stays paused
+    finally:
+        gc.enable()

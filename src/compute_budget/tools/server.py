@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import mcp.server.mcpserver.server as sdk_server
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
@@ -113,16 +114,30 @@ def complete_accelerator(partial: str, limit: int = 100) -> list[str]:
     return (starts + contains)[:limit]
 
 
+def _new_server(tools: list[Tool]) -> MCPServer:
+    """The SDK's server, without the SDK's logging set-up: ``MCPServer()`` configures the root
+    logger through ``rich`` whenever ``rich`` is importable (about 60 ms of a start-up, for a
+    handler nobody asked for); :func:`main` configures logging itself, and a program that
+    builds the server in-process keeps its own."""
+    saved = getattr(sdk_server, _SDK_LOGGING)  # fails loudly if the SDK renames it
+    setattr(sdk_server, _SDK_LOGGING, _leave_logging_alone)
+    try:
+        return MCPServer(name="compute-budget", title="compute-budget", version=__version__,
+                         instructions=server_instructions(), tools=tools)
+    finally:
+        setattr(sdk_server, _SDK_LOGGING, saved)
+
+
+_SDK_LOGGING = "configure_logging"
+
+
+def _leave_logging_alone(level: str = "INFO") -> None:
+    del level
+
+
 def build_server() -> MCPServer:
     """The MCP server with every tool, prompt, resource and completion registered."""
-    tools: list[Tool] = [build_tool(spec) for spec in tool_specs()]
-    server: MCPServer = MCPServer(
-        name="compute-budget",
-        title="compute-budget",
-        version=__version__,
-        instructions=server_instructions(),
-        tools=tools,
-    )
+    server = _new_server([build_tool(spec) for spec in tool_specs()])
 
     server.add_prompt(_prevalidate_prompt())
 
