@@ -57,7 +57,8 @@ def _memory(p: argparse.ArgumentParser) -> None:
     flag(p, model, "config", metavar="PATH")
     flag(p, model, "preset", metavar="NAME", note="(`compute-budget params --list`)")
     for field, metavar in (("active_params", "N"), ("trainable_params", "N"), ("layers", "L"),
-                           ("hidden", "H"), ("heads", "A"), ("seq_len", "S"),
+                           ("hidden", "H"), ("heads", "A"), ("experts", "E"),
+                           ("experts_per_token", "K"), ("seq_len", "S"),
                            ("micro_batch", "B"), ("zero", "0-3"), ("tp", "T"), ("pp", "P"),
                            ("ep", "E"), ("optimizer", "NAME")):
         flag(p, model, field, metavar=metavar)
@@ -143,8 +144,12 @@ def _fit_fields(args: argparse.Namespace, model: Any) -> Fields:
 
 
 def _optimal(p: argparse.ArgumentParser) -> None:
-    for field, metavar in (("flops", "C"), ("params", "N"), ("tokens", "D")):
+    for field, metavar in (("flops", "C"), ("params", "N"), ("active_params", "N"),
+                           ("tokens", "D")):
         flag(p, sk.OptimalSpec, field, metavar=metavar)
+    flag(p, sk.OptimalSpec, "preset", metavar="NAME", note="(`compute-budget params --list`)")
+    flag(p, sk.OptimalSpec, "config", metavar="PATH")
+    flag(p, sk.OptimalSpec, "model_id", "--model", metavar="ORG/NAME")
 
 
 def _plan(p: argparse.ArgumentParser) -> None:
@@ -162,6 +167,7 @@ def _plan(p: argparse.ArgumentParser) -> None:
     flag(p, model, "top", metavar="K", type=int)
     for field in ("params", "model_id", "config", "preset", "active_params", "trainable_params",
                   "lora_rank", "lora_targets", "weights_bits", "layers", "hidden", "heads",
+                  "experts", "experts_per_token",
                   "tokens", "mfu", "achieved_tflops", "usd_per_gpu_hour", "peak_tflops",
                   "precision", "failure_budget", "kind", "family", "mfu_convention", "seq_len",
                   "micro_batch", "zero", "tp", "pp", "ep", "recompute", "optimizer", "stack"):

@@ -64,7 +64,7 @@ class FineTuningFields(BaseModel):
 
     trainable_params: ParamCount | None = Field(
         default=None,
-        description="Trainable parameters (adapters; the rest frozen). At most params. "
+        description="Trainable parameters; the rest frozen (adapters). At most params. "
                     "Frozen weights skip their weight gradients and hold no optimizer state. "
                     "For LoRA give lora_rank instead.",
     )
@@ -231,7 +231,7 @@ class ModelAndLayout(ModelFields, FineTuningFields, LayoutFields):
         """The model resolved from the fields (computed once, again only if they change)."""
         key = (id(self.config), self.model_id, self.preset, self.params, self.active_params,
                self.trainable_params, self.lora_rank, self.lora_targets, self.weights_bits,
-               self.layers, self.hidden, self.heads)
+               self.layers, self.hidden, self.heads, self.experts, self.experts_per_token)
         if self._resolved is None or self._resolved[0] != key:
             self._resolved = (key, self._resolve())
         return self._resolved[1]

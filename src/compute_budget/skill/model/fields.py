@@ -1,9 +1,13 @@
 """The model fields every spec shares: where the model comes from (a config, a Hub id or a
 preset, :mod:`.source`), or its size (``params``, ``active_params`` for a mixture of experts) and
-optionally its shape (``layers``, ``hidden``, ``heads``).
+optionally its shape (``layers``, ``hidden``, ``heads``) and experts (``experts``,
+``experts_per_token``).
 
 The model's size is resolved once per spec (:attr:`ModelFields.size`): the exact counts and shape
-of the architecture when there is one, else the given counts with the given or a guessed shape.
+of the architecture when there is one, else the given counts with the given or a guessed shape;
+a mixture of experts by its counts (active_params below params) gets routed experts that hold
+params − active_params and what the active ones use (:func:`.shape.moe_by_counts`), so expert
+parallelism has experts to shard.
 """
 
 from __future__ import annotations
@@ -16,7 +20,19 @@ from ..errors import ConfigError, InputError
 from ..quantities import OptionalCount, ParamCount
 from .architecture import Architecture, ParamBreakdown
 from .param_count import counts_of
-from .shape import ModelShape, guess_shape, shape_from_architecture, shape_given
+from .shape import (
+    DEFAULT_EXPERTS_PER_TOKEN,
+    ExpertsOrigin,
+    ModelShape,
+    default_experts,
+    default_experts_per_token,
+    guess_shape,
+    moe_by_counts,
+    moe_fits_counts,
+    routed_params,
+    shape_from_architecture,
+    shape_given,
+)
 from .source import ModelSource
 
 __all__ = ["ModelFields", "ModelSize"]
@@ -42,7 +58,7 @@ class ModelFields(ModelSource):
 
     params: ParamCount | None = Field(
         default=None,
-        description="Total parameters N (e.g. 7e9 or '7B'); for MoE the total across experts. "
+        description="Total parameters, e.g. '7B' or 7e9. For MoE the total across experts. "
                     "May be omitted when a config or preset gives the architecture.",
     )
     active_params: ParamCount | None = Field(
@@ -56,6 +72,14 @@ class ModelFields(ModelSource):
     heads: OptionalCount = Field(default=None, ge=1, le=100_000,
                                  description="Attention heads, with layers and hidden "
                                              "(optional).")
+    experts: OptionalCount = Field(
+        default=None, ge=2, le=1_000_000,
+        description="Routed experts per MoE layer. For a MoE by params and active_params; "
+                    "default: derived from them (a power of two; the reply says which).")
+    experts_per_token: OptionalCount = Field(
+        default=None, ge=1, le=1_000_000,
+        description="Top-k: routed experts per token. At most experts; default "
+                    f"{DEFAULT_EXPERTS_PER_TOKEN}, or derived from experts.")
 
     _size: tuple[tuple[object, ...], ModelSize] | None = PrivateAttr(default=None)
 
@@ -79,7 +103,41 @@ class ModelFields(ModelSource):
         if self.active_params is not None and self.active_params > total:
             raise InputError("active_params", self.active_params,
                              f"at most the total params ({total:.4g})")
+        self._check_experts()
         return self
+
+    def _check_experts(self) -> None:
+        """experts and experts_per_token: whole numbers, k ≤ E; with a config or preset, the
+        same as its own; else only for a MoE by its counts, which they must be able to hold."""
+        e, k = self.experts, self.experts_per_token
+        if e is None and k is None:
+            return
+        if e is not None and k is not None and k > e:
+            raise InputError("experts_per_token", k, f"at most experts ({e})")
+        arch = self.architecture
+        if arch is not None:
+            for name, value, own in (("experts", e, arch.experts),
+                                     ("experts_per_token", k, arch.experts_per_token)):
+                if value is not None and value != own:
+                    raise InputError(name, value, f"{own}, as the config or preset gives (or "
+                                                  "leave it out)" if own else
+                                     "none: the config or preset is dense (no routed experts)")
+            return
+        total, active = float(self.params or 0), self.active_params
+        if active is None or active >= total:
+            raise InputError("experts" if e is not None else "experts_per_token",
+                             e if e is not None else k,
+                             "only for a mixture of experts: with active_params below params, "
+                             "or a config or preset")
+        if e is not None and k is not None and not moe_fits_counts(total, active, e, k):
+            raise InputError("experts_per_token", k,
+                             f"fewer than experts × active_params / params "
+                             f"({e * active / total:.3g}): {k} of {e} experts active would use "
+                             "more than active_params")
+        if e is not None and k is None and default_experts_per_token(total, active, e) < 1:
+            raise InputError("experts", e,
+                             f"more than params / active_params ({total / active:.3g}): with "
+                             f"{e} experts even one per token uses more than active_params")
 
     def _no_model(self) -> InputError:
         """The error when nothing gives the model (a spec that needs more names it)."""
@@ -89,7 +147,7 @@ class ModelFields(ModelSource):
     def size(self) -> ModelSize:
         """The model's counts and shape (computed once, again only if the fields change)."""
         key = (id(self.config), self.model_id, self.preset, self.params, self.active_params,
-               self.layers, self.hidden, self.heads)
+               self.layers, self.hidden, self.heads, self.experts, self.experts_per_token)
         if self._size is None or self._size[0] != key:
             self._size = (key, self._measure())
         return self._size[1]
@@ -107,8 +165,27 @@ class ModelFields(ModelSource):
             shape = shape_given(self.layers, self.hidden, self.heads)
         else:
             shape = guess_shape(active or 1.0)
+        experts = 0.0
+        if active < total:
+            self._check_experts()  # before the experts are derived from them
+            e, k, origins = self._experts_of_counts(total, active)
+            shape = moe_by_counts(shape, total, active, e, k, origins)
+            experts = routed_params(total, active, e, k)
         return ModelSize(architecture=None, counts=None, shape=shape, total=total,
-                         active=active, experts=0.0)
+                         active=active, experts=experts)
+
+    def _experts_of_counts(self, total: float, active: float
+                           ) -> tuple[int, int, tuple[ExpertsOrigin, ExpertsOrigin]]:
+        """E, k and where each comes from, for a MoE by its counts (validated already)."""
+        e, k = self.experts, self.experts_per_token
+        if e is not None and k is not None:
+            return e, k, ("given", "given")
+        if e is not None:
+            return e, default_experts_per_token(total, active, e), ("given", "derived")
+        if k is not None:
+            return default_experts(total, active, k), k, ("derived", "given")
+        k = DEFAULT_EXPERTS_PER_TOKEN
+        return default_experts(total, active, k), k, ("derived", "default")
 
     def check_parallel(self, tp: int | None, pp: int, ep: int) -> None:
         """The degrees the model's shape allows: tp divides the attention and key-value heads,
@@ -125,6 +202,10 @@ class ModelFields(ModelSource):
         if ep > 1:
             if shape.experts == 0:
                 raise InputError("ep", ep, "1 for a dense model: expert parallelism needs a "
-                                           "mixture-of-experts config or preset")
+                                           "mixture of experts (active_params below params, or "
+                                           "a mixture-of-experts config or preset)")
             if shape.experts % ep:
-                raise InputError("ep", ep, f"a divisor of the experts ({shape.experts})")
+                derived = " derived from params and active_params: give experts" if (
+                    shape.experts_origin == "derived") else ""
+                raise InputError("ep", ep, f"a divisor of the experts ({shape.experts}"
+                                           f"{derived})")

@@ -4,6 +4,17 @@ Built three ways, in order of trust: from an :class:`~.architecture.Architecture
 preset: exact), from a hidden size, layer and head count the user gives, or guessed from the
 parameter count alone. Every formula downstream (activations, LoRA sizes, quantizable weights)
 reads the shape, never a family name, so a new family only needs its config reader.
+
+A mixture of experts given by its counts alone (``params`` N and ``active_params`` A < N, no
+config) gets its experts from :func:`moe_by_counts`: every layer's MLP becomes E routed experts
+of which a token uses k, each expert of P_e weights, such that the experts a token skips hold
+exactly what the active count leaves out::
+
+    N − A = (E − k) · P_e · L        routed experts in all   R = E · P_e · L = (N − A) · E / (E − k)
+
+so expert parallelism shards R and the rest, N − R, stays on every expert-parallel rank. E and k
+are the user's when given; else k = 8 and E the power of two at which the k experts a token uses
+hold the dense MLP's share of the active parameters (module constants below, with sources).
 """
 
 from __future__ import annotations
@@ -15,8 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .architecture import Architecture, LatentAttention
 
-__all__ = ["HEAD_DIM_GUESS", "ModelShape", "Projection", "ShapeOrigin", "guess_shape",
-           "shape_from_architecture", "shape_given"]
+__all__ = ["ACTIVE_EXPERT_SHARE", "DEFAULT_EXPERTS_PER_TOKEN", "HEAD_DIM_GUESS", "ExpertsOrigin",
+           "ModelShape", "Projection", "ShapeOrigin", "default_experts",
+           "default_experts_per_token", "guess_shape", "moe_by_counts", "moe_fits_counts",
+           "routed_params", "shape_from_architecture", "shape_given"]
 
 HEAD_DIM_GUESS = 128
 """Head size assumed when the shape is guessed (GPT-3 and Llama families use 128)."""
@@ -36,6 +49,24 @@ ShapeOrigin = Literal["config", "given", "guessed"]
 user gave, with the Llama layout assumed for the rest (gated MLP of 8h/3, multi-head attention);
 or guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128) and a Llama
 layer."""
+
+ExpertsOrigin = Literal["config", "given", "default", "derived"]
+"""Where a mixture of experts' expert count or top-k comes from: its config or preset; the user;
+the documented default (top-k: :data:`DEFAULT_EXPERTS_PER_TOKEN`); or derived from params and
+active_params with the other one (:func:`default_experts`, :func:`default_experts_per_token`)."""
+
+DEFAULT_EXPERTS_PER_TOKEN = 8
+"""Routed experts per token assumed for a mixture of experts given by its counts: the top-8 of
+the fine-grained MoEs of 2024-25 (DeepSeek-V3, DeepSeek-AI 2024, Sec. 2.1 and 4.2: 256 routed
+experts, top-8; Qwen3-30B-A3B and Qwen3-235B-A22B, Yang et al. 2025, Table 2: 128 experts, top-8;
+OLMoE-1B-7B, Muennighoff et al. 2024: 64 experts, top-8)."""
+ACTIVE_EXPERT_SHARE = 2 / 3
+"""Share of the active parameters the k routed experts a token uses hold, when the expert count
+is derived: the dense MLP's 8h² of a layer's 12h² (GPT-3 proportions, as :func:`guess_shape`).
+Fine-grained MoEs size their active experts like the dense MLP they replace (Krajewski et al.
+2024, "Scaling Laws for Fine-Grained Mixture of Experts", granularity; DeepSeek-V3: 8 × 2048 + a
+shared 2048 ≈ 8h/3 at h = 7168). With it, DeepSeek-V3 (671B, 37B active) and Qwen3-30B-A3B and
+-235B-A22B get their real 256 and 128 experts."""
 
 Projection = tuple[str, int, int]
 """A linear layer of a decoder layer: (name, input features, output features)."""
@@ -62,6 +93,11 @@ class ModelShape(BaseModel):
     shared_expert_gate: bool = Field(default=False,
                                      description="A sigmoid gate on the shared expert's output.")
     moe_layers: int = Field(default=0, description="Layers whose MLP is a mixture of experts.")
+    experts_origin: ExpertsOrigin | None = Field(
+        default=None, description="Where the expert count comes from (ExpertsOrigin); None if "
+                                  "dense.")
+    experts_per_token_origin: ExpertsOrigin | None = Field(
+        default=None, description="Where the top-k comes from (ExpertsOrigin); None if dense.")
     mla: LatentAttention | None = Field(default=None, description="Latent attention sizes.")
     vocab: int | None = Field(default=None, description="Vocabulary size V, when known.")
     dropout: float = Field(default=0.0, description="Hidden dropout probability in training.")
@@ -129,6 +165,8 @@ def shape_from_architecture(arch: Architecture) -> ModelShape:
         shared_expert_gate=arch.shared_expert_gate,
         moe_layers=arch.moe_layers, mla=arch.mla, vocab=arch.vocab_size, dropout=arch.dropout,
         origin="config", reference=arch.source,
+        experts_origin="config" if arch.experts else None,
+        experts_per_token_origin="config" if arch.experts else None,
     )
 
 
@@ -163,3 +201,55 @@ def guess_shape(params: float) -> ModelShape:
         v_head_dim=HEAD_DIM_GUESS, intermediate=_round_width(GATED_WIDTH_GUESS * hidden),
         gated=True, guessed=True, origin="guessed", reference=GUESS_REFERENCE,
     )
+
+
+# --- a mixture of experts given by its counts ---------------------------------------------
+
+def routed_params(total: float, active: float, experts: int, experts_per_token: int) -> float:
+    """R = (N − A)·E/(E − k): every routed expert's weights, when the E − k experts a token
+    skips hold the N − A parameters it does not use (module docstring)."""
+    return (total - active) * experts / (experts - experts_per_token)
+
+
+def moe_fits_counts(total: float, active: float, experts: int, experts_per_token: int) -> bool:
+    """Whether E experts of which k are active can hold N − A inactive parameters and leave
+    some for the rest of the model (attention, embeddings): k < E and k·N < E·A."""
+    return experts_per_token < experts and experts_per_token * total < experts * active
+
+
+def _ideal_ratio(total: float, active: float) -> float:
+    """E/k at which the k active experts hold ACTIVE_EXPERT_SHARE of the active parameters:
+    (N − A)/(E − k) · k = s·A, so E/k = 1 + (N − A)/(s·A)."""
+    return 1 + (total - active) / (ACTIVE_EXPERT_SHARE * active)
+
+
+def default_experts(total: float, active: float, experts_per_token: int) -> int:
+    """The expert count for k = ``experts_per_token``: the power of two at or above
+    k·(1 + (N − A)/(s·A)), s = ACTIVE_EXPERT_SHARE (rounding up keeps the k active experts
+    within s of the active parameters, so the rest of the model is never empty; published
+    MoEs use powers of two: 8, 16, 64, 128, 256)."""
+    return 1 << math.ceil(math.log2(experts_per_token * _ideal_ratio(total, active) - 1e-9))
+
+
+def default_experts_per_token(total: float, active: float, experts: int) -> int:
+    """The top-k for E = ``experts``: E·A/(A + (N − A)/s) rounded, at least 1, and below
+    E·A/N so that the rest of the model keeps some parameters (0 when even top-1 cannot)."""
+    k = max(1, round(experts / _ideal_ratio(total, active)))
+    while k > 0 and not moe_fits_counts(total, active, experts, k):
+        k -= 1
+    return k
+
+
+def moe_by_counts(shape: ModelShape, total: float, active: float, experts: int,
+                  experts_per_token: int, origins: tuple[ExpertsOrigin, ExpertsOrigin]
+                  ) -> ModelShape:
+    """``shape`` (guessed from A, or given) with every layer's MLP made E routed experts, top-k,
+    each of width (N − A)/((E − k)·L·m·h) for an MLP of m matrices, so that the routed experts
+    hold :func:`routed_params` (module docstring). ``origins``: of E and of k."""
+    matrices = len(shape.mlp_projections(1))
+    width = (total - active) / ((experts - experts_per_token) * shape.layers * matrices
+                                * shape.hidden)
+    return shape.model_copy(update={
+        "experts": experts, "experts_per_token": experts_per_token,
+        "expert_intermediate": max(1, round(width)), "moe_layers": shape.layers,
+        "experts_origin": origins[0], "experts_per_token_origin": origins[1]})

@@ -34,6 +34,14 @@ The published optima lie at or above about 20 tokens per parameter for today's b
 run is short of data for its size under every estimate (7B on 100B tokens, 14 per parameter, is
 under-trained). Over-training is often deliberate, to make a smaller model that is cheaper to
 serve; it comes with a separate note, not as a judgement.
+
+A mixture of experts is placed by its active parameters N_act (its compute is 6·N_act·D), the
+dense fits applied to N_act as an approximation (note ``moe_dense_law_on_active_params``): no
+published MoE law gives a compute-optimal token ratio at today's sizes. Clark et al. 2022
+("Unified Scaling Laws for Routed Language Models") fit parameters and expert count, not tokens;
+Krajewski et al. 2024 ("Scaling Laws for Fine-Grained Mixture of Experts") and Ludziejewski et
+al. 2025 ("Joint MoE Scaling Laws", up to 2.7B active, 5B total parameters) add tokens with the
+granularity or expert count, on far smaller models. 30B total, 3B active on 2T tokens: 3.6e22.
 """
 
 from __future__ import annotations
@@ -56,6 +64,7 @@ __all__ = [
     "PUBLISHED_FITS",
     "UNDER_TRAINED_BELOW",
     "FitOptimum",
+    "OptimalNote",
     "OptimalSplit",
     "ProposedSplit",
     "PublishedFit",
@@ -72,6 +81,9 @@ FitKey = Literal["hoffmann2022", "besiroglu2024"]
 Caveat = Literal["their_data_and_setup", "language_models", "loss_nats_per_token_their_data"]
 Placement = Literal["under_trained", "near_optimal", "over_trained"]
 PlacementNote = Literal["over_training_can_be_deliberate"]
+OptimalNote = Literal["moe_dense_law_on_active_params"]
+"""moe_dense_law_on_active_params: a mixture of experts, placed and split by its active
+parameters under the dense fits, an approximation (module docstring)."""
 Range = tuple[float, float]
 
 UNDER_TRAINED_BELOW = 0.75
@@ -247,10 +259,16 @@ class ProposedSplit(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    params: float = Field(description="Parameters N.")
+    params: float = Field(description="Parameters N: a mixture of experts' active parameters, "
+                                      "which its FLOPs and the fits use.")
     tokens: float = Field(description="Tokens D.")
     tokens_per_param: float = Field(description="D / N.")
     ratio_to_optimal: float = Field(description="(D / N) / 20.")
+    total_params: float | None = Field(
+        default=None, description="A mixture of experts' total parameters; None if dense.")
+    tokens_per_total_param: float | None = Field(
+        default=None, description="D / total parameters, for a mixture of experts: no fit "
+                                  "judges it; None if dense.")
     placement: Placement = Field(
         description=f"under_trained below {UNDER_TRAINED_BELOW} × 20 tokens per parameter, "
                     f"over_trained above {OVER_TRAINED_ABOVE} × 20, near_optimal between.")
@@ -275,6 +293,10 @@ class OptimalSplit(FiniteResult):
         description="The eq.-4 optimum under each published fit (and your own fit, if given).")
     proposed: ProposedSplit | None = Field(description="The proposed run; None without one.")
     caveats: tuple[Caveat, ...] = Field(description="Codes for where the published fits hold.")
+    notes: list[OptimalNote] = Field(
+        default_factory=list,
+        description="Codes: moe_dense_law_on_active_params when the run is a mixture of "
+                    "experts (params are then active parameters; see OptimalNote).")
 
 
 def _proposed(c: float, params: float | None,
@@ -304,17 +326,26 @@ def _placement(ratio: float) -> Placement:
 @validated
 def compute_optimal(flops: FlopCount, *, proposed_params: ParamCount | None = None,
                     proposed_tokens: TokenCount | None = None,
-                    fit: ScalingFit | None = None) -> OptimalSplit:
+                    fit: ScalingFit | None = None,
+                    total_params: ParamCount | None = None) -> OptimalSplit:
     """The 20-tokens-per-parameter split of ``flops``, each published fit's eq.-4 optimum (and
     that of ``fit``, a two-variable :class:`~.scaling_fit.ScalingFit`), and, with a proposed
-    run (either size, either data or both), its placement and loss penalty under each fit."""
-    return split_of(flops, _proposed(flops, proposed_params, proposed_tokens), fit)
+    run (either size, either data or both), its placement and loss penalty under each fit.
+
+    For a mixture of experts, ``proposed_params`` are its active parameters and
+    ``total_params`` all of them: the run is placed by the active ones (module docstring)."""
+    if total_params is not None and (proposed_params is None or total_params < proposed_params):
+        raise InputError("total_params", total_params,
+                         "with proposed_params (the active parameters), at least as many")
+    return split_of(flops, _proposed(flops, proposed_params, proposed_tokens), fit,
+                    total=total_params)
 
 
 def split_of(c: float, proposed: tuple[float, float] | None,
-             fit: ScalingFit | None = None) -> OptimalSplit:
+             fit: ScalingFit | None = None, *, total: float | None = None) -> OptimalSplit:
     """:func:`compute_optimal` of numbers already checked (a derived run's): the budget ``c``
-    in FLOPs and the proposed (params, tokens), if any."""
+    in FLOPs, the proposed (params, tokens), if any, and a mixture of experts' ``total``
+    parameters (the proposed params are then its active ones)."""
     rule_n, rule_d = split_budget(c, COMPUTE_OPTIMAL_RATIO)
     optima = []
     for published in PUBLISHED_FITS:
@@ -329,16 +360,20 @@ def split_of(c: float, proposed: tuple[float, float] | None,
     if fit is not None:
         optima.append(_own_optimum(c, fit, proposed))
     placed = None
+    moe = total is not None and proposed is not None and total > proposed[0]
     if proposed is not None:
         ratio = proposed[1] / proposed[0] / COMPUTE_OPTIMAL_RATIO
         placement = _placement(ratio)
         placed = ProposedSplit(
             params=proposed[0], tokens=proposed[1], tokens_per_param=proposed[1] / proposed[0],
             ratio_to_optimal=ratio, placement=placement,
-            notes=["over_training_can_be_deliberate"] if placement == "over_trained" else [])
+            notes=["over_training_can_be_deliberate"] if placement == "over_trained" else [],
+            total_params=total if moe else None,
+            tokens_per_total_param=proposed[1] / total if moe and total else None)
     return OptimalSplit(flops=c, rule_ratio=COMPUTE_OPTIMAL_RATIO, rule_params=rule_n,
                         rule_tokens=rule_d, params=rule_n, tokens=rule_d, fit_optima=optima,
-                        proposed=placed, caveats=_CAVEATS)
+                        proposed=placed, caveats=_CAVEATS,
+                        notes=["moe_dense_law_on_active_params"] if moe else [])
 
 
 def _own_optimum(c: float, fit: ScalingFit,

@@ -1,6 +1,11 @@
 """Step 3's predicted gain, asked of data instead of a hunch: the inputs of the ``fit`` command
 and the ``fit_scaling_law`` tool, and the one call both make.
 
+The ``optimal`` command and the ``compute_optimal`` tool split a budget, and place the run the
+user proposes: by its parameter count, or a mixture of experts by its active parameters (given,
+or counted from a config or preset), which its compute 6·N_active·D and the fits use
+(:mod:`~compute_budget.skill.scaling.published`).
+
 With small-run points, :func:`~compute_budget.skill.scaling.fit.fit_scaling_law` fits them and
 predicts the target with an interval (and, with the current model's loss, the gain and its 1σ
 for the verdict). With no points, the published Chinchilla fits of
@@ -15,8 +20,10 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError
+from ..model.param_count import counts_of
+from ..model.source import ModelSource, differs
 from ..quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
-from .lesson import train_flops
+from ..vocabulary import flops_6nd
 from .points import MAX_POINTS, ScalingPoint
 from .published import OptimalSplit, PublishedPrediction, compute_optimal, published_prediction
 from .result import LEVEL_RANGE, ScalingFit
@@ -39,11 +46,11 @@ class FitSpec(BaseModel):
                     "6·params·tokens when absent; at least 4 (6 when params and tokens both "
                     "vary). Without points: the published Chinchilla fits, for language models.")
     target_compute: FlopCount | None = Field(
-        default=None, description="Compute of the run to predict, FLOPs.")
+        default=None, description="FLOPs of the run to predict.")
     target_params: ParamCount | None = Field(
         default=None, description="Parameters of the run to predict.")
     target_tokens: TokenCount | None = Field(
-        default=None, description="Training tokens of the run to predict.")
+        default=None, description="Tokens of the run to predict.")
     baseline_loss: Gain | None = Field(
         default=None,
         description="The current model's loss (or metric). The prediction's gain over it, "
@@ -101,42 +108,88 @@ def predict(spec: FitSpec, *, seed: int = 0) -> ScalingFit | PublishedPrediction
                            higher_is_better=spec.higher_is_better, level=spec.level, seed=seed)
 
 
-class OptimalSpec(BaseModel):
+class OptimalSpec(ModelSource):
     """A compute budget to split, and optionally the run the user proposes for it (alone, the
-    proposed run's 6·N·D is the budget)."""
+    proposed run's 6·N·D, with N its active parameters for a mixture of experts, is the
+    budget). The run's model: its params (and active_params), or a config or preset."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     flops: FlopCount | None = Field(
         default=None,
-        description="Compute budget C in FLOPs (e.g. '1e23'); default 6·params·tokens.")
+        description="Compute budget in FLOPs, e.g. '1e23'. Default: 6·params·tokens.")
     params: ParamCount | None = Field(
-        default=None, description="The proposed run's parameters (with tokens), to place it.")
+        default=None, description="The proposed run's parameters. With tokens; for a mixture of "
+                                  "experts all of them.")
+    active_params: ParamCount | None = Field(
+        default=None,
+        description="For a mixture of experts: its parameters active per token, at most "
+                    "params. The run's FLOPs are 6·active_params·tokens and it is placed by "
+                    "them.")
     tokens: TokenCount | None = Field(
-        default=None, description="The proposed run's training tokens.")
+        default=None, description="The proposed run's tokens.")
 
     @model_validator(mode="after")
     def _consistent(self) -> OptimalSpec:
-        if (self.params is None) != (self.tokens is None):
-            missing = "tokens" if self.params is not None else "params"
-            raise InputError(missing, None, "params and tokens together: the proposed run")
-        if self.params is None or self.tokens is None:
+        self._check_model()
+        has_model = self.params is not None or self.architecture is not None
+        if has_model != (self.tokens is not None):
+            missing = "tokens" if has_model else "params"
+            raise InputError(missing, None, "the proposed run: its model (params, or a config "
+                                            "or preset) and tokens together")
+        if self.tokens is None:
             if self.flops is None:
                 raise InputError("flops", None, "a compute budget, or params and tokens")
             return self
-        implied = train_flops(self.params, self.tokens)
+        implied = flops_6nd(self.active, self.tokens)
         if self.flops is not None and abs(implied / self.flops - 1) > 0.01:
+            n = "active_params" if self.active < self.total else "params"
             raise InputError("tokens", self.tokens,
-                             f"with params, a run of 6·params·tokens = flops ({implied:.3g} "
-                             f"is not {self.flops:.3g}); give flops alone, or params and "
+                             f"with {n}, a run of 6·{n}·tokens = flops ({implied:.3g} "
+                             f"is not {self.flops:.3g}); give flops alone, or the model and "
                              "tokens alone")
         return self
 
+    def _check_model(self) -> None:
+        arch = self.architecture
+        if arch is not None:
+            counts = counts_of(arch)
+            for name, given, counted in (("params", self.params, counts.total),
+                                         ("active_params", self.active_params, counts.active)):
+                if differs(given, counted):
+                    raise InputError(name, given, f"{counted:.4g}, as the config or preset "
+                                                  "counts (or leave it out)")
+            return
+        if self.active_params is None:
+            return
+        if self.params is None:
+            raise InputError("params", None, "the total parameters, with active_params")
+        if self.active_params > self.params:
+            raise InputError("active_params", self.active_params,
+                             f"at most params ({self.params:.4g})")
+
+    @property
+    def total(self) -> float:
+        """All parameters of the proposed run's model (0 without one)."""
+        arch = self.architecture
+        return float(counts_of(arch).total) if arch is not None else float(self.params or 0)
+
+    @property
+    def active(self) -> float:
+        """Its parameters active per token: the total for a dense model."""
+        arch = self.architecture
+        if arch is not None:
+            return float(counts_of(arch).active)
+        return float(self.active_params) if self.active_params is not None else self.total
+
 
 def optimal(spec: OptimalSpec) -> OptimalSplit:
-    """The compute-optimal split of the budget and where the proposed run sits."""
-    flops = spec.flops
-    if flops is None:
-        assert spec.params is not None and spec.tokens is not None
-        flops = train_flops(spec.params, spec.tokens)
-    return compute_optimal(flops, proposed_params=spec.params, proposed_tokens=spec.tokens)
+    """The compute-optimal split of the budget and where the proposed run sits (a mixture of
+    experts by its active parameters)."""
+    if spec.tokens is None:
+        assert spec.flops is not None
+        return compute_optimal(spec.flops)
+    active, total = spec.active, spec.total
+    flops = spec.flops if spec.flops is not None else flops_6nd(active, spec.tokens)
+    return compute_optimal(flops, proposed_params=active, proposed_tokens=spec.tokens,
+                           total_params=total if total > active else None)
