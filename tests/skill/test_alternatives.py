@@ -177,6 +177,13 @@ def test_fewer_tokens_states_its_stop_rule_in_numbers() -> None:
     assert bare.detail.stop_if_gain_below is None
     reply = render_alternatives(suggest_alternatives(spec))
     assert "give the predicted gain for the number" in reply
+    # A gain ≤ 0 is a known gain too: the rule is any movement at all, never "give the gain".
+    none = suggest_alternatives(spec, predicted_gain=-0.2, gain_uncertainty=0.5)
+    (flat,) = _by_kind(none.alternatives, "fewer_tokens")
+    assert flat.detail.stop_if_gain_below == 0
+    reply = render_alternatives(none)
+    assert "stop unless the eval metric has moved at all by then (the predicted gain, −0.2" in reply
+    assert "give the predicted gain" not in reply
 
 
 def test_lora_is_priced_with_its_own_estimate_and_memory() -> None:

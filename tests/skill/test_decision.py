@@ -111,14 +111,16 @@ def test_kill_criteria_against_hand_computation() -> None:
     floor = 1e11 / slow_seconds / 8
     assert kills["tokens_per_second_per_gpu"].threshold == pytest.approx(floor, rel=1e-3)
     assert kills["tokens_per_second_per_gpu"].unit == "tokens/s per device"
-    # day N = 10% of 48.7 days = 4.9; tokens by then at the floor; spend at $1.5 × 8 × 24 h.
-    assert kills["tokens_trained_by_day"].day == 4.9
+    # day N = 10% of 48.7 days = 4.9; tokens by then at the floor.
+    assert kills["tokens_trained_by_day"].day == 4.9 == d.checkpoint_day
     assert kills["tokens_trained_by_day"].threshold == pytest.approx(floor * 8 * 4.9 * 86400,
                                                                       rel=1e-3)
     assert kills["tokens_trained_by_day"].threshold < est.tokens
-    assert kills["usd_spent_by_day"].threshold == pytest.approx(4.9 * 24 * 8 * 1.5)
-    assert kills["usd_spent_by_day"].budget_share == pytest.approx(4.9 * 24 * 8 * 1.5 / 40_000)
-    assert decision_summary(est, 0.1, 0.5, 1.0).kill_criteria == []  # no-go: none
+    # spending is a budget line, not a kill criterion: $1.5 × 8 devices × 24 h × 4.9 days
+    assert "usd_spent_by_day" not in kills
+    assert d.spend_by_checkpoint_usd == pytest.approx(4.9 * 24 * 8 * 1.5)
+    no_go = decision_summary(est, 0.1, 0.5, 1.0)
+    assert (no_go.kill_criteria, no_go.spend_by_checkpoint_usd) == ([], None)  # no-go: none
 
 
 def test_the_gain_as_the_metric_itself() -> None:

@@ -40,11 +40,18 @@ async def test_a_go_states_its_chance_of_no_gain_and_its_kill_criteria(client: C
     d, text = await _verdict(client, predicted_gain=1, gain_uncertainty=0.99)
     assert d["verdict"] == "go"
     assert d["p_positive"] == pytest.approx(0.8438, abs=1e-4)
-    assert "of none, 16%" in text
-    metrics = {k["metric"] for k in d["kill_criteria"]}
-    assert {"tokens_per_second_per_gpu", "tokens_trained_by_day", "usd_spent_by_day"} <= metrics
+    assert "84% that it gives any gain (16% that it gives none)" in text
+    assert "of none" not in text and "the chance that it" not in text
+    metrics = [k["metric"] for k in d["kill_criteria"]]
+    # throughput, progress, and the metric: a run from scratch without small runs gets the bar
+    # at the end, gain − σ = 0.01; spending is a budget line, not a kill criterion
+    assert metrics == ["tokens_per_second_per_gpu", "tokens_trained_by_day", "gain_at_end"]
+    assert d["kill_criteria"][2]["threshold"] == pytest.approx(0.01)
     assert all({"metric", "threshold", "unit"} <= set(k) for k in d["kill_criteria"])
     assert "**Kill criteria**" in text
+    kills = text[text.index("**Kill criteria**"):text.index("**Next:**")]
+    assert "$" not in kills.split("\n\nBudget:")[0]
+    assert f"Budget: about ${d['spend_by_checkpoint_usd']:,.0f} spent by day" in text
 
 
 async def test_marginal_advice_follows_the_stake(client: Client) -> None:
@@ -121,3 +128,21 @@ async def test_how_big_a_model_for_50k_answers_in_days_and_dollars(client: Clien
     assert d["ratio_split"]["dollar_cost_with_failures"] == pytest.approx(50_000)
     assert d["safe_split"]["dollar_cost_with_failures_range"][1] <= 50_000 * (1 + 1e-9)
     assert d["safe_split"]["params"] < d["ratio_split"]["params"]
+
+
+async def test_a_marginal_fine_tunes_next_step_says_what_the_trial_must_show(
+        client: Client) -> None:
+    # 0.6 ± 0.7 from 55: marginal; try 30% of the tokens and go on only at 55.18 or more (30%
+    # of the predicted 0.6), with the same number in the structured next step
+    d, text = await _verdict(client, metric_now=55, metric_expected=55.6,
+                             gain_uncertainty=0.7, kind="fine-tune")
+    assert d["verdict"] == "marginal"
+    (trial,) = [s for s in d["next_steps"] if s["code"] == "fewer_tokens_first"]
+    assert trial["numbers"]["gain_at_least"] == pytest.approx(0.18)
+    assert trial["numbers"]["level"] == pytest.approx(55.18)
+    assert ("go on only if, by then, the metric is at least 0.18 above where it started "
+            "(at least 55.18)") in text
+    # its kill criteria check the metric at 10% of the tokens: here, any gain at all
+    (check,) = [k for k in d["kill_criteria"] if k["metric"] == "gain_by_tokens"]
+    assert (check["threshold"], check["bar"], check["tokens"]) == (0, "any_gain", 10e9)
+    assert "At 10B tokens (10% of them, about day" in text

@@ -61,3 +61,27 @@ async def test_bad_gain_uncertainty_names_the_argument(client: Client) -> None:
         "gain_uncertainty": -1})
     assert result.is_error
     assert "gain_uncertainty" in _text(result)
+
+
+async def test_a_fine_tunes_trial_row_carries_its_stop_rule_and_the_idea_is_a_line(
+        client: Client) -> None:
+    # With the gain, the fewer-tokens row says what the metric must reach: 30% of 0.6 = 0.18
+    run = {"params": "7B", "tokens": "100B", "gpu": "a100", "gpu_count": 8, "mfu": 0.4,
+           "usd_per_gpu_hour": 1.5, "kind": "fine-tune"}
+    result = await client.call_tool("suggest_alternatives", {
+        **run, "predicted_gain": 0.6, "gain_uncertainty": 0.7})
+    assert not result.is_error, _text(result)
+    (fewer,) = [a for a in result.structured_content["alternatives"]
+                if a["kind"] == "fewer_tokens"]
+    assert fewer["detail"]["stop_if_gain_below"] == pytest.approx(0.18)
+    text = _text(result)
+    assert "stop unless the eval metric has moved by at least 0.18 by then" in text
+    # the verdict on the same run gives the same number itself (no second call needed)
+    verdict = await client.call_tool("render_verdict", {
+        **run, "predicted_gain": 0.6, "gain_uncertainty": 0.7})
+    assert "go on only if, by then, the metric is at least 0.18 above where it started" in (
+        _text(verdict))
+    # the different idea: one line under the table with its number, no table row
+    assert "| A different idea |" not in text
+    assert "\nA different idea: the same money buys about 3.3 of the fewer-tokens runs" in text
+    assert "different_idea" in {a["kind"] for a in result.structured_content["alternatives"]}

@@ -74,8 +74,8 @@ class FewerTokensDetail(_Detail):
     gain_uncertainty: float | None = Field(description="Its 1σ uncertainty, if given.")
     stop_if_gain_below: float | None = Field(
         description="Stop unless the eval metric has moved by at least this much at the end of "
-                    "the shorter run (token_fraction × predicted_gain, user's units); None "
-                    "without a positive predicted_gain.")
+                    "the shorter run (token_fraction × predicted_gain, user's units; 0, any "
+                    "movement, for a predicted gain ≤ 0); None without a predicted_gain.")
 
 
 class DistillationDetail(_Detail):

@@ -15,9 +15,10 @@ The kinds:
   parameter at a quarter of the FLOPs; the gap being tested is usually visible at that scale.
 - ``shorter_run``: the same model on 30% of the tokens first (30B before 100B).
 - ``fewer_tokens``: a run that starts from a model trains on 30% of its tokens first, and stops
-  unless the eval metric has moved by at least 30% of the predicted gain by then. Learning
-  curves flatten (the gain is concave in the tokens), so a run that will reach its gain has
-  made at least that share of it by that share of its tokens.
+  unless the eval metric has moved by at least 30% of the predicted gain by then
+  (:func:`.kill_criteria.trial_gain`, the verdict's own trial: by any movement at all for a
+  predicted gain ≤ 0). Learning curves flatten (the gain is concave in the tokens), so a run
+  that will reach its gain has made at least that share of it by that share of its tokens.
 - ``lora``: LoRA of rank 16 on every linear layer of the decoder instead of a full fine-tune
   (the rank the layout search suggests; the rank matters little once every layer is adapted,
   Dettmers et al. 2023, "QLoRA", Sec. 4), or QLoRA (the frozen base in 4 bits) when 16-bit LoRA
@@ -76,6 +77,7 @@ from .alternative_rows import (
     smaller_base_row,
     teacher_of,
 )
+from .kill_criteria import trial_gain
 
 __all__ = ["SMALLER_SCALE_FACTOR", "AlternativesSpec", "alternatives_for",
            "suggest_alternatives"]
@@ -131,9 +133,8 @@ def suggest_alternatives(
             detail=FewerTokensDetail(
                 token_fraction=shorter_run_fraction, predicted_gain=predicted_gain,
                 gain_uncertainty=gain_uncertainty,
-                stop_if_gain_below=(shorter_run_fraction * predicted_gain
-                                    if predicted_gain is not None and predicted_gain > 0
-                                    else None)))
+                stop_if_gain_below=(None if predicted_gain is None
+                                    else trial_gain(predicted_gain, shorter_run_fraction))))
         rows = [reference, *(row for row in (lora_row(spec, original),
                                              smaller_base_row(spec, original))
                              if row is not None)]

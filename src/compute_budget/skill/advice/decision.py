@@ -3,8 +3,12 @@
 :func:`decision_summary` reads the gain one unambiguous way (:mod:`.gain`), runs the checks
 (:mod:`.findings`: the verdict is the strictest cap among them), and says what to do next by the
 cause and the stake (:data:`NextCode`), with kill criteria for a run worth launching
-(:mod:`.kill_criteria`). Value and gain per dollar use the *net* gain over the baseline to beat.
-Every sentence a user reads is in the verdict template, keyed by these codes.
+(:mod:`.kill_criteria`) and, apart from them, the dollars spent by their checkpoint day (a budget
+line). A run from a model whose gain is lost in its noise tries a share of its tokens first, with
+its own stop rule: go on only if the metric has moved by :func:`.kill_criteria.trial_gain`
+by then (the share of the predicted gain a run on course for it has made). Value and gain per
+dollar use the *net* gain over the baseline to beat. Every sentence a user reads is in the
+verdict template, keyed by these codes.
 """
 
 from __future__ import annotations
@@ -29,7 +33,14 @@ from .findings import (
     strictest,
 )
 from .gain import GainNote, GainReading, read_gain
-from .kill_criteria import KillCriterion, kill_criteria
+from .kill_criteria import (
+    GainBasis,
+    KillCriterion,
+    checkpoint_day,
+    kill_criteria,
+    spend_by,
+    trial_gain,
+)
 
 __all__ = [
     "Decision",
@@ -143,6 +154,13 @@ class Decision(FiniteResult):
     next_steps: list[NextStep] = Field(description="What to do next, most important first.")
     kill_criteria: list[KillCriterion] = Field(
         description="For go and marginal: when to stop the launched run.")
+    checkpoint_day: float | None = Field(
+        default=None, description="Day N of the kill criteria (a tenth of the planned time); "
+                                  "None without kill criteria.")
+    spend_by_checkpoint_usd: float | None = Field(
+        default=None, description="A budget line, not a kill criterion: US dollars spent by "
+                                  "day N at the planned rate; None without a price or kill "
+                                  "criteria.")
     feasibility: Literal["ok", "does_not_fit", "too_long"] = Field(
         description="ok, does_not_fit (no layout fits the devices) or too_long (over a year).")
     min_gpu_count: int | None = Field(
@@ -157,8 +175,8 @@ class Decision(FiniteResult):
                     "prediction, interval, extrapolation and the loss at 10% of the tokens).")
 
 
-def _next_steps(verdict: Verdict, findings: list[Finding], kind: RunKind, net: float,
-                sigma: float, cost: float | None, cost_f: float | None,
+def _next_steps(verdict: Verdict, findings: list[Finding], basis: GainBasis,
+                cost: float | None, cost_f: float | None, tokens: float | None,
                 benefit: str | None, valued: bool) -> list[NextStep]:
     causes = {f.cause for f in findings if f.caps == verdict and f.cause != "ok"}
     steps: list[NextStep] = []
@@ -173,7 +191,7 @@ def _next_steps(verdict: Verdict, findings: list[Finding], kind: RunKind, net: f
         if code in causes and all(s.code != step for s in steps):
             steps.append(NextStep(code=step))
     if "noise" in causes:
-        steps.append(_settle(kind, net, sigma, cost, cost_f))
+        steps.append(_settle(basis, cost, cost_f, tokens))
     if benefit is None and not valued and verdict != "no-go":
         steps.append(NextStep(code="name_benefit"))
     if verdict != "go":
@@ -181,20 +199,25 @@ def _next_steps(verdict: Verdict, findings: list[Finding], kind: RunKind, net: f
     return steps
 
 
-def _settle(kind: RunKind, net: float, sigma: float, cost: float | None,
-            cost_f: float | None) -> NextStep:
-    """What settles a gain lost in its noise: k repeats bring σ/√k under |net|."""
+def _settle(basis: GainBasis, cost: float | None, cost_f: float | None,
+            tokens: float | None) -> NextStep:
+    """What settles a gain lost in its noise: k repeats bring σ/√k under |net|; a run from a
+    model tries a share of its tokens first, with its stop rule."""
+    net, sigma = basis.predicted_gain - basis.baseline_to_beat, basis.gain_uncertainty
     k = math.inf if net == 0 else max(2, math.ceil((sigma / abs(net)) ** 2))
     runs = None if math.isinf(k) else float(k)
-    if kind == "ablation":
+    if basis.kind == "ablation":
         # k seeds in all: this run and k − 1 more, priced like the alternatives (nominal)
         return NextStep(code="more_seeds", numbers={
             "seeds": runs, "extra_cost": None if runs is None or cost is None
             else (runs - 1) * cost})
-    if starts_from_a_model(kind):
+    if starts_from_a_model(basis.kind):
+        at_least = trial_gain(basis.predicted_gain, FIRST_TOKENS_SHARE)
         return NextStep(code="fewer_tokens_first", numbers={
             "token_share": FIRST_TOKENS_SHARE,
-            "cost_with_failures": None if cost_f is None else FIRST_TOKENS_SHARE * cost_f})
+            "tokens": None if tokens is None else FIRST_TOKENS_SHARE * tokens,
+            "cost_with_failures": None if cost_f is None else FIRST_TOKENS_SHARE * cost_f,
+            "gain_at_least": at_least, "level": basis.level(at_least)})
     study = None if cost_f is None or runs is None else runs * PROXY_COST_SHARE * cost_f
     if study is None or cost_f is None or study >= cost_f:
         return NextStep(code="run_is_the_experiment",
@@ -237,19 +260,23 @@ def decision_summary(
     cause: Cause = "ok" if verdict == "go" else next(
         f.cause for f in findings if f.caps == verdict)
     cost, cost_f = estimate.dollar_cost, estimate.dollar_cost_with_failures
+    basis = _basis(reading, run_kind, fit)
     kills: list[KillCriterion] = []
+    day = spent = None
     if verdict != "no-go" and hasattr(estimate, "tokens") and hasattr(estimate,
                                                                      "wall_days_range"):
-        kills = kill_criteria(estimate, budget_usd, fit)  # type: ignore[arg-type]
+        kills = kill_criteria(estimate, basis, fit)  # type: ignore[arg-type]
+        day = checkpoint_day(estimate)  # type: ignore[arg-type]
+        spent = spend_by(estimate, day)  # type: ignore[arg-type]
     no_fit = memory is not None and memory.fits is False
     return Decision(
         verdict=verdict, cause=cause, kind=run_kind,
         **_gain_fields(reading), **_money_fields(estimate, reading, usd_per_unit_gain),
         budget_usd=budget_usd, benefit=benefit_text, findings=findings,
-        next_steps=_next_steps(verdict, findings, run_kind, reading.net_gain,
-                               reading.gain_uncertainty, cost, cost_f, benefit_text,
+        next_steps=_next_steps(verdict, findings, basis, cost, cost_f,
+                               getattr(estimate, "tokens", None), benefit_text,
                                usd_per_unit_gain is not None),
-        kill_criteria=kills,
+        kill_criteria=kills, checkpoint_day=day, spend_by_checkpoint_usd=spent,
         feasibility=getattr(estimate, "feasibility", "ok"),
         min_gpu_count=memory.min_gpu_count if memory is not None and no_fit else None,
         min_gpu_count_without_offload=(memory.layout.min_gpu_count_without_offload
@@ -257,6 +284,19 @@ def decision_summary(
         wall_days=getattr(estimate, "wall_days", None),
         gain_fit=fit,
     )
+
+
+def _basis(reading: GainReading, kind: RunKind, fit: ScalingFit | None) -> GainBasis:
+    """The gain as the kill criteria and the trial read it: where the run starts from (the
+    metric now, or the fit's baseline loss) and which way the metric improves."""
+    start, rises = None, True
+    if fit is not None:
+        start, rises = fit.baseline_loss, fit.higher_is_better
+    elif reading.source == "metric":
+        start, rises = reading.metric_now, reading.higher_is_better
+    return GainBasis(predicted_gain=reading.gain, gain_uncertainty=reading.gain_uncertainty,
+                     baseline_to_beat=reading.baseline_to_beat, start=start, rises=rises,
+                     kind=kind)
 
 
 def _findings(estimate: Costed, memory: Any, reading: GainReading,
