@@ -78,6 +78,10 @@ def _estimate_reply(result: Any, reply: Reply) -> str:
                                    detail="full" if reply.full else "short")
 
 
+def _split_reply(result: Any, reply: Reply) -> str:
+    return prompts.render_split(result, detail="full" if reply.full else "short")
+
+
 def _catalog_reply(result: Any, reply: Reply) -> str:
     return prompts.render_accelerators(result.accelerators, show_sources=reply.full)
 
@@ -109,7 +113,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("memory", "estimate_memory", "Memory per device and whether it fits",
               "MemorySpec", _skill("estimate_memory"), _plain(prompts.render_memory)),
     Operation("split", "split_budget", "Split a compute budget between model size and data",
-              "BudgetTableSpec", _skill("budget_table"), _plain(prompts.render_split)),
+              "BudgetTableSpec", _skill("budget_table"), _split_reply),
     Operation("compare", "compare_candidates", "Rank candidate runs by gain per dollar",
               "CompareSpec", _skill("compare_candidates"), _plain(prompts.render_comparison)),
     Operation("fit", "fit_scaling_law", "Predict a run's loss and gain from small runs",

@@ -249,3 +249,86 @@ def test_a_row_that_fits_only_at_a_cost_says_what_it_costs() -> None:
     none_fit = budget_table(BudgetTableSpec(budget_usd="$400k", gpu="h100", params=["1T"])).rows[0]
     assert none_fit.fits is False and none_fit.fit_slowdown is None
     assert none_fit.fit_needs_offload is None
+
+
+# --- issue 16: one row per distinct outcome, nominal and failure dollars, the budget marked ---
+
+
+def test_rows_the_mfu_clamp_prices_alike_form_one_group() -> None:
+    # The H100 prior's size term stops at 1B parameters (the low end of the calibrated sizes,
+    # mfu_priors.json params_range): 100M runs at the MFU of 1B, so the two rows spend the same
+    # FLOPs at the same MFU — the same days and dollars — and are shown as one row.
+    split = budget_table(BudgetTableSpec(budget_usd=50_000, gpu="h100"))
+    small, one_b, ten_b, _ = split.rows
+    assert small.mfu_prior_params == one_b.mfu_prior_params == 1e9 == one_b.params
+    assert small.mfu == one_b.mfu == mfu_prior("dense", H100, "bf16", params=1e9).central
+    assert small.wall_days == one_b.wall_days
+    assert small.dollar_cost_with_failures == one_b.dollar_cost_with_failures
+    assert ten_b.wall_days != one_b.wall_days and ten_b.mfu_prior_params == 1e10
+    groups = [(g.first, g.last, g.mfu_prior_params) for g in split.row_groups]
+    assert groups == [(0, 1, 1e9), (2, 2, None), (3, 3, None)]
+    assert [(g.first, g.last) for g in split.mfu_clamps] == [(0, 1)]
+
+
+def test_rows_alike_in_price_but_not_in_fit_keep_their_rows() -> None:
+    # Above 405B parameters (the largest calibrated run) the size term stops too: 1T and 10T
+    # take the same days, but 10T needs a slower layout to fit, so each keeps its row.
+    split = budget_table(BudgetTableSpec(budget_usd="$50M", gpu="h100", gpu_count=4096,
+                                         params=["100B", "1T", "10T"]))
+    _, big, huge = split.rows
+    assert big.mfu_prior_params == huge.mfu_prior_params == pytest.approx(405e9)
+    assert big.wall_days == huge.wall_days and big.fit_slowdown != huge.fit_slowdown
+    assert [(g.first, g.last) for g in split.row_groups] == [(0, 0), (1, 1), (2, 2)]
+    assert [(g.first, g.last, g.mfu_prior_params) for g in split.mfu_clamps] == [
+        (1, 2, pytest.approx(405e9))]
+
+
+@pytest.mark.parametrize("spec", [
+    BudgetTableSpec(budget_flops=1e22, gpu="h100", mfu=0.4),  # one MFU for every size, given
+    BudgetTableSpec(budget_flops=6e14, flops_per_sec=1e12),   # the lesson: no prior
+    BudgetTableSpec(budget_usd=50_000, gpu="h100", params=["2B", "2B"]),  # not clamped
+])
+def test_rows_alike_for_another_reason_are_not_merged(spec: BudgetTableSpec) -> None:
+    split = budget_table(spec)
+    assert all(g.first == g.last and g.mfu_prior_params is None for g in split.row_groups)
+    assert split.mfu_clamps == []
+    assert len(split.row_groups) == len(split.rows)
+
+
+def test_each_row_has_nominal_and_failure_dollars_and_its_budget_status() -> None:
+    # Every row spends C = 1.10e22 FLOPs, what $50,000 buys at the 9.58B split's median MFU;
+    # a smaller model runs at a lower MFU (the prior rises ×1.16 per tenfold), so it costs more.
+    split = budget_table(BudgetTableSpec(budget_usd=50_000, gpu="h100"))
+    for row in [*split.rows, split.ratio_split]:
+        assert row.dollar_cost is not None and row.dollar_cost_with_failures is not None
+        assert row.dollar_cost_with_failures == pytest.approx(row.dollar_cost * 1.5)
+        assert row.mfu_range is not None and row.mfu_range[0] < row.mfu < row.mfu_range[1]
+    status = {row.params: row.budget_status for row in split.rows}
+    assert status == {1e8: "over", 1e9: "over", 1e10: "over_at_slow_end",
+                      1e11: "over_at_slow_end"}
+    assert split.rows[1].dollar_cost_with_failures > 50_000  # $58,040
+    assert split.ratio_split.budget_status == "over_at_slow_end"  # $50,000, $75,490 slow
+    assert split.safe_split is not None and split.safe_split.budget_status == "within"
+    flops = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100"))
+    assert {row.budget_status for row in [*flops.rows, flops.ratio_split]} == {None}
+
+
+def test_a_row_within_the_budget_across_the_band_says_so() -> None:
+    # With your MFU at or below the prior's low the band is that one MFU: the ratio split
+    # costs the budget exactly, and every row (the same MFU) the same.
+    split = budget_table(BudgetTableSpec(budget_usd=50_000, gpu="h100", mfu=0.1))
+    assert {row.budget_status for row in [*split.rows, split.ratio_split]} == {"within"}
+
+
+def test_the_header_mfu_is_the_prior_at_the_suggested_size() -> None:
+    # $1M on 256 × H100 buys a 45.1B split: its prior is 0.26 with the band 0.17 – 0.39, not
+    # the 10B reference level's 0.23 (0.15 – 0.35) — as estimate_run would use for that run.
+    split = budget_table(BudgetTableSpec(budget_usd="1M", gpu="h100", gpu_count=256))
+    at_opt = mfu_prior("dense", H100, "bf16", params=split.ratio_split.params)
+    assert split.mfu == at_opt.central and split.mfu_used.origin == "prior"
+    assert split.mfu_used.range == (at_opt.low, at_opt.high) == split.ratio_split.mfu_range
+    assert split.mfu_used.prior == at_opt
+    assert split.mfu_as_of == "2026-12-01"  # mfu_priors.json as_of
+    assert split.peak_label == "NVIDIA H100 page"
+    assert split.ratio_source == "default"
+    assert budget_table(BudgetTableSpec(budget_flops=1e21, ratio=20)).ratio_source == "user"

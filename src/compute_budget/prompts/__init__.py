@@ -88,9 +88,10 @@ def render_plan(report: PlanReport) -> str:
     return render("plan", report=report)
 
 
-def render_split(split: BudgetTable) -> str:
-    """The lesson's budget-split table."""
-    return render("split", split=split)
+def render_split(split: BudgetTable, *, detail: str | None = None) -> str:
+    """The lesson's budget-split table: the sizes, the table and the assumptions with their
+    short sources (``detail="full"``: every source quoted and the calibration spelled out)."""
+    return render("split", split=split, detail=detail or "short")
 
 
 def render_accelerators(

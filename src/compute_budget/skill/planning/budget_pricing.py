@@ -1,4 +1,4 @@
-"""The machine and pricing arithmetic of the budget-split table (:mod:`.budget_table`).
+"""The rows of the budget-split table (:mod:`.budget_table`) and their pricing arithmetic.
 
 Time and money come from :func:`~..hardware.cost.cost_from_flops`, the one place that
 formula lives: on a named accelerator (``gpu_count`` devices, 8 by default) at the MFU prior of
@@ -12,7 +12,9 @@ proportional to FLOPs, so C = budget / dollars-per-FLOP)::
 
 With the MFU prior the MFU follows the size of the model the FLOPs buy, so the two are settled
 together (:func:`flops_for_usd`). On a named accelerator each row also says whether a model of
-its size fits the devices (the memory search, shape guessed from N).
+its size fits the devices (the memory search, shape guessed from N), and with a dollar budget
+whether its cost stays within it. Below the calibrated sizes the prior's size term stops, so
+adjacent rows there take the same time and cost: :func:`group_rows` puts them in one group.
 """
 
 from __future__ import annotations
@@ -21,23 +23,34 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from ..hardware.cost import CostEstimate, cost_from_flops
 from ..hardware.mfu import MfuPrior
 from ..memory.estimate import MemorySpec, estimate_memory
-from ..scaling.lesson import split_budget
+from ..scaling.lesson import split_budget, tokens_for_budget
 
 __all__ = [
+    "BudgetRowGroup",
+    "BudgetStatus",
+    "BudgetTableRow",
     "Machine",
     "Range",
     "default_sizes",
     "flops_for_usd",
-    "row_columns",
+    "group_rows",
+    "mfu_clamps",
+    "price_row",
 ]
 
 Range = tuple[float, float]
+BudgetStatus = Literal["within", "over_at_slow_end", "over"]
+
+_SAME = 1e-9
+"""Relative tolerance under which two costs are the same (rounding of one formula)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,9 @@ class Machine:
     gpu: str | None = None
     prior_at: Callable[[float], MfuPrior] | None = None
     """With the MFU prior: the prior for a model of N active parameters (MFU follows size)."""
+    prior_params: float | None = None
+    """After :meth:`at` with the MFU prior: the size its size term used (N clamped to the
+    calibrated range)."""
 
     def at(self, params: float) -> Machine:
         """This machine for a model of ``params`` parameters: the prior's size term applied,
@@ -60,7 +76,8 @@ class Machine:
         if self.prior_at is None:
             return self
         prior = self.prior_at(params)
-        return dataclasses.replace(self, mfu=prior.central, band=(prior.low, prior.high))
+        return dataclasses.replace(self, mfu=prior.central, band=(prior.low, prior.high),
+                                   prior_params=prior.params)
 
     def cost(self, flops: float, mfu: float) -> CostEstimate:
         return cost_from_flops(flops, self.gpus, self.peak_tflops, mfu, self.usd_per_gpu_hour,
@@ -72,6 +89,90 @@ class Machine:
         if per_flop is None:  # BudgetTableSpec guarantees a price for a dollar budget
             raise InputError("usd_per_gpu_hour", None, "a price, to turn budget_usd into FLOPs")
         return usd / per_flop
+
+
+class BudgetTableRow(BaseModel):
+    """One way to spend the budget, with its time and money when a rate is known."""
+
+    model_config = ConfigDict(frozen=True)
+
+    params: float = Field(description="Parameters N.")
+    tokens: float = Field(description="Tokens D = flops / (6·N).")
+    tokens_per_param: float = Field(description="D / N.")
+    flops: float = Field(description="Training compute 6·N·D of this split, in FLOPs.")
+    seconds: float | None = Field(
+        description="Wall-clock seconds at the central MFU; None when no rate was given."
+    )
+    hours: float | None = Field(description="The same in hours; None when no rate was given.")
+    wall_days: float | None = Field(
+        description="The same in days; None when no rate was given."
+    )
+    wall_days_range: Range | None = Field(
+        description="Wall days [low, high] over the MFU band (fast end, slow end); None without "
+                    "an accelerator."
+    )
+    gpu_hours: float | None = Field(
+        description="Device-hours at the central MFU; None without an accelerator."
+    )
+    dollar_cost: float | None = Field(
+        description="US dollars at the central MFU, without failures; None when no accelerator "
+                    "or no price."
+    )
+    dollar_cost_range: Range | None = Field(
+        description="US dollars [low, high] over the MFU band; None when dollar_cost is."
+    )
+    dollar_cost_with_failures: float | None = Field(
+        description="US dollars × failure budget at the central MFU; None when dollar_cost is."
+    )
+    dollar_cost_with_failures_range: Range | None = Field(
+        description="US dollars × failure budget [low, high] over the MFU band; None when "
+                    "dollar_cost is."
+    )
+    fits: bool | None = Field(
+        default=None,
+        description="Whether a model of this size fits the devices for training at some layout "
+                    "(the memory search, shape guessed from N); None without an accelerator.")
+    min_gpu_count: int | None = Field(
+        default=None, description="The fewest such devices it fits on; None when unknown.")
+    fit_slowdown: float | None = Field(
+        default=None,
+        description="When it fits: the speed cost of the cheapest layout that fits (recompute, "
+                    "TP, PP, ZeRO-3; ≥ 1), not in the row's time, which assumes none; None "
+                    "otherwise.")
+    fit_needs_offload: bool | None = Field(
+        default=None,
+        description="When it fits: whether only with optimizer offload to CPU memory (its "
+                    "slowdown not estimated); None otherwise.")
+    mfu: float | None = Field(
+        default=None,
+        description="MFU the row is priced at (the prior at its size, or yours); the "
+                    "utilisation with flops_per_sec; None without a rate.")
+    mfu_range: Range | None = Field(
+        default=None,
+        description="MFU band [slow end, fast end] of the row's ranges; None without an "
+                    "accelerator.")
+    mfu_prior_params: float | None = Field(
+        default=None,
+        description="With the MFU prior: the size its size term used, N clamped to the "
+                    "calibrated range (equal for rows priced alike); None otherwise.")
+    budget_status: BudgetStatus | None = Field(
+        default=None,
+        description="With a dollar budget and a price: whether the cost with failures stays "
+                    "within it across the MFU band (within), only at the central MFU "
+                    "(over_at_slow_end) or not even there (over); None otherwise.")
+
+
+class BudgetRowGroup(BaseModel):
+    """Adjacent rows of the table with one outcome (time, cost, fit), shown as one row."""
+
+    model_config = ConfigDict(frozen=True)
+
+    first: int = Field(description="Index in rows of the group's first row.")
+    last: int = Field(description="Index in rows of its last row (first when alone).")
+    mfu_prior_params: float | None = Field(
+        description="When the group holds several rows: the size at which the MFU prior's "
+                    "size term stops (the calibrated range's end), so they take the same time "
+                    "and cost; None for a row alone.")
 
 
 def flops_for_usd(usd: float, ratio: float, machine: Machine, *, slow: bool) -> float:
@@ -91,9 +192,32 @@ def _range(fast: float | None, slow: float | None) -> Range | None:
     return None if fast is None or slow is None else (min(fast, slow), max(fast, slow))
 
 
-def row_columns(flops: float, n: float, machine: Machine | None) -> dict[str, Any]:
-    """The time, money and memory fields of a :class:`~.budget_table.BudgetTableRow` spending
-    ``flops`` on a model of ``n`` parameters on ``machine`` (None each without a machine)."""
+def _status(point: CostEstimate | None, slow: CostEstimate | None,
+            budget_usd: float | None) -> BudgetStatus | None:
+    if budget_usd is None or point is None or point.dollar_cost_with_failures is None:
+        return None
+    limit = budget_usd * (1 + 1e-6)
+    if point.dollar_cost_with_failures > limit:
+        return "over"
+    worst = slow.dollar_cost_with_failures if slow is not None else None
+    return "over_at_slow_end" if worst is not None and worst > limit else "within"
+
+
+def _memory(n: float, machine: Machine | None) -> dict[str, Any]:
+    fits = min_count = slowdown = offload = None
+    if machine is not None and machine.gpu is not None:
+        memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
+        fits, min_count = memory.fits, memory.min_gpu_count
+        if fits:
+            slowdown, offload = memory.layout.slowdown.total, memory.offload
+    return dict(fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown,
+                fit_needs_offload=offload)
+
+
+def price_row(flops: float, n: float, machine: Machine | None,
+              budget_usd: float | None = None) -> BudgetTableRow:
+    """The row spending ``flops`` on a model of ``n`` parameters on ``machine`` (time, money
+    and memory None each without a machine), against ``budget_usd`` when given."""
     point = fast = slow = None
     if machine is not None:
         machine = machine.at(n)
@@ -108,14 +232,9 @@ def row_columns(flops: float, n: float, machine: Machine | None) -> dict[str, An
             return None
         return _range(getattr(fast, field), getattr(slow, field))
 
-    fits = min_count = slowdown = offload = None
-    if machine is not None and machine.gpu is not None:
-        memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
-        fits, min_count = memory.fits, memory.min_gpu_count
-        if fits:
-            slowdown, offload = memory.layout.slowdown.total, memory.offload
-    return dict(
-        fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown, fit_needs_offload=offload,
+    d = tokens_for_budget(flops, n)
+    return BudgetTableRow(
+        params=n, tokens=d, tokens_per_param=d / n, flops=flops, **_memory(n, machine),
         seconds=None if point is None else point.wall_seconds,
         hours=None if point is None else point.wall_hours,
         wall_days=None if point is None else point.wall_days,
@@ -125,7 +244,57 @@ def row_columns(flops: float, n: float, machine: Machine | None) -> dict[str, An
         dollar_cost_range=spread("dollar_cost"),
         dollar_cost_with_failures=point.dollar_cost_with_failures if point is not None else None,
         dollar_cost_with_failures_range=spread("dollar_cost_with_failures"),
+        mfu=None if machine is None else machine.mfu,
+        mfu_range=None if machine is None else machine.band,
+        mfu_prior_params=None if machine is None else machine.prior_params,
+        budget_status=_status(point, slow, budget_usd),
     )
+
+
+_OUTCOME = ("wall_days", "dollar_cost_with_failures", "fits", "min_gpu_count", "fit_slowdown",
+            "fit_needs_offload", "budget_status")
+"""The columns two rows must share to be shown as one."""
+
+
+def _priced_alike(a: BudgetTableRow, b: BudgetTableRow) -> bool:
+    """Whether two rows run at one MFU because the prior's size term stopped at the same size
+    for at least one of them (not: the same size given twice)."""
+    if a.mfu_prior_params is None or a.mfu_prior_params != b.mfu_prior_params:
+        return False
+    return a.params != a.mfu_prior_params or b.params != b.mfu_prior_params
+
+
+def _same_outcome(a: BudgetTableRow, b: BudgetTableRow) -> bool:
+    for field in _OUTCOME:
+        x, y = getattr(a, field), getattr(b, field)
+        both_float = isinstance(x, float) and isinstance(y, float)
+        if not (math.isclose(x, y, rel_tol=_SAME) if both_float else x == y):
+            return False
+    return True
+
+
+def _runs(rows: list[BudgetTableRow],
+          together: Callable[[BudgetTableRow, BudgetTableRow], bool]) -> list[BudgetRowGroup]:
+    groups: list[BudgetRowGroup] = []
+    for i, row in enumerate(rows):
+        if groups and together(rows[groups[-1].last], row):
+            groups[-1] = BudgetRowGroup(first=groups[-1].first, last=i,
+                                        mfu_prior_params=row.mfu_prior_params)
+        else:
+            groups.append(BudgetRowGroup(first=i, last=i, mfu_prior_params=None))
+    return groups
+
+
+def group_rows(rows: list[BudgetTableRow]) -> list[BudgetRowGroup]:
+    """The rows as shown: adjacent rows the MFU prior prices alike (its size term stopped at
+    the same size) with the same outcome form one group; every other row is a group alone."""
+    return _runs(rows, lambda a, b: _priced_alike(a, b) and _same_outcome(a, b))
+
+
+def mfu_clamps(rows: list[BudgetTableRow]) -> list[BudgetRowGroup]:
+    """The runs of two or more adjacent rows the MFU prior prices alike: the same days and
+    cost, whether or not their fit lets them share a row."""
+    return [g for g in _runs(rows, _priced_alike) if g.last > g.first]
 
 
 def default_sizes(c: float) -> list[float]:

@@ -1,9 +1,9 @@
 """The budget-split table of the scaling-and-budgets lesson, priced like a run estimate.
 
 For a budget of C FLOPs, each row is a model size N with the tokens it can afford,
-D = C / (6·N), and the tokens per parameter D / N. Every row costs the same; the table shows the
-trade-off between size and data. The ratio row splits C so that D = ratio·N (20 tokens per
-parameter is compute-optimal in Hoffmann et al. 2022, for their data and setup).
+D = C / (6·N), and the tokens per parameter D / N. Every row spends the same FLOPs; the table
+shows the trade-off between size and data. The ratio row splits C so that D = ratio·N (20 tokens
+per parameter is compute-optimal in Hoffmann et al. 2022, for their data and setup).
 
 Time and money come from the run estimate's cost formula on a named accelerator or at a given
 FLOP/s (:mod:`.budget_pricing`, which also turns a dollar budget into C FLOPs at the central MFU
@@ -11,6 +11,11 @@ and C_safe at the slow end of the MFU band, after the failure budget is set asid
 split of C is the best size if the run reaches the median MFU; at the slow end of the band it
 costs budget × central / low. The safe split is the ratio split of C_safe: it stays within the
 budget even at the slow end.
+
+With the MFU prior each row runs at the prior for its size, so the same FLOPs cost more on a
+smaller model; below and above the calibrated sizes the prior stops changing, and adjacent rows
+there take the same days and cost (``mfu_clamps``; one row in ``row_groups`` when they also fit
+alike). With a dollar budget each row says whether it stays within it (``budget_status``).
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ from ..hardware.catalog import (
     PriceUsed,
     get_accelerator,
     load_catalog,
+    source_label,
 )
 from ..hardware.mfu import mfu_prior
+from ..hardware.mfu_table import load_mfu_priors
 from ..quantities import (
     FlopCount,
     FlopRate,
@@ -40,7 +47,7 @@ from ..quantities import (
     TokensPerParam,
     UsdAmount,
 )
-from ..scaling.lesson import split_budget, tokens_for_budget
+from ..scaling.lesson import split_budget
 from ..vocabulary import (
     COMPUTE_OPTIMAL_RATIO,
     DEFAULT_FAILURE_BUDGET,
@@ -48,10 +55,20 @@ from ..vocabulary import (
     FiniteResult,
     Mfu,
 )
-from .budget_pricing import Machine, Range, default_sizes, flops_for_usd, row_columns
+from .budget_pricing import (
+    BudgetRowGroup,
+    BudgetTableRow,
+    Machine,
+    default_sizes,
+    flops_for_usd,
+    group_rows,
+    mfu_clamps,
+    price_row,
+)
 
 __all__ = [
     "DEFAULT_GPU_COUNT",
+    "BudgetRowGroup",
     "BudgetTable",
     "BudgetTableRow",
     "BudgetTableSpec",
@@ -158,60 +175,6 @@ class BudgetTableSpec(BaseModel):
         return self
 
 
-class BudgetTableRow(BaseModel):
-    """One way to spend the budget, with its time and money when a rate is known."""
-
-    model_config = ConfigDict(frozen=True)
-
-    params: float = Field(description="Parameters N.")
-    tokens: float = Field(description="Tokens D = flops / (6·N).")
-    tokens_per_param: float = Field(description="D / N.")
-    flops: float = Field(description="Training compute 6·N·D of this split, in FLOPs.")
-    seconds: float | None = Field(
-        description="Wall-clock seconds at the central MFU; None when no rate was given."
-    )
-    hours: float | None = Field(description="The same in hours; None when no rate was given.")
-    wall_days: float | None = Field(
-        description="The same in days; None when no rate was given."
-    )
-    wall_days_range: Range | None = Field(
-        description="Wall days [low, high] over the MFU band (fast end, slow end); None without "
-                    "an accelerator."
-    )
-    gpu_hours: float | None = Field(
-        description="Device-hours at the central MFU; None without an accelerator."
-    )
-    dollar_cost: float | None = Field(
-        description="US dollars at the central MFU, without failures; None when no accelerator "
-                    "or no price."
-    )
-    dollar_cost_range: Range | None = Field(
-        description="US dollars [low, high] over the MFU band; None when dollar_cost is."
-    )
-    dollar_cost_with_failures: float | None = Field(
-        description="US dollars × failure budget at the central MFU; None when dollar_cost is."
-    )
-    dollar_cost_with_failures_range: Range | None = Field(
-        description="US dollars × failure budget [low, high] over the MFU band; None when "
-                    "dollar_cost is."
-    )
-    fits: bool | None = Field(
-        default=None,
-        description="Whether a model of this size fits the devices for training at some layout "
-                    "(the memory search, shape guessed from N); None without an accelerator.")
-    min_gpu_count: int | None = Field(
-        default=None, description="The fewest such devices it fits on; None when unknown.")
-    fit_slowdown: float | None = Field(
-        default=None,
-        description="When it fits: the speed cost of the cheapest layout that fits (recompute, "
-                    "TP, PP, ZeRO-3; ≥ 1), not in the row's time, which assumes none; None "
-                    "otherwise.")
-    fit_needs_offload: bool | None = Field(
-        default=None,
-        description="When it fits: whether only with optimizer offload to CPU memory (its "
-                    "slowdown not estimated); None otherwise.")
-
-
 class BudgetTable(FiniteResult):
     """The split table for one budget."""
 
@@ -242,20 +205,30 @@ class BudgetTable(FiniteResult):
     precision: Precision | None = Field(description="Precision whose dense peak is used.")
     peak_tflops_per_gpu: float | None = Field(description="Dense peak per device, TFLOP/s.")
     peak_source: str | None = Field(description="Catalog source of the peak.")
+    peak_label: str | None = Field(
+        default=None, description="That source in a few words, for a short reply.")
     catalog_compiled: str | None = Field(description="Date the catalog was compiled.")
     mfu: float | None = Field(
         description="Share of the peak achieved at the central estimate: the MFU with an "
                     "accelerator, the utilisation with flops_per_sec."
     )
     mfu_used: MfuUsed | None = Field(
-        description="Where the MFU comes from and its band [low, high] (the dense prior's, or "
-                    "(min(prior low, your MFU), your MFU)); None without an accelerator.")
+        description="Where the MFU comes from and its band [low, high] (the dense prior's at "
+                    "the ratio split's size, or (min(prior low, your MFU), your MFU)); None "
+                    "without an accelerator.")
+    mfu_as_of: str | None = Field(
+        default=None,
+        description="Date of the calibration set the MFU prior rests on; None without an "
+                    "accelerator or for the flat prior.")
     usd_per_gpu_hour: float | None = Field(
         description="Price in US dollars per device-hour; None without an accelerator or price."
     )
     price: PriceUsed | None = Field(
         description="The price and where it comes from; None without an accelerator.")
     ratio: float = Field(description="Tokens per parameter of the highlighted split.")
+    ratio_source: Literal["user", "default"] = Field(
+        default="default",
+        description="Whether the ratio was given or the default (20: Hoffmann et al. 2022).")
     ratio_split: BudgetTableRow = Field(
         description="The split of budget_flops with D = ratio·N: for a dollar budget, the best "
                     "size if the run reaches the central MFU."
@@ -266,6 +239,16 @@ class BudgetTable(FiniteResult):
                     "for a FLOP budget."
     )
     rows: list[BudgetTableRow] = Field(description="Model sizes N spending budget_flops each.")
+    row_groups: list[BudgetRowGroup] = Field(
+        default_factory=list,
+        description="The rows by distinct outcome, in order: adjacent rows the MFU prior "
+                    "prices alike (below or above its calibrated sizes) with the same time, "
+                    "cost and fit form one group; every other row is a group of its own.")
+    mfu_clamps: list[BudgetRowGroup] = Field(
+        default_factory=list,
+        description="Runs of two or more adjacent rows priced at one MFU because the prior's "
+                    "size term stops at mfu_prior_params, the end of its calibrated sizes: the "
+                    "same days and cost (one row in row_groups when their fit matches too).")
     max_plan_days: float = Field(
         description="Longest wall time a plan is taken to survive (as in the run estimate)."
     )
@@ -273,20 +256,15 @@ class BudgetTable(FiniteResult):
 
 _NO_DEVICE: dict[str, Any] = dict.fromkeys((
     "accelerator", "gpu_count", "gpu_count_source", "precision", "peak_tflops_per_gpu",
-    "peak_source", "catalog_compiled", "mfu_used", "usd_per_gpu_hour", "price",
-    "failure_budget"))
+    "peak_source", "peak_label", "catalog_compiled", "mfu_used", "mfu_as_of",
+    "usd_per_gpu_hour", "price", "failure_budget"))
 """The accelerator fields of a split without an accelerator."""
-
-
-def _row(flops: float, n: float, machine: Machine | None) -> BudgetTableRow:
-    d = tokens_for_budget(flops, n)
-    return BudgetTableRow(params=n, tokens=d, tokens_per_param=d / n, flops=flops,
-                          **row_columns(flops, n, machine))
 
 
 def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
                     ) -> tuple[Machine, RateBasis, dict[str, Any]]:
-    """The machine of ``gpu_count`` devices of ``acc``, the rate basis and the header fields."""
+    """The machine of ``gpu_count`` devices of ``acc``, the rate basis and the header fields
+    (the MFU's are added once the size is known, :func:`_mfu_fields`)."""
     precision = acc.default_precision
     peak = acc.peak(precision)
     prior = mfu_prior("dense", acc, precision)
@@ -300,24 +278,35 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
         mfu, rate_basis = prior.central, "gpu_with_prior"
         band = (prior.low, prior.high)
     chosen = acc.price(spec.usd_per_gpu_hour)
-    price = chosen.usd_per_gpu_hour
-    used = MfuUsed(origin="user" if spec.mfu is not None else "prior", range=band,
-                   prior=prior, family="dense", family_inferred=True,
-                   convention="6n" if spec.mfu is not None else None, given=spec.mfu,
-                   achieved_tflops=None, recompute_divided=False)
     gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
-    machine = Machine(gpus, peak, mfu, band, price, spec.failure_budget, acc.key,
-                      prior_at=None if spec.mfu is not None else (
+    machine = Machine(gpus, peak, mfu, band, chosen.usd_per_gpu_hour, spec.failure_budget,
+                      acc.key, prior_at=None if spec.mfu is not None else (
                           lambda n: mfu_prior("dense", acc, precision, params=n)))
     hardware = dict(
         accelerator=acc.name, gpu_count=gpus,
         gpu_count_source="user" if spec.gpu_count is not None else "default",
         precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
-        catalog_compiled=load_catalog().compiled, mfu_used=used,
-        usd_per_gpu_hour=price, price=chosen,
-        failure_budget=spec.failure_budget,
+        peak_label=source_label(acc.spec_source), catalog_compiled=load_catalog().compiled,
+        usd_per_gpu_hour=chosen.usd_per_gpu_hour, price=chosen,
+        failure_budget=spec.failure_budget, mfu_used=MfuUsed(
+            origin="user" if spec.mfu is not None else "prior", range=band, prior=prior,
+            family="dense", family_inferred=True,
+            convention="6n" if spec.mfu is not None else None, given=spec.mfu,
+            achieved_tflops=None, recompute_divided=False),
     )
     return machine, rate_basis, hardware
+
+
+def _mfu_fields(used: MfuUsed, machine: Machine, n_opt: float) -> dict[str, Any]:
+    """The header's MFU fields for the ratio split of ``n_opt`` parameters: with the prior,
+    the prior at that size and its band (as ``estimate_run`` would use for that run)."""
+    if machine.prior_at is None:
+        prior = used.prior
+    else:
+        prior = machine.prior_at(n_opt)
+        used = used.model_copy(update=dict(range=(prior.low, prior.high), prior=prior))
+    as_of = None if prior.scope == "flat" else load_mfu_priors().as_of
+    return dict(mfu_used=used, mfu_as_of=as_of)
 
 
 def _machine(spec: BudgetTableSpec) -> tuple[Machine | None, RateBasis, dict[str, Any]]:
@@ -339,7 +328,8 @@ def _budget(spec: BudgetTableSpec, machine: Machine | None
     if spec.budget_usd is not None and machine is not None and machine.band is not None:
         c = flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=False)
         c_safe = flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=True)
-        return c, _row(c_safe, split_budget(c_safe, spec.ratio)[0], machine)
+        n_safe = split_budget(c_safe, spec.ratio)[0]
+        return c, price_row(c_safe, n_safe, machine, spec.budget_usd)
     if spec.budget_flops is not None:
         return spec.budget_flops, None
     # BudgetTableSpec guarantees one budget, and a device and price for a dollar budget
@@ -353,23 +343,25 @@ def budget_table(spec: BudgetTableSpec) -> BudgetTable:
     c, safe_split = _budget(spec, machine)
     n_opt, _ = split_budget(c, spec.ratio)
     sizes = spec.params or default_sizes(c)
-    if machine is not None:
-        machine = machine.at(n_opt)  # the header's MFU: the ratio split's
-        hardware |= {"mfu_range": machine.band} if machine.band is not None else {}
-        if machine.prior_at is not None:
-            hardware["mfu_prior"] = machine.prior_at(n_opt)
-    rate = None if machine is None else machine.cost(c, machine.mfu)
+    rows = [price_row(c, n, machine, spec.budget_usd) for n in sizes]
+    if machine is not None and "mfu_used" in hardware:
+        hardware |= _mfu_fields(hardware["mfu_used"], machine, n_opt)
+    at_opt = None if machine is None else machine.at(n_opt)  # the header's MFU: the ratio split's
+    rate = None if at_opt is None else at_opt.cost(c, at_opt.mfu)
     return BudgetTable(
         **(_NO_DEVICE | hardware),
         budget_flops=c,
         budget_usd=spec.budget_usd,
         sustained_flops_per_sec=None if rate is None else c / rate.wall_seconds,
         rate_basis=rate_basis,
-        utilization=machine.mfu if machine is not None and rate_basis == "your_rate" else None,
-        mfu=None if machine is None else machine.mfu,
+        utilization=at_opt.mfu if at_opt is not None and rate_basis == "your_rate" else None,
+        mfu=None if at_opt is None else at_opt.mfu,
         ratio=spec.ratio,
-        ratio_split=_row(c, n_opt, machine),
+        ratio_source="user" if "ratio" in spec.model_fields_set else "default",
+        ratio_split=price_row(c, n_opt, machine, spec.budget_usd),
         safe_split=safe_split,
-        rows=[_row(c, n, machine) for n in sizes],
+        rows=rows,
+        row_groups=group_rows(rows),
+        mfu_clamps=mfu_clamps(rows),
         max_plan_days=MAX_PLAN_DAYS,
     )

@@ -1,0 +1,76 @@
+"""Issue 16 through the in-memory MCP client: ``split_budget`` answers the common questions in
+a short reply (at most 1,500 characters) that matches the command line's, with the full detail
+on request and the matching fields in the structured content."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tests.conftest import Cli
+
+pytestmark = pytest.mark.anyio
+
+SHORT_MAX = 1_500
+"""Characters of a default (short) reply to a common question (issue 16)."""
+COMMON: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "dollars on a gpu": ({"budget_usd": 50_000, "gpu": "h100"},
+                         ["--budget-usd", "50000", "--gpu", "h100"]),
+    "flops on a gpu": ({"budget_flops": "1e22", "gpu": "h100"},
+                       ["--budget", "1e22", "--gpu", "h100"]),
+    "flops alone": ({"budget_flops": "1e22"}, ["--budget", "1e22"]),
+    "a million on 256": ({"budget_usd": "$1M", "gpu": "h100", "gpu_count": 256},
+                         ["--budget-usd", "1M", "--gpu", "h100", "--gpus", "256"]),
+}
+
+
+def _text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+@pytest.mark.parametrize("case", COMMON)
+async def test_the_short_reply_is_at_most_1500_characters_and_the_clis(
+        client: Client, cli: Cli, case: str) -> None:
+    arguments, argv = COMMON[case]
+    result = await client.call_tool("split_budget", arguments)
+    assert not result.is_error, _text(result)
+    text = _text(result)
+    assert len(text) <= SHORT_MAX, len(text)
+    _, out, _ = cli("split", *argv)
+    assert text == out  # one template: both doors say the same
+    full = await client.call_tool("split_budget", {**arguments, "detail": "full"})
+    _, out_full, _ = cli("split", *argv, "--detail", "full")
+    assert _text(full) == out_full
+    assert len(_text(full)) >= len(text)
+
+
+async def test_the_full_detail_adds_the_quotes_and_the_calibration(client: Client) -> None:
+    arguments = COMMON["dollars on a gpu"][0]
+    short = _text(await client.call_tool("split_budget", arguments))
+    full = _text(await client.call_tool("split_budget", {**arguments, "detail": "full"}))
+    for quoted in ("'BFLOAT16 Tensor Core 1,979 teraFLOPS*'",
+                   "covers 90% of the published runs around the fit",
+                   "calibration set calibration_runs.csv"):
+        assert quoted in full and quoted not in short
+    assert len(short) * 2 < len(full)
+
+
+async def test_the_structured_content_has_the_table_as_shown(client: Client) -> None:
+    result = await client.call_tool("split_budget", COMMON["dollars on a gpu"][0])
+    d = result.structured_content
+    # 100M and 1B share a row (the MFU prior stops at 1B): one group of two, then one each.
+    assert [(g["first"], g["last"]) for g in d["row_groups"]] == [(0, 1), (2, 2), (3, 3)]
+    assert d["row_groups"][0]["mfu_prior_params"] == 1e9
+    assert [(g["first"], g["last"]) for g in d["mfu_clamps"]] == [(0, 1)]
+    for row in [*d["rows"], d["ratio_split"]]:
+        # nominal dollars × the 1.5 failure budget = the dollars with it
+        assert row["dollar_cost_with_failures"] == pytest.approx(row["dollar_cost"] * 1.5)
+        assert row["budget_status"] in ("within", "over_at_slow_end", "over")
+    assert [r["budget_status"] for r in d["rows"]] == [
+        "over", "over", "over_at_slow_end", "over_at_slow_end"]
+    assert d["safe_split"]["budget_status"] == "within"
+    assert (d["mfu_as_of"], d["peak_label"], d["ratio_source"]) == (
+        "2026-12-01", "NVIDIA H100 page", "default")
+    assert d["price"]["label"] == "industry price survey"
