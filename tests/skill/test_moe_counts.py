@@ -11,9 +11,11 @@ import json
 from typing import Any
 
 import pytest
+from inline_snapshot import snapshot
 from pydantic import ValidationError
 
 from compute_budget import MemorySpec, RunSpec, count_params, estimate_memory, get_preset
+from compute_budget.prompts import render_optimal
 from compute_budget.skill.errors import describe_error
 from compute_budget.skill.model.shape import (
     default_experts,
@@ -260,3 +262,25 @@ def test_a_copy_with_other_experts_is_resolved_anew() -> None:
     # R = 360e9·64/60 = 384e9 too; the shape's experts show the new layout
     assert other.model.shape.experts == 64 and other.model.shape.experts_per_token == 4
     assert other.size.shape.experts_origin == "given"
+
+
+def test_the_optimal_reply_for_a_moe() -> None:
+    # 30B total, 3B active on 2T tokens: 3.6e22 FLOPs, 667 tokens per active parameter
+    reply = render_optimal(optimal(OptimalSpec(params="30B", active_params="3B", tokens="2T")))
+    assert reply == snapshot("""\
+### Compute-optimal split of 3.60 × 10²² FLOPs
+
+| basis | active params | tokens | tokens per active param |
+|---|---|---|---|
+| 20 tokens per parameter (Hoffmann et al. 2022) | **17.3B** | **346B** | 20 |
+| Hoffmann et al. 2022 fit, optimum of eq. 4 | 9.2B | 652B | 70.8 |
+| Besiroglu et al. 2024 fit, optimum of eq. 4 | 17.4B | 344B | 19.7 |
+
+**Your run, 30B params of which 3B active on 2T tokens, is 667 tokens per active parameter (33× the compute-optimal 20): over-trained for its size: at the same compute a larger model on fewer tokens reaches a lower loss.** Over-training is often deliberate: a smaller model is cheaper to serve, and that can be worth the extra training compute.
+
+Its loss against the optimal split at the same compute, under each fit: Hoffmann et al. 2022 +0.023; Besiroglu et al. 2024 +0.052 (loss in nats per token on the fits' data).
+
+A mixture of experts: its compute is 6 × active parameters × tokens, and it is split and placed by its active parameters under the dense fits above, as an approximation; its 66.7 tokens per total parameter measure nothing here. No MoE scaling law gives a compute-optimal token ratio to use instead: Clark et al. 2022 fit parameters and expert count, not tokens; Krajewski et al. 2024 (expert granularity) and Ludziejewski et al. 2025 (expert count; up to 2.7B active and 5B total parameters) add tokens, for their own expert layouts and data.
+
+The published fits hold for their data and setup (language models; loss in nats per token on their data). Hoffmann et al.'s approach-3 fit as published puts the optimum far above their own 20 tokens per parameter; Besiroglu et al. 2024 refit the same data and recover it. Treat the spread between the rows as the uncertainty.
+""")  # noqa: E501 (markdown held verbatim)
