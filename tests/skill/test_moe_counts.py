@@ -98,6 +98,18 @@ def test_given_experts_and_the_top_k_derived_from_them() -> None:
     assert (top4.size.shape.experts, top4.size.shape.experts_origin) == (64, "derived")
 
 
+def test_with_mixtrals_shape_and_counts_the_expert_width_is_mixtrals() -> None:
+    # Mixtral 8x7B (Jiang et al. 2024, Table 1: 32 layers, dim 4096, hidden_dim 14336, 8
+    # experts, top-2) by its preset's counts and its layers, hidden size and heads: the width
+    # that makes the 6 experts a token skips hold N − A is (N − A)/(6·32·3·4096) ≈ 14336.
+    counts = count_params(get_preset("mixtral-8x7b"))
+    spec = MemorySpec(params=counts.total, active_params=counts.active, layers=32, hidden=4096,
+                      heads=32, experts=8, gpu_count=8)
+    shape = spec.size.shape
+    assert (shape.origin, shape.experts_per_token) == ("given", 2)
+    assert shape.expert_intermediate == pytest.approx(14336, rel=0.01)
+
+
 def test_a_dense_model_by_its_counts_has_no_experts() -> None:
     for spec in (MemorySpec(params="7B", gpu_count=8),
                  MemorySpec(params="7B", active_params="7B", gpu_count=8)):
