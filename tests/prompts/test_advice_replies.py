@@ -124,3 +124,17 @@ def test_alternatives_without_a_price_say_what_is_unknown() -> None:
     assert "Savings in dollars are unknown where a price is unknown." in reply
     priced = render_alternatives(suggest_alternatives(WORKED))
     assert "unknown" not in priced
+
+
+def test_a_verdict_without_kill_criteria_does_not_point_at_them() -> None:
+    # A bare cost (estimate_run_cost: no tokens, no wall-time band) gets no kill criteria, so
+    # its next steps do not say "with the kill criteria above"; the trial still has its rule.
+    from compute_budget import estimate_run_cost
+
+    cost = estimate_run_cost(7e9, 1e11, 8, 312, 0.4, 1.50)
+    for kind, gain in (("pretrain", 0.5), ("pretrain", 2.0), ("fine-tune", 0.5)):
+        reply = render_decision(decision_summary(cost, gain, 0.7, kind=kind))
+        assert "**Kill criteria**" not in reply and "kill criteria above" not in reply, kind
+    reply = render_decision(decision_summary(cost, 0.5, 0.7, kind="fine-tune"))
+    assert "Try 30% of the tokens first (about $6,310 with the failure budget) and go on only" \
+           " if, by then, the metric is at least 0.15 above where it started" in reply
