@@ -54,8 +54,10 @@ def decide(estimate: RunEstimate, inputs: DecisionInputs,
            gain: GainFromPoints | None = None) -> Decision:
     """The verdict on ``estimate``: with ``inputs`` alone, :func:`decision_summary`; with
     small-run points, the gain and its 1σ are the fit's at this run (6·N_active·T, N, T) over
-    the baseline loss, the kill criteria gain the loss to expect at 10% of the tokens, and
-    the decision carries the fit's summary. A loss falls: give higher_is_better for a metric."""
+    the baseline loss, the kill criteria check the loss (:mod:`.kill_criteria`: at 10% of the
+    tokens from a two-variable fit, at the end from a fit in compute alone, the gain's bar in
+    loss for a run from a model), and the decision carries the fit's summary. A loss falls:
+    give higher_is_better for a metric."""
     values = {name: getattr(inputs, name) for name in DecisionInputs.model_fields}
     if gain is None or gain.points is None:
         if gain is not None and gain.baseline_loss is not None:
