@@ -288,12 +288,14 @@ def validated(function: Callable[_P, _R]) -> Callable[_P, _R]:
     at once as an :class:`~.errors.ArgumentsError` naming each. The checker is built on the
     first call (building it costs more than most calls), so importing a module stays cheap."""
     checked: list[Callable[..., _R]] = []
+    signature: list[inspect.Signature] = []
 
     @functools.wraps(function)
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         if not checked:
             checked.append(validate_call(config=_CALL_CONFIG)(_instances_as_given(function)))
-        named = inspect.signature(function).bind(*args, **kwargs).arguments  # names errors
+            signature.append(inspect.signature(function))
+        named = signature[0].bind(*args, **kwargs).arguments  # names errors
         try:
             return checked[0](**named)
         except ValidationError as exc:

@@ -140,24 +140,40 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def _first_not_finite(value: Any, path: str, root: bool = False) -> str | None:
+_LEAVES = (int, str, bool, type(None))
+
+
+def _first_not_finite(value: Any, root: bool = False) -> list[str | int] | None:
+    """The keys, innermost first, down to the first infinite or NaN number in ``value``; None
+    when every number is finite. (Paths are built only for the failure: results are checked on
+    every estimate, and most of their values are leaves.)"""
     if isinstance(value, float):
-        return None if math.isfinite(value) else path
-    if isinstance(value, FiniteResult) and not root:
-        return None  # checked itself when it was built
+        return None if math.isfinite(value) else []
+    if isinstance(value, _LEAVES) or (isinstance(value, FiniteResult) and not root):
+        return None  # a nested result checked itself when it was built
+    items: Any
     if isinstance(value, BaseModel):
-        items: Any = ((f"{path}.{k}", v) for k, v in value.__dict__.items())
+        items = value.__dict__.items()
     elif isinstance(value, dict):
-        items = ((f"{path}.{k}", v) for k, v in value.items())
+        items = value.items()
     elif isinstance(value, list | tuple):
-        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+        items = enumerate(value)
     else:
         return None
-    for where, item in items:
-        found = _first_not_finite(item, where)
-        if found is not None:
-            return found
+    for key, item in items:
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return [key]
+        elif not isinstance(item, _LEAVES):
+            found = _first_not_finite(item)
+            if found is not None:
+                found.append(key)
+                return found
     return None
+
+
+def _path(name: str, keys: list[str | int]) -> str:
+    return name + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys))
 
 
 class FiniteResult(BaseModel):
@@ -166,7 +182,7 @@ class FiniteResult(BaseModel):
 
     @model_validator(mode="after")
     def _all_finite(self) -> FiniteResult:
-        found = _first_not_finite(self, type(self).__name__, root=True)
+        found = _first_not_finite(self, root=True)
         if found is not None:
-            raise NotFiniteResultError(found)
+            raise NotFiniteResultError(_path(type(self).__name__, found))
         return self
