@@ -40,6 +40,7 @@ The net gain 0.6 ± 0.7 does not clear its uncertainty: 80% that it gives any ga
 | Gain used | 55 → 55.6 (higher is better): 0.6 ± 0.7 (1σ), over a baseline to beat of 0: net 0.6 |
 | Chance it beats the baseline | 80% |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
+| Run as priced | 4096 tokens per sequence (assumed), micro-batch 1, bf16, ZeRO 1, TP 1 × PP 1, recompute none |
 | Net gain per dollar | 0.0428 units of your metric per $1,000 (0.0285 with failures) |
 | Budget | $40,000 |
 
@@ -102,7 +103,7 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 | alternative | what changes | days | GPU-h | cost | saving |
 |---|---|---|---|---|---|
 | Fewer tokens first | 30B tokens (30% of the plan) first; stop unless the eval metric has moved by at least 0.18 by then (30% of the predicted gain 0.6). Learning curves flatten, so a run that will reach its gain has made at least that share of it by then, if its gains come no later than linearly in the tokens (compare at a checkpoint whose learning rate has decayed); going on costs the rest of the plan | 14.6 | 2,804 | $4,207 | $9,816 (70%) if it stops |
-| LoRA instead of a full fine-tune | rank 16 on every linear layer (42.4M trainable params); needs 37.8 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (up to 2 fit). LoRA learns less and forgets less than full training (Biderman et al. 2024, "LoRA Learns Less and Forgets Less"): compare both on a slice first | 32.8 | 6,289 | $9,433 | $4,589 (33%) |
+| LoRA instead of a full fine-tune | rank 16 on every linear layer (42.4M trainable params); needs 39.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (up to 2 fit). LoRA learns less and forgets less than full training (Biderman et al. 2024, "LoRA Learns Less and Forgets Less"): compare both on a slice first | 32.8 | 6,289 | $9,433 | $4,589 (33%) |
 | Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand, 2025), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $3,815 | $10,208 (73%); uncalibrated: from no saving to $10,208 |
 | Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand, 2026), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.75 | 1,296 | $6,469 | $7,554 (54%); uncalibrated: from no saving ($3,946 more) to $7,554 |
 

@@ -57,7 +57,7 @@ def test_estimate_template() -> None:
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
 - Energy: 400 W per device (NVIDIA A100 datasheet (via glennklockwood.com processor notes and a cloud provider's spec table): the 80GB SXM4 part has the 40GB part's power, 400 W maximum (PCIe 80GB: 300 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
 - Defaults used: mfu_convention=6n (default); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=hf (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
-- Memory: 60.0 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
+- Memory: 61.2 GiB of 80.0 GiB per device at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is it (±1σ), and what does the cheapest alternative already give? With those, the verdict weighs the gain against the cost.
 """)
@@ -72,22 +72,23 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 | | estimate | range (MFU 0.30 – 0.13) |
 |---|---|---|
 | Compute | 7.80 × 10²² FLOPs | |
-| Wall time | 855 h (35.6 days) | 565 – 1,286 h (23.5 – 53.6 days) |
-| GPU-hours | 54,741 GPU-h | 36,133 – 82,318 GPU-h |
-| Cost | $136,306 | $89,971 – $204,972 |
-| Cost with failure budget (×1.50) | **$204,459** | $134,957 – $307,458 |
-| Energy | 59,778 kWh, 28.7 t CO2e | 39,457 – 89,891 kWh |
+| Wall time | 867 h (36.1 days) | 572 – 1,303 h (23.8 – 54.3 days) |
+| GPU-hours | 55,467 GPU-h | 36,612 – 83,410 GPU-h |
+| Cost | $138,114 | $91,164 – $207,690 |
+| Cost with failure budget (×1.50) | **$207,171** | $136,746 – $311,535 |
+| Energy | 60,570 kWh, 29.1 t CO2e | 39,980 – 91,083 kWh |
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
+- Layout cost: ×1.01 on time (ZeRO-3 ×1.05, ÷ 1.04 of model parallelism this model needs at scale, already in the prior). At the prior's hardware utilisation the run takes that much longer than at a layout that needs no memory savings: the MFU used is the prior ÷ 1.01.
 - Peak: 1,979 TFLOP/s bf16 per device (the device's default training precision). Source: given by you
 - MFU: 0.20 — a prior, not a measurement. The Hopper dense prior (11 published runs, 0.23 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations)) × 0.85, the median ratio of the 5 published BF16 MoE runs (on Hopper) to the dense prior at their active parameters, with a band of ×/÷ 1.51. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family moe inferred (fewer active than total parameters). Give a measured MFU or achieved TFLOP/s to replace it.
 - Price: $2.49 per GPU-hour, on-demand, as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 396 TFLOP/s and 5,074 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 391 TFLOP/s and 5,008 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 700 W per device (NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: max thermal design power up to 700 W (configurable); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
 - Defaults used: mfu=0.2 (calibrated prior); usd_per_gpu_hour=2.49 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
-- Memory: 66.2 GiB of 80.0 GiB per device at ZeRO 2, TP 2 × PP 1 × DP 32, SP, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: TP communication ×1.03); shape guessed from N. The memory tool has the breakdown.
+- Memory: 61.0 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: ZeRO-3 communication ×1.05); shape guessed from N; 64 experts, top-8, assumed from params and active_params (give experts and experts_per_token). The memory tool has the breakdown.
 
 **Check these:**
 - ⚠ The peak 1979 TFLOP/s is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.
@@ -117,7 +118,7 @@ def test_estimate_template_unknown_price() -> None:
 - Throughput implied: 30.0 TFLOP/s and 5,002 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 262 W per device (cloud.google.com/tpu/docs/v3: 'Measured min/mean/max power 123/220/262 W' per chip; the measured maximum is used (mean 220 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
 - Defaults used: mfu=0.244 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
-- Memory: 19.4 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 3 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
+- Memory: 19.9 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 2 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
 
@@ -133,7 +134,7 @@ def test_memory_template() -> None:
 |---|---|---|
 | Weights | 13.0 GiB | 2 bytes × 7B parameters |
 | Gradients | 1.63 GiB | 2 bytes × 7B trainable / 8 (ZeRO-2) |
-| Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 8 (ZeRO-1): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
+| Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 8 (ZeRO-2): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
 | Activations | 11.4 GiB | sequence 2048, micro-batch 1, recompute none, FlashAttention |
 | **Total** | **35.8 GiB** | of 40.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
 
@@ -153,21 +154,21 @@ def test_memory_template_does_not_fit() -> None:
     assert render_memory(estimate_memory(spec)) == snapshot("""\
 ### Memory per device: 70B params on 8 × H100 SXM
 
-**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.6 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: the same number of H200 SXM (141 GiB, `h200`); LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set, with optimizer offload.
+**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.8 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: the same number of H200 SXM (141 GiB, `h200`); LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set, with optimizer offload.
 
 | component | per device | |
 |---|---|---|
 | Weights | 16.3 GiB | 2 bytes × 70B parameters / 8 model-parallel ranks |
 | Gradients | 16.3 GiB | 2 bytes × 70B trainable / 8 model-parallel ranks |
 | Optimizer state | 65.2 GiB | 8 bytes × 70B trainable / 8 model-parallel ranks: fp32 master weights and momentum (4 + 4 bytes) |
-| Activations | 0.81 GiB | sequence 4096, micro-batch 1, recompute full, FlashAttention |
-| **Total** | **98.6 GiB** | of 80.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
+| Activations | 0.96 GiB | sequence 4096, micro-batch 1, recompute full, FlashAttention; of which 0.15 GiB at the loss (vocabulary 32000, assumed) |
+| **Total** | **98.8 GiB** | of 80.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
 
 **Assumptions**
 - Layout: the knobs you left unset, cheapest first: ZeRO 1–2 are free, then what costs least speed (ZeRO 3's communication, recomputation's extra FLOPs, TP's communication, PP's bubble once TP is at its largest), offload last; micro-batch 1 unless you set one.
 - Model states: mixed precision, 16-bit weights and gradients; optimizer bytes per parameter from SGD with momentum under mixed precision (fp32 master copy + one fp32 buffer). ZeRO shards over the data-parallel degree (devices / (TP·PP)), after Rajbhandari et al. 2020.
 - Shape: 71 layers, hidden 9088, 71 heads, gated MLP of 24320; guessed from N with GPT-3 proportions (N ≈ 12·L·h², h ≈ 128·L, head size 128; Brown et al. 2020, Table 2.1) and a Llama layer (gated MLP of 8h/3).
-- Activations: what the Hugging Face transformers (SDPA attention) stack keeps for the backward pass, term by term from the shape, calibrated against measured transformers models; no s×s attention scores. Choose the other with the stack setting. Framework buffers are not counted; check with a one-step run.
+- Activations: what the Hugging Face transformers (SDPA attention) stack keeps for the backward pass, term by term from the shape, calibrated against measured transformers models; no s×s attention scores; plus 10·s·b·V/t bytes at the loss (fp32 log-softmax, bf16 logits and their fp32 gradient). Choose the other with the stack setting. Framework buffers are not counted; check with a one-step run.
 
 **Check these:**
 - ⚠ the model shape was guessed from N; give a config or preset (or layers, hidden and heads) for exact activations.
@@ -179,21 +180,24 @@ def test_verdict_template_go_with_benefit() -> None:
     assert render_decision(d) == snapshot("""\
 ### Verdict: **GO**
 
-The net gain 1 ± 0.5 clears its uncertainty: the chance that it beats the baseline is 98%, and of no gain at all < 1%.
+The net gain 1 ± 0.5 clears its uncertainty: 98% that it beats the baseline, < 1% that it gives no gain at all.
 
 | | |
 |---|---|
-| Gain used | 2 ± 0.5 (1σ), over a baseline of 1: net 1 |
-| Chance it beats the baseline | 98% (> 99% chance of any gain at all) |
+| Gain used | 2 ± 0.5 (1σ), over a baseline to beat of 1: net 1 |
+| Chance it beats the baseline | 98% (> 99% that it gives any gain at all) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
+| Run as priced | 4096 tokens per sequence (assumed), micro-batch 1, bf16, ZeRO 1, TP 1 × PP 1, recompute none |
 | Net gain per dollar | 0.0713 units of your metric per $1,000 (0.0475 with failures) |
 
 Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.
 
 **Kill criteria** (launch and watch):
 - Throughput at least 1,820 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
-- By day 4.9: at least 6.16B tokens trained.
-- By day 4.9: about $1,411 spent; a run behind the token line above is spending without progress.
+- By day 4.9: at least 6.16B tokens trained, at that floor.
+- By the end: the metric at least 1.5 above today's, the low end of the gain, 2 − 0.5 = 1.5. No level at a checkpoint follows from the gain alone: a run from scratch starts far below the model it is to beat. Small runs, given as points, turn the gain into a loss curve with a level to reach at a checkpoint.
+
+Budget: about $1,411 spent by day 4.9 at the planned rate: a pace to plan by, not a reason to stop.
 
 **Next:**
 - Launch it, with the kill criteria above.
@@ -212,9 +216,10 @@ Even the optimistic gain 0.5 (gain + σ) is below the 1 the cheaper option alrea
 
 | | |
 |---|---|
-| Gain used | 0.3 ± 0.2 (1σ), over a baseline of 1: net −0.7 |
-| Chance it beats the baseline | < 1% (93% chance of any gain at all) |
+| Gain used | 0.3 ± 0.2 (1σ), over a baseline to beat of 1: net −0.7 |
+| Chance it beats the baseline | < 1% (93% that it gives any gain at all) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
+| Run as priced | 4096 tokens per sequence (assumed), micro-batch 1, bf16, ZeRO 1, TP 1 × PP 1, recompute none |
 | Net gain per dollar | −0.0499 units of your metric per $1,000 (−0.0333 with failures) |
 | Value of the net gain | −$700 at $1,000 per unit; expected net value −$21,734 |
 | Budget | $20,000 |
@@ -240,9 +245,10 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 | Shorter run first | 30B tokens (30% of the plan), then decide on the rest from its curve | 14.6 | 2,804 | $4,207 | $9,816 (70%) |
 | Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand, 2025), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $3,815 | $10,208 (73%); uncalibrated: from no saving to $10,208 |
 | Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand, 2026), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.75 | 1,296 | $6,469 | $7,554 (54%); uncalibrated: from no saving ($3,946 more) to $7,554 |
-| A different idea | spend the same compute on the experiment with the best expected gain per dollar: it buys about 4 smaller-scale runs | | | | opportunity cost |
 
-Each row uses the same MFU source as the original (yours) and the same failure budget; saving is against the nominal cost. Savings in dollars are unknown where a price is unknown.
+A different idea: the same money buys about 4 smaller-scale runs; spend it on another experiment instead if one promises more gain per dollar (the compare tool ranks candidate runs by it).
+
+Each row uses the same MFU source as the original (yours) and the same failure budget; saving is against the nominal cost.
 
 Other hardware is compared at on-demand prices only (devices without an on-demand quote are left out); your run is priced at the rate you gave. An uncalibrated device has no published training runs: its MFU is borrowed from other hardware, so its saving may be none.
 """)
@@ -260,7 +266,7 @@ Every row spends the same compute: tokens D = C / (6·N). Time at 1.00 × 10¹²
 | 1M | 100M | 100.4 | 603 | 0.167 |
 | 10M | 10M | 1.004 | 603 | 0.167 |
 | 100M | 1M | 0.01004 | 603 | 0.167 |
-| **2.24M** | **44.8M** | **20** (your ratio) | 603 | 0.167 |
+| **2.24M** | **44.8M** | **20** (Chinchilla) | 603 | 0.167 |
 
 A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
 """)
@@ -272,44 +278,45 @@ def test_split_template_dollars() -> None:
     assert render_split(split) == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size if the run reaches the median MFU (0.23): 9.58B parameters on 192B tokens** (20 tokens per parameter, 1.10 × 10²² FLOPs): 69.7 days and $50,000 with the failure budget. Over the MFU band (0.35 – 0.15) the same run takes 46.1 – 105 days and costs $33,095 – $75,490: at the slow end, with the failure budget, it overshoots the budget.
+**Best size at the median MFU (0.23): 9.58B parameters on 192B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Size that stays within $50,000 even at the slow end (MFU 0.15): 7.75B parameters on 155B tokens** (20 tokens per parameter, 7.20 × 10²¹ FLOPs): 46.2 days and $33,114 at the median MFU; 30.6 – 69.7 days and $21,948 – $50,000 over the band.
+**Within $50,000 even at the slow end (MFU 0.15): 7.75B parameters on 155B tokens**: 46.2 days and $33,114 at the median MFU.
 
-Every row below spends 1.10 × 10²² FLOPs, what $50,000 buys at the median MFU: tokens D = C / (6·N). Times are on 8 × H100 SXM; ranges are over the MFU band, fast end (0.35) to slow end (0.15).
+Each row spends 1.10 × 10²² FLOPs at the MFU prior for its size.
 
-| parameters N | tokens D = C / 6N | tokens per parameter | wall time (range) | cost with ×1.50 failure budget (range) | fits on 8 × H100 SXM |
-|---|---|---|---|---|---|
-| 1B | 1.84T | 1,836 | 80.9 days (53.5 – 122) | $58,040 ($38,372 – $87,500) | yes |
-| 3B | 612B | 204.0 | 75.3 days (49.7 – 113) | $53,972 ($35,648 – $81,338) | yes |
-| 7B | 262B | 37.47 | 71.0 days (47.1 – 107) | $50,881 ($33,772 – $77,000) | yes |
-| **9.58B** | **192B** | **20** (your ratio) | 69.7 days (46.1 – 105) | $50,000 ($33,095 – $75,490) | yes |
+| parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
+|---|---|---|---|---|---|---|---|
+| 1B | 1.84T | 1,836 | 80.9 – 122 | $38,693 | $58,040 – $87,500 | yes | yes |
+| 3B | 612B | 204.0 | 75.3 – 113 | $35,981 | $53,972 – $81,338 | yes | yes |
+| 7B | 262B | 37.47 | 71.0 – 107 | $33,921 | $50,881 – $77,000 | yes | yes |
+| **9.58B** | **192B** | **20** | 69.7 – 105 | $33,333 | $50,000 – $75,490 | at slow end | yes |
 
-**Assumptions**
-- Devices: 8 × H100 SXM, given by you. The count changes the wall time, not the dollars: the budget buys the same FLOPs on any number of devices.
-- Peak: 989.5 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'.
-- MFU: 0.23, band 0.15 – 0.35 — a prior, not a measurement. End-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) fitted to the 11 published dense runs on Hopper: 0.23 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations), with a band of ×/÷ 1.51 that covers 90% of the published runs around the fit. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Give a measured MFU to replace it.
-- Price: $2.49 per GPU-hour, on-demand, as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
-- Failure budget: ×1.50: of $50,000, $33,333 buys compute and the rest is kept for a failed or repeated run.
-
-A bigger model sees fewer tokens for the same budget. About 20 tokens per parameter was compute-optimal in Hoffmann et al. 2022 ("Chinchilla"); that is a fit to their data and setup, not a law for every setting.
+**Assumptions** (full detail: every source)
+- Devices: 8, given by you; the count sets the days, not the dollars.
+- MFU: 0.23 (0.15 – 0.35), a prior from 11 published runs on Hopper, calibrated 2026-12-01; give a measured one.
+- Price: $2.49/GPU-h on-demand, 2026-Q1 (industry price survey); give yours.
 """)
 
 
 def test_split_template_names_the_cost_of_fitting() -> None:
-    # 100B on 8 × A100 fits only with optimizer offload and a ×1.40 layout (recompute full
-    # ×4/3, ZeRO-3 ×1.05; tests/skill/test_split.py); the 1B row needs nothing.
+    # 100B on 8 × A100 fits only with CPU offload under a ×1.34 layout (recompute full ×4/3,
+    # ZeRO-3 beyond what it needs at scale, the offloaded step at the compute-optimal batch;
+    # tests/skill/test_split.py): issue 16 puts it in the row's days and cost, as the run
+    # estimate does. The 1B row needs nothing.
     split = budget_table(BudgetTableSpec(budget_usd="$300k", gpu="a100", params=["1B", "100B"]))
     text = render_split(split)
     rows = [line for line in text.splitlines() if line.startswith("| 1")]
     assert rows[0].endswith("| yes |")
-    assert rows[1].endswith("| yes, only with optimizer offload and at ×1.40 the time and cost |")
-    assert "Times and costs leave out what a memory-saving layout costs" in text
-    # The suggested size (20.1B) needs recomputation to fit; the sentence that names it says so.
-    assert split.ratio_split.fit_slowdown is not None and split.ratio_split.fit_slowdown > 1
-    assert ("To fit in memory on 8 × A100 80GB SXM it needs a layout that takes ×1.40 the time "
-            "and cost above.") in text
-    # Where every row fits as it is, neither note appears (test_split_template_dollars).
+    assert rows[1].endswith("| yes, with CPU offload, its layout ×1.34 in the days and cost |")
+    # The suggested size (17.6B) needs full recomputation to fit: its bold row says what it
+    # costs, and the MFU line says the prior is divided by it.
+    assert split.ratio_split.fit_slowdown == pytest.approx(4 / 3, rel=0.01)
+    bold = next(line for line in text.splitlines() if line.startswith("| **"))
+    assert bold.endswith("| yes, its layout ×1.33 in the days and cost |")
+    assert "÷ 1.33 for that size's layout on these devices" in text
+    full = render_split(split, detail="full")
+    assert "CPU offload's host step is priced at the compute-optimal batch" in full
+    assert "not estimated" not in full
 
 
 def test_accelerators_template() -> None:
@@ -376,9 +383,10 @@ def test_estimate_template_short_by_default() -> None:
 **Assumptions** (the full detail has every source and the breakdowns)
 - Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).
 - MFU: 0.40, given by you.
+- Sequence: 4096 tokens per sequence (assumed: give yours; it changes cost and layout).
 - Price: $1.50/GPU-h, given by you.
 - Energy: 400 W per device (datasheet maximum; an upper bound, devices only), PUE 1.56 (industry average, Uptime Institute survey 2024), 0.480 kg CO2e/kWh (world average, Ember 2023).
-- Memory: fits, 60.0 GiB of 80.0 GiB at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (shape guessed from N).
+- Memory: fits, 61.2 GiB of 80.0 GiB at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (shape guessed from N).
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is it (±1σ), and what does the cheapest alternative already give? With those, the verdict weighs the gain against the cost.
 """)

@@ -127,8 +127,9 @@ def test_the_search_finds_what_trying_every_count_finds(case: str) -> None:
                               lambda e: (e.gpu_count, e.wall_days)).gpu_count
         assert quick == _least(points, lambda e: e.wall_days,
                                lambda e: (e.gpu_hours, e.gpu_count)).gpu_count
-    # and it estimated far fewer points than trying every count
-    assert report.estimates_run < len(gpus) * len(_counts(cap)) / 2
+    # and it estimated far fewer points than trying every count (CPU offload's cost, priced
+    # since issue 16, changes with the count, so a memory-bound case probes a few more)
+    assert report.estimates_run < 0.6 * len(gpus) * len(_counts(cap))
 
 
 def test_a_deadline_that_excludes_slow_types_leaves_them_out() -> None:
@@ -508,13 +509,14 @@ def test_the_slow_end_count_is_one_the_search_allows() -> None:
     assert plan.gpu_count_for_slow_end is not None
     assert plan.gpu_count_for_slow_end % 3 == 0
     assert plan.gpu_count_for_slow_end > plan.gpu_count
-    # 96 devices whose slow end is 16.4 days need 96 · 16.4 / 15.5 ≈ 102 for a 15.5-day
-    # deadline: 104 in whole nodes, but 104 is no multiple of 3; the next allowed count is 120.
+    # 96 devices whose slow end is 19.2 days (the PP 3 bubble, ×1.17, charged) need
+    # 96 · 19.2 / 18 ≈ 102 for an 18-day deadline: 104 in whole nodes, but 104 is no multiple
+    # of 3; the next allowed count is 120.
     from compute_budget.skill.planning.plan import _count_for_slow_end
 
     tighter = report.plans[0].estimate
-    spec = PlanSpec(preset="llama-2-7b", tokens="500B", deadline_days=15.5, gpus=["h100"],
+    spec = PlanSpec(preset="llama-2-7b", tokens="500B", deadline_days=18, gpus=["h100"],
                     pp=3)
-    needed = tighter.gpu_count * tighter.wall_days_range[1] / 15.5
+    needed = tighter.gpu_count * tighter.wall_days_range[1] / 18
     assert 96 < needed <= 104
     assert _count_for_slow_end(tighter, spec) == 120

@@ -243,8 +243,13 @@ def test_a_row_that_fits_only_at_a_cost_says_what_it_costs() -> None:
     assert (small.fits, small.fit_needs_offload, small.fit_slowdown) == (True, False, 1.0)
     memory = estimate_memory(MemorySpec(params=100e9, gpu="a100", gpu_count=8))
     assert big.fits is True and big.fit_needs_offload is True and memory.offload is True
-    assert big.fit_slowdown == pytest.approx(memory.layout.slowdown.total)
+    # One layout cost everywhere (issue 16): the row's is the run estimate's for that run, and
+    # it is in the row's days and dollars.
+    run = estimate_run(RunSpec(params=100e9, tokens=big.tokens, gpu="a100", gpu_count=8))
+    assert run.layout_cost is not None
+    assert big.fit_slowdown == pytest.approx(run.layout_cost.total)
     assert big.fit_slowdown is not None and big.fit_slowdown > 4 / 3
+    assert big.dollar_cost_with_failures == pytest.approx(run.dollar_cost_with_failures)
     # A row that does not fit carries no layout cost.
     none_fit = budget_table(BudgetTableSpec(budget_usd="$400k", gpu="h100", params=["1T"])).rows[0]
     assert none_fit.fits is False and none_fit.fit_slowdown is None
@@ -272,12 +277,14 @@ def test_rows_the_mfu_clamp_prices_alike_form_one_group() -> None:
 
 def test_rows_alike_in_price_but_not_in_fit_keep_their_rows() -> None:
     # Above 405B parameters (the largest calibrated run) the size term stops too: 1T and 10T
-    # take the same days, but 10T needs a slower layout to fit, so each keeps its row.
+    # run at the same prior, but 10T needs full recomputation to fit (×4/3 in its days), so
+    # each keeps its row.
     split = budget_table(BudgetTableSpec(budget_usd="$50M", gpu="h100", gpu_count=4096,
                                          params=["100B", "1T", "10T"]))
     _, big, huge = split.rows
     assert big.mfu_prior_params == huge.mfu_prior_params == pytest.approx(405e9)
-    assert big.wall_days == huge.wall_days and big.fit_slowdown != huge.fit_slowdown
+    assert big.fit_slowdown == 1.0 and huge.fit_slowdown == pytest.approx(4 / 3)
+    assert huge.wall_days == pytest.approx(big.wall_days * 4 / 3)
     assert [(g.first, g.last) for g in split.row_groups] == [(0, 0), (1, 1), (2, 2)]
     assert [(g.first, g.last, g.mfu_prior_params) for g in split.mfu_clamps] == [
         (1, 2, pytest.approx(405e9))]
@@ -304,8 +311,9 @@ def test_each_row_has_nominal_and_failure_dollars_and_its_budget_status() -> Non
         assert row.dollar_cost_with_failures == pytest.approx(row.dollar_cost * 1.5)
         assert row.mfu_range is not None and row.mfu_range[0] < row.mfu < row.mfu_range[1]
     status = {row.params: row.budget_status for row in split.rows}
-    assert status == {1e8: "over", 1e9: "over", 1e10: "over_at_slow_end",
-                      1e11: "over_at_slow_end"}
+    # 100B on 8 × H100 fits only with CPU offload and full recomputation: ×1.34 in its
+    # dollars ($57,425), over the budget at the median MFU too.
+    assert status == {1e8: "over", 1e9: "over", 1e10: "over_at_slow_end", 1e11: "over"}
     assert split.rows[1].dollar_cost_with_failures > 50_000  # $58,040
     assert split.ratio_split.budget_status == "over_at_slow_end"  # $50,000, $75,490 slow
     assert split.safe_split is not None and split.safe_split.budget_status == "within"
@@ -321,12 +329,19 @@ def test_a_row_within_the_budget_across_the_band_says_so() -> None:
 
 
 def test_the_header_mfu_is_the_prior_at_the_suggested_size() -> None:
-    # $1M on 256 × H100 buys a 45.1B split: its prior is 0.26 with the band 0.17 – 0.39, not
-    # the 10B reference level's 0.23 (0.15 – 0.35) — as estimate_run would use for that run.
+    # $1M on 256 × H100 buys a 44.4B split: its prior is 0.26 with the band 0.17 – 0.39, not
+    # the 10B reference level's 0.23 (0.15 – 0.35), divided by its layout's cost — as
+    # estimate_run uses for that run, whose cost is then the budget.
     split = budget_table(BudgetTableSpec(budget_usd="1M", gpu="h100", gpu_count=256))
     at_opt = mfu_prior("dense", H100, "bf16", params=split.ratio_split.params)
-    assert split.mfu == at_opt.central and split.mfu_used.origin == "prior"
-    assert split.mfu_used.range == (at_opt.low, at_opt.high) == split.ratio_split.mfu_range
+    run = estimate_run(RunSpec(params=split.ratio_split.params, tokens=split.ratio_split.tokens,
+                               gpu="h100", gpu_count=256))
+    assert split.mfu == pytest.approx(run.mfu) and split.mfu_used.origin == "prior"
+    assert run.layout_cost is not None
+    assert split.mfu == pytest.approx(at_opt.central / run.layout_cost.total)
+    assert split.mfu_used.range == split.ratio_split.mfu_range
+    assert split.mfu_used.range == pytest.approx(run.mfu_used.range)
+    assert run.dollar_cost_with_failures == pytest.approx(1e6)
     assert split.mfu_used.prior == at_opt
     assert split.mfu_as_of == "2026-12-01"  # mfu_priors.json as_of
     assert split.peak_label == "NVIDIA H100 page"

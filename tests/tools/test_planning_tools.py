@@ -49,7 +49,7 @@ async def test_verdict_from_points_adds_the_loss_kill_criterion(client: Client) 
     assert not result.is_error, result.content[0].text
     text = result.content[0].text
     assert "| Gain from | your scaling fit of 7 small runs" in text
-    assert "the edge of the scaling fit's interval at 10% of the tokens" in text
+    assert "the edge of the scaling fit's interval at this run" in text
 
 
 async def test_plan_run_reply_and_picture(client: Client) -> None:

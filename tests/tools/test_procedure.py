@@ -49,7 +49,7 @@ async def test_five_steps_no_go_then_alternatives(client: Client) -> None:
     assert "distillation" not in kinds  # no larger model to distil a generic 7B from
     assert kinds[-1] == "different_idea"
     for row in ("| Smaller scale | 3.5B params × 50B tokens", "| Shorter run first | 30B tokens",
-                "| Other hardware |", "| A different idea |"):
+                "| Other hardware |", "\nA different idea: the same money buys"):
         assert row in text
     small = report["alternatives"][0]
     assert small["dollar_cost"] == pytest.approx(14_022 / 4, abs=1)

@@ -69,7 +69,7 @@ async def test_the_structured_content_has_the_table_as_shown(client: Client) -> 
         assert row["dollar_cost_with_failures"] == pytest.approx(row["dollar_cost"] * 1.5)
         assert row["budget_status"] in ("within", "over_at_slow_end", "over")
     assert [r["budget_status"] for r in d["rows"]] == [
-        "over", "over", "over_at_slow_end", "over_at_slow_end"]
+        "over", "over", "over_at_slow_end", "over"]  # 100B: its offload layout's ×1.34
     assert d["safe_split"]["budget_status"] == "within"
     assert (d["mfu_as_of"], d["peak_label"], d["ratio_source"]) == (
         "2026-12-01", "NVIDIA H100 page", "default")

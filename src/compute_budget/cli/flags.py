@@ -97,7 +97,8 @@ def _model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     flag(p, model, "config", metavar="PATH")
     flag(p, model, "preset", metavar="NAME", note="(`compute-budget params --list`)")
     flag(p, model, "active_params", metavar="N")
-    for field, metavar in (("layers", "L"), ("hidden", "H"), ("heads", "A")):
+    for field, metavar in (("layers", "L"), ("hidden", "H"), ("heads", "A"), ("experts", "E"),
+                           ("experts_per_token", "K")):
         flag(p, model, field, metavar=metavar)
 
 
@@ -125,7 +126,8 @@ def _run_option_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> Non
     flag(p, model, "tokens", metavar="T", note="(required)")
     for field, name, metavar in (("mfu", None, "F"), ("achieved_tflops", None, "TF"),
                                  ("usd_per_gpu_hour", "--price", "USD"),
-                                 ("peak_tflops", None, "TF"), ("failure_budget", None, "X")):
+                                 ("peak_tflops", None, "TF"), ("failure_budget", None, "X"),
+                                 ("batch_tokens", None, "T"), ("host_memory_gbs", None, "GBS")):
         flag(p, model, field, name, metavar=metavar)
     for field in ("mfu_convention", "precision", "family", "kind"):
         flag(p, model, field)

@@ -136,12 +136,10 @@ if TYPE_CHECKING:
         budget_table as budget_table,
     )
     from .planning.plan import Plan as Plan, PlanReport as PlanReport, plan_run as plan_run
-    from .planning.plan_spec import (
-        PlanSpec as PlanSpec,
-        optimal_batch_tokens as optimal_batch_tokens,
-    )
+    from .planning.plan_spec import PlanSpec as PlanSpec
     from .quantities import parse_quantity as parse_quantity
     from .run_spec import RunSpec as RunSpec
+    from .scaling.batch import optimal_batch_tokens as optimal_batch_tokens
     from .scaling.fit import fit_scaling_law as fit_scaling_law
     from .scaling.lesson import (
         params_for_budget as params_for_budget,
@@ -215,8 +213,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "model.source": ("ModelSource", "ParamReport", "param_report", "report_of"),
     "planning.budget_table": ("BudgetTable", "BudgetTableRow", "BudgetTableSpec", "budget_table"),
     "planning.plan": ("Plan", "PlanReport", "plan_run"),
-    "planning.plan_spec": ("PlanSpec", "optimal_batch_tokens"),
+    "planning.plan_spec": ("PlanSpec",),
     "quantities": ("parse_quantity",),
+    "scaling.batch": ("optimal_batch_tokens",),
     "run_spec": ("RunSpec",),
     "scaling.fit": ("fit_scaling_law",),
     "scaling.lesson": (

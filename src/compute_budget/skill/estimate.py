@@ -7,10 +7,14 @@ In named steps (:func:`estimate_run`):
    calibrated on (:mod:`.model.flops`): 6·N_active (the config's exact count when there is
    one) plus only the causal attention that a context beyond the calibration context (4k) adds;
    the term-by-term count is kept in the breakdown. Frozen weights skip their weight gradients.
-2. **recompute ratio**: the layout's recomputation (the memory check's choice when the user left
-   it open) executes more FLOPs than the model needs; hardware / model FLOPs.
+2. **layout cost** (:func:`layout_cost`): the layout's recomputation (the memory check's choice
+   when the user left it open) executes more FLOPs than the model trains (hardware / model
+   FLOPs: 4/3 for full recomputation, 1.5 with a frozen base); tensor and pipeline parallelism
+   and ZeRO-3 add communication and a bubble (:mod:`.memory.layout`); CPU offload adds its host
+   work per optimizer step (:mod:`.memory.offload`) over the compute of a step at the global
+   batch. Computed once; the product divides a prior MFU.
 3. **MFU choice** (:func:`mfu_used`): the user's (converted from its ``mfu_convention``), the
-   one an achieved TFLOP/s implies, or the prior divided by the recompute ratio (the prior
+   one an achieved TFLOP/s implies, or the prior divided by the layout cost (the prior
    describes runs at their usual hardware utilisation).
 4. **price**: the user's, or the catalog's newest quote of the kind asked.
 5. **cost band** (:func:`cost_band`): the central cost and the MFU band's ends
@@ -29,14 +33,18 @@ from .estimate_result import (
     EstimateWarning,
     Feasibility,
     FlopsMethod,
+    LayoutCost,
     MfuUsed,
+    RunAssumptions,
     RunEstimate,
+    WithoutOffload,
 )
 from .hardware.catalog import Accelerator, Precision, load_catalog, source_label
 from .hardware.cost import CostEstimate, cost_from_flops
 from .hardware.energy import energy_of
 from .hardware.mfu import mfu_prior
 from .memory.estimate import MemoryEstimate, estimate_memory
+from .memory.offload import offload_factor
 from .model.flops import (
     FlopCounts,
     FlopsBreakdown,
@@ -46,13 +54,20 @@ from .model.flops import (
     hardware_flops_per_token,
     mfu_from_achieved,
     rule_of_thumb,
+    trained_share,
 )
 from .run_spec import RunSpec
-from .vocabulary import FLOPS_PER_PARAM_PER_TOKEN, HOURS_PER_DAY
+from .scaling.batch import batch_of
+from .vocabulary import FLOPS_PER_PARAM_PER_TOKEN, HOURS_PER_DAY, Recompute
 
-__all__ = ["MAX_PLAN_DAYS", "EstimateWarning", "Feasibility", "RunEstimate", "estimate_run",
-           "token_flops"]
+__all__ = ["MAX_PLAN_DAYS", "EstimateWarning", "Feasibility", "RunEstimate", "assumptions_of",
+           "estimate_run", "token_flops"]
 
+REFERENCE_DEVICES = 1024
+"""The scale of the MFU prior's published runs (hundreds to thousands of devices)."""
+_AT_SCALE: dict[tuple[object, ...], float] = {}
+"""model_parallel_at_scale's answers, by what decides them (a plan asks once per device type)."""
+_AT_SCALE_SIZE = 256
 FROZEN_SAVING_PER_PARAM = 2.0
 """FLOPs per frozen parameter per token not spent: its weight gradient (2 of the 6)."""
 Range = tuple[float, float]
@@ -71,6 +86,12 @@ class TokenFlops:
     counts: FlopCounts | None
     frozen: float
     """Frozen parameters whose weight gradients are skipped."""
+    share: float = 1.0
+    """Model FLOPs over those of training every weight (:func:`.model.flops.trained_share`)."""
+
+    def recompute_ratio(self, recompute: Recompute) -> float:
+        """Hardware / model FLOPs of ``recompute`` for what this run trains."""
+        return hardware_flops_per_token(self.terms, recompute, self.share).hardware_over_model
 
 
 class CostBand(NamedTuple):
@@ -103,8 +124,9 @@ def token_flops(spec: RunSpec, given: float | None = None,
         terms = rule_of_thumb(n)
         per_token, method = terms.total, "6N"
         counts = flop_counts(terms.six_n, seq_len, layers=shape.layers, hidden=shape.hidden)
-    frozen = 0.0
+    frozen, share = 0.0, 1.0
     if model.trainable < model.total and given is None:
+        share = trained_share(n, model.total, model.trainable, model.adapters)
         # Frozen weights still pass gradients back to their inputs (2 FLOPs) but compute none
         # for themselves (the other 2 of the backward's 4): Kaplan et al. 2020's 6 → 4. LoRA
         # adapters train beside the frozen base: 6 FLOPs per active adapter weight.
@@ -112,20 +134,23 @@ def token_flops(spec: RunSpec, given: float | None = None,
         frozen = max(0.0, n - trained_base)
         per_token -= FROZEN_SAVING_PER_PARAM * frozen
         per_token += FLOPS_PER_PARAM_PER_TOKEN * model.adapters * n / model.total
-    return TokenFlops(per_token, method, terms, breakdown, counts, frozen)
+    return TokenFlops(per_token, method, terms, breakdown, counts, frozen, share)
 
 
 def mfu_used(spec: RunSpec, acc: Accelerator, precision: Precision, peak: float,
-             flops: TokenFlops, ratio: float) -> tuple[float, MfuUsed]:
+             flops: TokenFlops, ratio: float, layout: float = 1.0) -> tuple[float, MfuUsed]:
     """Step 3: the MFU (in the estimate's FLOP count) and where it comes from. A given or
     measured MFU is an upper bound on end-to-end speed, so it caps the band's fast end (and
-    widens its slow end when it lies below the prior)."""
+    widens its slow end when it lies below the prior). ``ratio`` is the recomputation's
+    hardware / model FLOPs, ``layout`` the rest of the layout's cost (TP, PP, ZeRO-3): a prior
+    is divided by both."""
     prior = mfu_prior(spec.resolved_family, acc, precision, params=spec.model.active)
     common = dict(prior=prior, family=spec.resolved_family, family_inferred=spec.family is None,
                   achieved_tflops=spec.achieved_tflops)
     if spec.mfu is None and spec.achieved_tflops is None:
-        central = prior.central / ratio
-        return central, MfuUsed(origin="prior", range=(prior.low / ratio, prior.high / ratio),
+        cost = ratio * layout
+        central = prior.central / cost
+        return central, MfuUsed(origin="prior", range=(prior.low / cost, prior.high / cost),
                                 convention=None, given=None, recompute_divided=ratio > 1,
                                 **common)
     convention = spec.mfu_convention or "6n"
@@ -139,6 +164,84 @@ def mfu_used(spec: RunSpec, acc: Accelerator, precision: Precision, peak: float,
     return mfu, MfuUsed(origin="user" if spec.mfu is not None else "achieved",
                         range=(min(prior.low / ratio, mfu), mfu), convention=convention,
                         given=given, recompute_divided=False, **common)
+
+
+def _model_parallel(memory: MemoryEstimate) -> float:
+    slow = memory.layout.slowdown
+    return slow.tensor_parallel * slow.pipeline * slow.zero
+
+
+def model_parallel_at_scale(spec: RunSpec) -> float:
+    """The TP, PP and ZeRO-3 cost the same model pays at the scale of the MFU prior's published
+    runs: its cheapest layout on :data:`REFERENCE_DEVICES` devices of this type, every knob open
+    and no recomputation. Those runs paid it and their end-to-end MFU holds it, so only a
+    layout's cost beyond it slows a run against the prior (a 70B model needs TP or ZeRO-3 at any
+    scale; a 7B model on 8 devices needs neither)."""
+    model = spec.model
+    key = (model.shape, model.total, model.active, model.trainable, model.adapters,
+           model.experts, model.quantized, model.weights_bits, spec.gpu, spec.resolved_seq_len,
+           spec.resolved_stack, spec.optimizer, spec.flash_attention, spec.micro_batch, spec.ep)
+    cached = _AT_SCALE.get(key)
+    if cached is None:
+        update: dict[str, object] = {k: None for k in ("zero", "tp", "pp", "sp", "offload")}
+        at_scale = spec.model_copy(update=update | {"gpu_count": REFERENCE_DEVICES,
+                                                    "recompute": "none"})
+        cached = _model_parallel(estimate_memory(at_scale))
+        if len(_AT_SCALE) >= _AT_SCALE_SIZE:
+            _AT_SCALE.clear()
+        _AT_SCALE[key] = cached
+    return cached
+
+
+def layout_cost(spec: RunSpec, memory: MemoryEstimate | None, ratio: float,
+                seconds_per_token: float, in_prior: float = 1.0) -> LayoutCost | None:
+    """Step 2: what the layout costs in time. ``seconds_per_token`` is one device's compute time
+    per training token at the MFU before offload; the offload factor compares the host work of
+    an optimizer step with the compute of one step at the global batch (module docstring);
+    ``in_prior`` is the model-parallel cost the prior already holds
+    (:func:`model_parallel_at_scale`)."""
+    if memory is None:
+        return None
+    slow = memory.layout.slowdown
+    other = max(1.0, _model_parallel(memory) / in_prior)
+    dp = max(1, spec.gpu_count // (memory.tp * memory.pp))
+    smallest = float(memory.micro_batch * memory.seq_len * dp)
+    batch = spec.batch_tokens or max(smallest, batch_of(
+        FLOPS_PER_PARAM_PER_TOKEN * spec.model.active * spec.tokens))
+    factor = unaccumulated = None
+    span: Range | None = None
+    if memory.offload_cost is not None:
+        def step(tokens: float) -> float:
+            return tokens * seconds_per_token / spec.gpu_count
+
+        factor, span = offload_factor(memory.offload_cost, step(batch))
+        unaccumulated = offload_factor(memory.offload_cost, step(smallest))[0]
+    total = ratio * other * (factor or 1.0)
+    ends = (total, total) if span is None else (ratio * other * span[0], ratio * other * span[1])
+    return LayoutCost(
+        recompute=ratio, tensor_parallel=slow.tensor_parallel, pipeline=slow.pipeline,
+        zero=slow.zero, in_prior=in_prior, offload=factor, offload_range=span,
+        offload_without_accumulation=unaccumulated, total=total, total_range=ends,
+        applied=spec.mfu is None and spec.achieved_tflops is None, batch_tokens=batch,
+        batch_origin="user" if spec.batch_tokens is not None else "default",
+        smallest_batch_tokens=smallest)
+
+
+def _without_offload(spec: RunSpec, memory: MemoryEstimate | None, flops: float, peak: float,
+                     mfu: float, price: float | None, cost: LayoutCost | None
+                     ) -> WithoutOffload | None:
+    """When the run fits only with offload: the same run on the fewest devices that fit
+    without it, at the MFU without the offload factor."""
+    if memory is None or not memory.offload or cost is None:
+        return None
+    count = memory.layout.min_gpu_count_without_offload
+    if count is None or count <= spec.gpu_count:
+        return None
+    plain = mfu * (cost.offload or 1.0) if cost.applied else mfu
+    run = cost_from_flops(flops, count, peak, plain, price, spec.failure_budget)
+    return WithoutOffload(gpu_count=count, wall_days=run.wall_days, gpu_hours=run.gpu_hours,
+                          dollar_cost=run.dollar_cost,
+                          dollar_cost_with_failures=run.dollar_cost_with_failures)
 
 
 def cost_band(flops: float, spec: RunSpec, peak: float, mfu: float, band: Range,
@@ -173,8 +276,12 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
     flops = token_flops(spec, flops_per_token, flops_method)
     memory = estimate_memory(spec) if check_memory else None
     recompute = memory.recompute if memory is not None else spec.recompute or "none"
-    ratio = hardware_flops_per_token(flops.terms, recompute).hardware_over_model
-    mfu, used = mfu_used(spec, acc, precision, peak, flops, ratio)
+    ratio = flops.recompute_ratio(recompute)
+    in_prior = 1.0 if memory is None else model_parallel_at_scale(spec)
+    other = 1.0 if memory is None else max(1.0, _model_parallel(memory) / in_prior)
+    mfu, used = mfu_used(spec, acc, precision, peak, flops, ratio, other)
+    layout = layout_cost(spec, memory, ratio, flops.per_token / (peak * 1e12 * mfu), in_prior)
+    mfu, used = _with_offload(mfu, used, layout)
     price = acc.price(spec.usd_per_gpu_hour, kind=spec.price_kind)
     band = cost_band(flops.per_token * spec.tokens, spec, peak, mfu, used.range,
                      price.usd_per_gpu_hour)
@@ -191,10 +298,13 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
         peak_label=None if spec.peak_tflops is not None else source_label(acc.spec_source),
         catalog_compiled=load_catalog().compiled, mfu_used=used, price=price,
         seq_len=spec.resolved_seq_len, seq_len_inferred=spec.seq_len is None,
+        native_context=arch.max_positions if arch is not None else None,
         flops_per_token=flops.per_token, flops_method=flops.method, flop_counts=flops.counts,
         flops_breakdown=flops.breakdown, param_breakdown=model.counts,
         frozen_flops_saved_per_token=FROZEN_SAVING_PER_PARAM * flops.frozen,
-        recompute=recompute, recompute_slowdown=ratio,
+        recompute=recompute, recompute_slowdown=ratio, layout_cost=layout,
+        without_offload=_without_offload(spec, memory, flops.per_token * spec.tokens, peak, mfu,
+                                         price.usd_per_gpu_hour, layout),
         hardware_flops=flops.per_token * ratio * spec.tokens,
         hardware_flops_per_token=flops.per_token * ratio, hfu=mfu * ratio,
         tokens_per_second_per_gpu=spec.tokens / point.wall_seconds / spec.gpu_count,
@@ -213,6 +323,31 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
                          board_power_w=spec.board_power_w, pue=spec.pue,
                          grid_kg_co2_per_kwh=spec.grid_kg_co2_per_kwh),
     )
+
+
+def _with_offload(mfu: float, used: MfuUsed, layout: LayoutCost | None) -> tuple[float, MfuUsed]:
+    """A prior MFU divided by the offload factor, its band by the factor's range."""
+    if layout is None or layout.offload is None or layout.offload_range is None \
+            or not layout.applied:
+        return mfu, used
+    fast, slow = layout.offload_range
+    low, high = used.range
+    return mfu / layout.offload, used.model_copy(update={"range": (low / slow, high / fast)})
+
+
+def assumptions_of(estimate: RunEstimate) -> RunAssumptions:
+    """What a short reply must say about ``estimate``'s run beside its answer (issue 16)."""
+    m = estimate.memory
+    offload = m is not None and m.offload
+    return RunAssumptions(
+        seq_len=estimate.seq_len, seq_len_inferred=estimate.seq_len_inferred,
+        native_context=estimate.native_context, precision=estimate.precision,
+        micro_batch=None if m is None else m.micro_batch,
+        zero=None if m is None else m.zero, tp=None if m is None else m.tp,
+        pp=None if m is None else m.pp, recompute=estimate.recompute,
+        offload_only=offload and m is not None and "offload" in m.layout.open_knobs,
+        host_bytes_per_node=m.host_bytes_per_node if m is not None and offload else None,
+        without_offload=estimate.without_offload)
 
 
 def _active(spec: RunSpec) -> float | None:

@@ -27,9 +27,12 @@ __all__ = [
     "EstimateWarning",
     "Feasibility",
     "FlopsMethod",
+    "LayoutCost",
     "MfuUsed",
+    "RunAssumptions",
     "RunEstimate",
     "WarningCode",
+    "WithoutOffload",
 ]
 
 MAX_PLAN_DAYS = 365.0
@@ -66,6 +69,81 @@ class MfuUsed(BaseModel):
                     "FLOPs (the run executes more FLOPs at the prior's hardware utilisation).")
 
 
+class LayoutCost(BaseModel):
+    """What the run's layout costs in time, computed once: each factor ≥ 1 (1 = no slowdown)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    recompute: float = Field(description="Hardware / model FLOPs of the recomputation.")
+    tensor_parallel: float = Field(description="Tensor-parallel communication, 1 + overhead.")
+    pipeline: float = Field(description="Pipeline bubble, 1 + (p−1)/m.")
+    zero: float = Field(description="ZeRO-3's extra communication.")
+    in_prior: float = Field(
+        description="The TP, PP and ZeRO-3 cost the same model pays at the scale of the MFU "
+                    "prior's published runs (1,024 devices): inside their end-to-end MFU, so "
+                    "only the excess of this layout's is charged.")
+    offload: float | None = Field(
+        description="Optimizer offload: step time with the host work over step time without, "
+                    "at batch_tokens; None without offload or when it cannot be priced.")
+    offload_range: Range | None = Field(
+        description="[fast, slow] of the offload factor at batch_tokens: full overlap at the "
+                    "fast end, no overlap and the low ends of the bandwidths at the slow end.")
+    offload_without_accumulation: float | None = Field(
+        default=None,
+        description="The offload factor at the smallest batch (no gradient accumulation): what "
+                    "a small batch would cost; None without offload.")
+    total: float = Field(description="What is charged: recompute × (TP·PP·ZeRO-3 beyond "
+                                     "in_prior, at least 1) × offload.")
+    total_range: Range = Field(description="[fast, slow] of the product (offload's range).")
+    applied: bool = Field(
+        description="True when the MFU prior was divided by the product; False when the MFU "
+                    "was given or measured (its own layout is in the measurement).")
+    batch_tokens: float = Field(description="Global batch, tokens per optimizer step.")
+    batch_origin: Literal["user", "default"] = Field(
+        description="user: batch_tokens given; default: the compute-optimal batch of the run's "
+                    "compute (DeepSeek LLM, Bi et al. 2024; see scaling.batch).")
+    smallest_batch_tokens: float = Field(
+        description="The smallest batch the layout can run: one micro-batch per data-parallel "
+                    "rank, no gradient accumulation.")
+
+
+class WithoutOffload(BaseModel):
+    """The cheapest way to run without CPU offload: more devices of the same type."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu_count: int = Field(description="Fewest devices of this type that fit without offload.")
+    wall_days: float = Field(description="Wall days on them, at the central MFU.")
+    gpu_hours: float = Field(description="Device-hours on them.")
+    dollar_cost: float | None = Field(description="Nominal dollars; None without a price.")
+    dollar_cost_with_failures: float | None = Field(
+        description="Dollars with the failure budget; None without a price.")
+
+
+class RunAssumptions(BaseModel):
+    """The assumptions that change the answer, for the short reply of every tool that prices a
+    run: the sequence, the micro-batch, the precision and the layout, with CPU offload's needs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq_len: int = Field(description="Training sequence length in tokens.")
+    seq_len_inferred: bool = Field(description="True when it is the default (4096).")
+    native_context: int | None = Field(description="The model's context in its config.")
+    precision: Precision = Field(description="Precision whose dense peak is used.")
+    micro_batch: int | None = Field(description="Micro-batch in sequences (memory check).")
+    zero: int | None = Field(description="ZeRO stage of the layout (memory check).")
+    tp: int | None = Field(description="Tensor-parallel degree (memory check).")
+    pp: int | None = Field(description="Pipeline-parallel degree (memory check).")
+    recompute: Recompute = Field(description="Activation recomputation.")
+    offload_only: bool = Field(
+        description="True when the run fits these devices only with CPU optimizer offload "
+                    "(the search chose it).")
+    host_bytes_per_node: float | None = Field(
+        description="With offload: CPU memory the offloaded state needs per node, bytes.")
+    without_offload: WithoutOffload | None = Field(
+        description="The fewest devices that fit without offload, and the run on them.")
+
+
 class EstimateWarning(BaseModel):
     """Something in the inputs that looks like a mistake, as a code with its numbers."""
 
@@ -98,6 +176,9 @@ class RunEstimate(CostEstimate):
     price: PriceUsed = Field(description="The price per device-hour and where it comes from.")
     seq_len: int = Field(description="Training sequence length in tokens.")
     seq_len_inferred: bool = Field(description="True when the sequence length is the default.")
+    native_context: int | None = Field(
+        default=None,
+        description="The model's context in its config (max_position_embeddings), when known.")
     flops_per_token: float = Field(
         description="Model FLOPs per training token in the estimate's convention (the one the "
                     "MFU prior is calibrated on): 6·N_active + attention beyond the calibration "
@@ -123,6 +204,14 @@ class RunEstimate(CostEstimate):
     recompute_slowdown: float = Field(
         description="Hardware / model FLOPs of that recomputation. A prior MFU is divided by it: "
                     "at the same hardware utilisation the recomputed run takes that much longer.")
+    layout_cost: LayoutCost | None = Field(
+        default=None,
+        description="What the layout costs in time (recomputation, TP, PP, ZeRO-3, offload), "
+                    "computed once; None without the memory check.")
+    without_offload: WithoutOffload | None = Field(
+        default=None,
+        description="When the run fits only with CPU offload: the fewest devices that fit "
+                    "without it, and the run's time and cost on them.")
     hardware_flops: float = Field(
         description="FLOPs the hardware executes for the run, recomputation included.")
     hardware_flops_per_token: float = Field(description="Hardware FLOPs per training token.")

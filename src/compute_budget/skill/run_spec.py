@@ -8,6 +8,8 @@ without the devices, which a plan chooses.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import InputError
@@ -15,7 +17,7 @@ from .hardware.catalog import GPU_DESCRIPTION, Accelerator, AcceleratorKey, Prec
 from .hardware.energy import BoardPower, GridIntensity, Pue, load_energy_defaults
 from .hardware.mfu import ModelFamily
 from .memory.spec import OnDevices
-from .quantities import Price, TflopsPerDevice, TokenCount
+from .quantities import NotBool, Price, TflopsPerDevice, TokenCount
 from .vocabulary import (
     DEFAULT_FAILURE_BUDGET,
     DEFAULT_RUN_KIND,
@@ -24,6 +26,10 @@ from .vocabulary import (
     MfuConvention,
     RunKind,
 )
+
+HostBandwidth = Annotated[float, Field(ge=1.0, le=10_000.0, allow_inf_nan=False), NotBool]
+"""GB/s of host memory bandwidth per device: 1 to 10,000."""
+
 
 __all__ = ["PriceAndEnergy", "RunOptions", "RunSpec"]
 
@@ -78,6 +84,16 @@ class RunOptions(BaseModel):
                     "fewer parameters are active than exist, else dense.",
     )
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
+    batch_tokens: TokenCount | None = Field(
+        default=None,
+        description="Tokens per optimizer step (the global batch); it amortises a CPU "
+                    "offload's step. Default: the compute-optimal batch (Bi et al. 2024).",
+    )
+    host_memory_gbs: HostBandwidth | None = Field(
+        default=None,
+        description="Host memory GB/s per device, for CPU offload. Default: the device "
+                    "generation's usual server, shared by 8.",
+    )
     kind: RunKind | None = Field(
         default=None,
         description="Kind of run: pretrain (default), continued-pretrain, fine-tune or "

@@ -30,7 +30,7 @@ SELF_EXPLANATORY = frozenset({
     "higher_is_better", "failure_budget", "distill_token_fraction", "shorter_run_fraction",
     "board_power_w", "grid_kg_co2_per_kwh", "plot", "top", "must_fit", "max_gpu_count",
     "baseline_params", "baseline_tokens", "pue", "metric_expected", "price_kind",
-    "mfu_convention",
+    "mfu_convention", "experts", "experts_per_token",
 })
 """Arguments whose name, type and choices say what they are: no description in the schema
 (the tool's description explains the layout knobs once)."""

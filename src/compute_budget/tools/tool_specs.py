@@ -109,11 +109,15 @@ CORE_RUN = ("params", "preset", "tokens", "gpu", "gpu_count", "kind")
 """The run arguments render_verdict and suggest_alternatives list; they take the rest of
 estimate_run_cost's too (described once, there)."""
 MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
-                                "layout": {"tried", "slowdown"}}
+                                "layout": {"tried", "slowdown"},
+                                "offload_cost": {"link_bytes", "cpu_bytes", "link_gbs",
+                                                 "host_memory_origin"}}
 """The memory result without the shape, the optimizer's texts and the search's working."""
 ESTIMATE_BRIEF: dict[str, Any] = {
     "param_breakdown": True, "flops_breakdown": True,
     "peak_source": True, "price": {"reference"}, "config_notes": True,
+    "layout_cost": {"recompute", "tensor_parallel", "pipeline", "zero", "in_prior", "applied",
+                    "total_range", "smallest_batch_tokens", "batch_origin"},
     "mfu_used": {"prior": {"runs", "source", "basis", "trend"}},
     "memory": MEMORY_BRIEF,
     "energy": {"board_power_w": {"source", "as_of"}, "pue": {"source", "as_of"},
@@ -164,7 +168,8 @@ def tool_specs() -> list[ToolSpec]:
               brief={"candidates": {"__all__": {"estimate", "decision"}}},
               undescribed=DESCRIBED_ON_VERDICT),
         _spec("fit_scaling_law", ScalingFit, PlotOption, brief={"curve": True}),
-        _spec("compute_optimal", OptimalSplit),
+        _spec("compute_optimal", OptimalSplit,
+              undescribed=frozenset({"active_params", "preset", "config", "model"})),
         _spec("plan_run", PlanReport, PlotOption,
               published=("params", "preset", "tokens", "kind", "deadline_days", "budget_usd",
                          "gpus", "available", "max_gpu_count", "max_batch_tokens", "plot",

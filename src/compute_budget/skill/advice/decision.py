@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..estimate import assumptions_of
+from ..estimate_result import RunAssumptions, RunEstimate
 from ..quantities import Gain, Uncertainty, UsdAmount, validated
 from ..scaling.result import ScalingFit
 from ..vocabulary import DEFAULT_RUN_KIND, FiniteResult, RunKind, starts_from_a_model
@@ -169,6 +171,10 @@ class Decision(FiniteResult):
     min_gpu_count_without_offload: int | None = Field(
         description="The same without optimizer offload.")
     wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
+    assumptions: RunAssumptions | None = Field(
+        default=None,
+        description="The run's sequence length, micro-batch, precision and layout, and whether "
+                    "it fits only with CPU offload (with the way without); None for a bare cost.")
     gain_fit: ScalingFit | None = Field(
         default=None,
         description="When a scaling fit of small runs gave the gain: that fit (its "
@@ -282,6 +288,7 @@ def decision_summary(
         min_gpu_count_without_offload=(memory.layout.min_gpu_count_without_offload
                                        if memory is not None and no_fit else None),
         wall_days=getattr(estimate, "wall_days", None),
+        assumptions=assumptions_of(estimate) if isinstance(estimate, RunEstimate) else None,
         gain_fit=fit,
     )
 

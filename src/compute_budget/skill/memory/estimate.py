@@ -11,10 +11,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..hardware.host import host_platform
 from ..model.shape import ModelShape
-from ..vocabulary import FiniteResult, Recompute, Stack
+from ..vocabulary import GPUS_PER_NODE, FiniteResult, Recompute, Stack
+from .activations import LOGITS_BYTES
 from .layout import LayoutChoice, search_layout
 from .lora import LoraTargets
+from .offload import OffloadCost, offload_cost
 from .optimizers import OptimizerInfo, resolve_optimizer
 from .spec import OnDevices
 from .states import USABLE_FRACTION, Setup
@@ -63,6 +66,13 @@ class MemoryEstimate(FiniteResult):
     host_bytes: float = Field(
         description="CPU memory per device for offloaded gradients and optimizer state, bytes "
                     "(0 without offload).")
+    host_bytes_per_node: float = Field(
+        description="The same for the devices of one node (up to 8 share a host), bytes.")
+    offload_cost: OffloadCost | None = Field(
+        default=None,
+        description="With optimizer offload: the host work of one optimizer step per device "
+                    "(link and CPU); None without offload or for a device without a host "
+                    "offload path.")
     zero3_gathered_bytes: float = Field(
         description="Part of the weights: the full layers ZeRO-3 gathers at once, bytes.")
     params: float = Field(description="Total parameters N of the base model.")
@@ -90,6 +100,9 @@ class MemoryEstimate(FiniteResult):
     shape: ModelShape
     seq_len: int = Field(description="Sequence length in tokens.")
     flash_attention: bool
+    logits_bytes_per_element: float = Field(
+        description="Bytes the loss keeps per logit (s·b·V/t of them): 10 on the hf stack (fp32 "
+                    "log-softmax, bf16 logits, fp32 gradient), 4 on megatron.")
     logits_bytes: float = Field(
         description="Part of the activations: the fp32 logits kept for the loss, bytes per "
                     "device; 0 when the vocabulary is unknown."
@@ -124,6 +137,8 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         notes.append("sp_without_tp")
     if model.architecture is None:
         notes.append("shape_guessed" if model.shape.guessed else "shape_given")
+    platform = None if acc is None or not layout.offload else host_platform(
+        acc.key, getattr(spec, "host_memory_gbs", None))
     return MemoryEstimate(
         per_gpu_bytes=MemoryBreakdown(
             weights=memory.weights, gradients=memory.gradients, optimizer=memory.optimizer,
@@ -135,6 +150,9 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         headroom_bytes=headroom,
         spare_bytes=None if capacity is None else USABLE_FRACTION * capacity - total,
         host_bytes=memory.host,
+        host_bytes_per_node=memory.host * min(spec.gpu_count, GPUS_PER_NODE),
+        offload_cost=None if platform is None else offload_cost(
+            model.trainable / spec.gpu_count, platform),
         zero3_gathered_bytes=memory.gathered,
         params=model.total,
         trainable_params=model.trainable,
@@ -154,6 +172,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         seq_len=setup.seq_len,
         flash_attention=spec.flash_attention,
         logits_bytes=memory.logits,
+        logits_bytes_per_element=LOGITS_BYTES[setup.stack],
         usable_fraction=USABLE_FRACTION,
         activations_in_flight=layout.pp,
         notes=notes,

@@ -9,7 +9,8 @@ estimated slowdown, the product of one factor per knob (1.0 = no slowdown)::
     ZeRO 3              1.05   1.5x that volume (Sec. 7.2.2), mostly overlapped with compute
     recomputation       hardware / model FLOPs from the FLOP terms (:mod:`.flops`): selective
                         adds the attention scores' forward (a few %), full a forward pass of
-                        every layer (about 4/3; Narayanan et al. 2021, eq. 3)
+                        every layer (about 4/3; Narayanan et al. 2021, eq. 3; about 1.5 for
+                        LoRA or a frozen base, whose model FLOPs are 4·N)
     tensor parallel t   1 + 8·(t−1)·h·R / (3·W)   four all-reduces of the s·b·h activations
                         per layer (Shoeybi et al. 2019, Sec. 3), ring all-reduce moving
                         2(t−1)/t of them, against 6·W/t FLOPs of the layer's W matmul weights;
@@ -18,8 +19,9 @@ estimated slowdown, the product of one factor per knob (1.0 = no slowdown)::
     pipeline p          1 + (p−1)/m, the 1F1B bubble (Narayanan et al. 2021, Sec. 2.2) with
                         m = 4·p micro-batches per step assumed; tried only once tensor
                         parallelism is at its largest degree
-    offload             a last resort: tried only when nothing else fits (its slowdown depends
-                        on the batch size and the CPU, so it is not given a number)
+    offload             a last resort: tried only when nothing else fits; its host work per
+                        optimizer step is :mod:`.offload`'s, and what it costs in time depends
+                        on the compute per step, so the run estimate prices it
 
 On the ``hf`` stack model parallelism (TP, then PP) comes after full recomputation: the
 common Hugging Face fine-tuning tools shard with ZeRO/FSDP and save memory with gradient
@@ -35,7 +37,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb
+from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb, trained_share
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER
 from .layouts import Pins, all_layouts, any_fits, most_frugal, pins_of
 from .remedies import LORA_RANK_SUGGESTED, Binding, Remedy, find_remedies, min_gpu_count
@@ -122,7 +124,8 @@ class _Costs:
         else:
             terms = rule_of_thumb(model.active, layers=shape.layers, hidden=shape.hidden,
                                   seq_len=setup.seq_len)
-        self.recompute = {r: hardware_flops_per_token(terms, r).hardware_over_model
+        share = trained_share(model.active, model.total, model.trainable, model.adapters)
+        self.recompute = {r: hardware_flops_per_token(terms, r, share).hardware_over_model
                           for r in RECOMPUTE_ORDER}
         per_layer = sum(i * o for (_, i, o), _n in shape.linear_layers()
                         if _n == shape.layers) or 12 * shape.hidden**2

@@ -59,6 +59,7 @@ __all__ = [
     "mfu_from_achieved",
     "rule_of_thumb",
     "seconds_from_achieved",
+    "trained_share",
 ]
 
 TRAIN_FLOPS_PER_WEIGHT = FLOPS_PER_PARAM_PER_TOKEN
@@ -213,8 +214,23 @@ def rule_of_thumb(
     )
 
 
+def trained_share(active: float, total: float, trainable: float, adapters: float) -> float:
+    """The model FLOPs of a step over those of training every weight (6·N per token), when
+    some weights are frozen: a frozen weight computes no weight gradient (2 of its 6 FLOPs,
+    Kaplan et al. 2020), and LoRA adapters train at 6 FLOPs per active adapter weight. A LoRA
+    or frozen-base run is about 2/3; full training 1. Recomputation re-runs the whole forward
+    pass (2 of 6) of frozen and trained weights alike, so its ratio to the model FLOPs grows as
+    this share falls: ×1.5 for LoRA with full recomputation instead of ×4/3."""
+    if trainable >= total or active <= 0:
+        return 1.0
+    trained_base = 0.0 if adapters else trainable
+    frozen = max(0.0, active - trained_base)
+    return 1.0 - frozen / (3.0 * active) + adapters / total
+
+
 @validated
-def hardware_flops_per_token(breakdown: FlopsBreakdown, recompute: Recompute) -> HardwareFlops:
+def hardware_flops_per_token(breakdown: FlopsBreakdown, recompute: Recompute,
+                             share: PositiveNumber = 1.0) -> HardwareFlops:
     """Model and hardware FLOPs per token under activation recomputation ``recompute``.
 
     - ``none``: hardware = model FLOPs.
@@ -225,7 +241,9 @@ def hardware_flops_per_token(breakdown: FlopsBreakdown, recompute: Recompute) ->
       the LM head is not recomputed. This is Narayanan et al. 2021, eq. 3: 96·B·s·L·h²·(1 +
       s/(6h) + V/(16·L·h)), i.e. 4/3 of the layers' model FLOPs and the logits' unchanged.
 
-    MFU uses the model FLOPs, HFU the hardware FLOPs (Chowdhery et al. 2022, App. B).
+    MFU uses the model FLOPs, HFU the hardware FLOPs (Chowdhery et al. 2022, App. B). ``share``
+    is the :func:`trained_share` of the model FLOPs when weights are frozen: the recomputed
+    forward pass is the same, the model FLOPs it is compared with fewer.
     """
     if recompute == "none":
         extra = 0.0
@@ -233,7 +251,7 @@ def hardware_flops_per_token(breakdown: FlopsBreakdown, recompute: Recompute) ->
         extra = FORWARD_SHARE * breakdown.attention
     else:
         extra = FORWARD_SHARE * (breakdown.matmul + breakdown.attention)
-    model = breakdown.total
+    model = breakdown.total * share
     return HardwareFlops(
         recompute=recompute,
         model_flops_per_token=model,

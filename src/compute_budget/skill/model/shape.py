@@ -32,6 +32,10 @@ __all__ = ["ACTIVE_EXPERT_SHARE", "DEFAULT_EXPERTS_PER_TOKEN", "HEAD_DIM_GUESS",
            "routed_params", "shape_from_architecture", "shape_given"]
 
 HEAD_DIM_GUESS = 128
+VOCAB_GUESS = 32_000
+"""Vocabulary assumed when the shape is guessed: Llama 2's and Mistral's (Touvron et al. 2023),
+at the low end of today's (GPT-2 50,257; Llama 3 128,256; Qwen 151,936), so the fp32 logits
+the loss keeps are counted rather than left out, and not overstated."""
 """Head size assumed when the shape is guessed (GPT-3 and Llama families use 128)."""
 ASPECT_RATIO_GUESS = 128
 """hidden / layers assumed when the shape is guessed (GPT-3 6.7B–175B: 4096/32 … 12288/96)."""
@@ -190,7 +194,8 @@ def guess_shape(params: float) -> ModelShape:
     GPT-3 proportions for the size (Brown et al. 2020, Table 2.1): N ≈ 12·L·h², h = 128·L, head
     size 128, so L = (N / (12·128²))^(1/3). The layer layout is today's common one (Llama):
     a gated MLP of 8h/3 (the same 8h² weights as GPT-3's 4h MLP), multi-head attention, no
-    dropout. Only a guess: give a config or preset for a real answer.
+    dropout, a vocabulary of :data:`VOCAB_GUESS`. Only a guess: give a config or preset for a
+    real answer.
     """
     layers = max(1, round((params / (12 * ASPECT_RATIO_GUESS**2)) ** (1 / 3)))
     hidden = max(HEAD_DIM_GUESS, round(math.sqrt(params / (12 * layers)) / HEAD_DIM_GUESS)
@@ -200,6 +205,7 @@ def guess_shape(params: float) -> ModelShape:
         layers=layers, hidden=hidden, heads=heads, kv_heads=heads, head_dim=HEAD_DIM_GUESS,
         v_head_dim=HEAD_DIM_GUESS, intermediate=_round_width(GATED_WIDTH_GUESS * hidden),
         gated=True, guessed=True, origin="guessed", reference=GUESS_REFERENCE,
+        vocab=VOCAB_GUESS,
     )
 
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
+from ..estimate_result import LayoutCost
 from ..hardware.cost import CostEstimate, cost_from_flops
 from ..hardware.mfu import MfuPrior
 from ..memory.estimate import MemorySpec, estimate_memory
@@ -69,15 +70,25 @@ class Machine:
     prior_params: float | None = None
     """After :meth:`at` with the MFU prior: the size its size term used (N clamped to the
     calibrated range)."""
+    layout_at: Callable[[float, float], LayoutCost | None] | None = None
+    """On a named device: the layout cost of a model of N parameters spending C FLOPs there
+    (``estimate_run``'s, the one computation of it)."""
+    layout: LayoutCost | None = None
+    """After :meth:`at` on a named device: that layout cost."""
 
-    def at(self, params: float) -> Machine:
-        """This machine for a model of ``params`` parameters: the prior's size term applied,
-        as ``estimate_run`` applies it; unchanged with a given MFU or rate."""
+    def at(self, params: float, flops: float | None = None) -> Machine:
+        """This machine for a model of ``params`` parameters (spending ``flops``): the prior's
+        size term and the layout's cost applied, as ``estimate_run`` applies them; unchanged
+        with a given MFU or rate."""
         if self.prior_at is None:
             return self
         prior = self.prior_at(params)
-        return dataclasses.replace(self, mfu=prior.central, band=(prior.low, prior.high),
-                                   prior_params=prior.params)
+        cost = None if self.layout_at is None or flops is None else self.layout_at(params, flops)
+        total, (fast, slow) = (1.0, (1.0, 1.0)) if cost is None or not cost.applied else (
+            cost.total, cost.total_range)
+        return dataclasses.replace(self, mfu=prior.central / total,
+                                   band=(prior.low / slow, prior.high / fast),
+                                   prior_params=prior.params, layout=cost)
 
     def cost(self, flops: float, mfu: float) -> CostEstimate:
         return cost_from_flops(flops, self.gpus, self.peak_tflops, mfu, self.usd_per_gpu_hour,
@@ -136,8 +147,9 @@ class BudgetTableRow(BaseModel):
         default=None, description="The fewest such devices it fits on; None when unknown.")
     fit_slowdown: float | None = Field(
         default=None,
-        description="When it fits: the speed cost of the cheapest layout that fits (recompute, "
-                    "TP, PP, ZeRO-3; ≥ 1), not in the row's time, which assumes none; None "
+        description="When it fits: the layout's cost in time (recomputation, TP, PP and ZeRO-3 "
+                    "beyond what the model needs at scale, CPU offload; ≥ 1), as the run "
+                    "estimate computes it; in the row's time and cost with the MFU prior. None "
                     "otherwise.")
     fit_needs_offload: bool | None = Field(
         default=None,
@@ -184,7 +196,7 @@ def flops_for_usd(usd: float, ratio: float, machine: Machine, *, slow: bool) -> 
     for _ in range(8):
         mfu = at.band[0] if slow and at.band is not None else at.mfu
         flops = at.flops_for_usd(usd, mfu)
-        at = machine.at(split_budget(flops, ratio)[0])
+        at = machine.at(split_budget(flops, ratio)[0], flops)
     return flops
 
 
@@ -209,7 +221,8 @@ def _memory(n: float, machine: Machine | None) -> dict[str, Any]:
         memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
         fits, min_count = memory.fits, memory.min_gpu_count
         if fits:
-            slowdown, offload = memory.layout.slowdown.total, memory.offload
+            offload = memory.offload
+            slowdown = machine.layout.total if machine.layout is not None else 1.0
     return dict(fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown,
                 fit_needs_offload=offload)
 
@@ -220,7 +233,7 @@ def price_row(flops: float, n: float, machine: Machine | None,
     and memory None each without a machine), against ``budget_usd`` when given."""
     point = fast = slow = None
     if machine is not None:
-        machine = machine.at(n)
+        machine = machine.at(n, flops)
         point = machine.cost(flops, machine.mfu)
         if machine.band is not None:
             slow = machine.cost(flops, machine.band[0])

@@ -20,13 +20,14 @@ alike). With a dollar budget each row says whether it stays within it (``budget_
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import InputError
-from ..estimate import MAX_PLAN_DAYS
-from ..estimate_result import MfuUsed
+from ..errors import ComputeBudgetError, InputError
+from ..estimate import MAX_PLAN_DAYS, estimate_run
+from ..estimate_result import LayoutCost, MfuUsed
 from ..hardware.catalog import (
     Accelerator,
     AcceleratorKey,
@@ -47,6 +48,7 @@ from ..quantities import (
     TokensPerParam,
     UsdAmount,
 )
+from ..run_spec import RunSpec
 from ..scaling.lesson import split_budget
 from ..vocabulary import (
     COMPUTE_OPTIMAL_RATIO,
@@ -281,7 +283,8 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
     gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
     machine = Machine(gpus, peak, mfu, band, chosen.usd_per_gpu_hour, spec.failure_budget,
                       acc.key, prior_at=None if spec.mfu is not None else (
-                          lambda n: mfu_prior("dense", acc, precision, params=n)))
+                          lambda n: mfu_prior("dense", acc, precision, params=n)),
+                      layout_at=_layout_of(acc.key, gpus, precision))
     hardware = dict(
         accelerator=acc.name, gpu_count=gpus,
         gpu_count_source="user" if spec.gpu_count is not None else "default",
@@ -297,14 +300,36 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
     return machine, rate_basis, hardware
 
 
-def _mfu_fields(used: MfuUsed, machine: Machine, n_opt: float) -> dict[str, Any]:
-    """The header's MFU fields for the ratio split of ``n_opt`` parameters: with the prior,
-    the prior at that size and its band (as ``estimate_run`` would use for that run)."""
+def _layout_of(gpu: str, gpus: int, precision: Precision
+               ) -> Callable[[float, float], LayoutCost | None]:
+    """The layout cost of a model of N parameters spending C FLOPs on ``gpus`` × ``gpu``: the
+    run estimate's (one computation of it), remembered per (N, C)."""
+    known: dict[tuple[float, float], LayoutCost | None] = {}
+
+    def layout(params: float, flops: float) -> LayoutCost | None:
+        key = (params, flops)
+        if key not in known:
+            try:
+                run = RunSpec(params=params, tokens=max(1.0, flops / (6 * params)), gpu=gpu,
+                              gpu_count=gpus, precision=precision)
+                known[key] = estimate_run(run).layout_cost
+            except (ComputeBudgetError, ValidationError):
+                known[key] = None  # a split outside what a run spec takes: priced as is
+        return known[key]
+
+    return layout
+
+
+def _mfu_fields(used: MfuUsed, machine: Machine, n_opt: float, c: float) -> dict[str, Any]:
+    """The header's MFU fields for the ratio split of ``n_opt`` parameters spending ``c``: with
+    the prior, the prior at that size divided by its layout's cost, and its band (as
+    ``estimate_run`` uses for that run)."""
     if machine.prior_at is None:
         prior = used.prior
     else:
         prior = machine.prior_at(n_opt)
-        used = used.model_copy(update=dict(range=(prior.low, prior.high), prior=prior))
+        at = machine.at(n_opt, c)
+        used = used.model_copy(update=dict(range=at.band, prior=prior))
     as_of = None if prior.scope == "flat" else load_mfu_priors().as_of
     return dict(mfu_used=used, mfu_as_of=as_of)
 
@@ -345,8 +370,8 @@ def budget_table(spec: BudgetTableSpec) -> BudgetTable:
     sizes = spec.params or default_sizes(c)
     rows = [price_row(c, n, machine, spec.budget_usd) for n in sizes]
     if machine is not None and "mfu_used" in hardware:
-        hardware |= _mfu_fields(hardware["mfu_used"], machine, n_opt)
-    at_opt = None if machine is None else machine.at(n_opt)  # the header's MFU: the ratio split's
+        hardware |= _mfu_fields(hardware["mfu_used"], machine, n_opt, c)
+    at_opt = None if machine is None else machine.at(n_opt, c)  # the header's: the ratio split's
     rate = None if at_opt is None else at_opt.cost(c, at_opt.mfu)
     return BudgetTable(
         **(_NO_DEVICE | hardware),

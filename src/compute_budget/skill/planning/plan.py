@@ -68,7 +68,7 @@ fastest feasible plan (ties: cheaper); *_on_type: the same among the plans of it
 (the cheapest on a type is the one with the fewest device-hours, priced or not)."""
 PlanNote = Literal["unpriced", "offload", "does_not_fit", "memory_unknown"]
 """unpriced: no price for this type, cost unknown (never the cheapest); offload: it fits only
-with the optimizer state in CPU memory (its slowdown is not in the wall time); does_not_fit:
+with the optimizer state in CPU memory (its host step is in the wall time); does_not_fit:
 no layout fits (must_fit off); memory_unknown: the device memory is unknown, fit not checked."""
 BindingCode = Literal["memory", "deadline", "batch", "budget", "unknown_cost", "availability"]
 """What keeps every plan out, when nothing is feasible (see Binding)."""

@@ -3,8 +3,9 @@ and which of them is the cheapest and the fastest plan.
 
 The search uses the shape of the estimate rather than trying every count. On one type, with
 the model FLOPs, the peak and the MFU fixed, the device-hours are ``wall_hours · n = K · r(n)``,
-where ``r(n) ≥ 1`` is the layout's recomputation slowdown (hardware / model FLOPs; 1 with a
-given MFU), and the dollars are proportional to them. More devices leave more memory per
+where ``r(n) ≥ 1`` is the layout's cost in time (recomputation, model parallelism beyond
+what the model needs at scale, CPU offload; 1 with a given MFU), and the dollars are
+proportional to them. More devices leave more memory per
 device, so as a rule the run fits from some count on, ``r(n)`` does not grow, the layout's
 model-parallel degree ``mp(n) = tp·pp`` does not grow, the wall days fall at least as ``1/n``
 and the dollars fall or stay flat. The smallest global batch, ``n · s / mp(n)`` tokens for
@@ -32,8 +33,9 @@ with ``n``, so the counts within the batch cap are those up to some count. So, p
    recomputation first, then galloping and bisection; the fastest is the largest count.
 
 Estimates are cached per count, and each type's answer is the best of the counts estimated.
-The rule has exceptions the search does not chase: optimizer offload, a last resort whose
-slowdown the estimate does not count, can make a middle count cheaper than the largest, pinned
+The rule has exceptions the search does not chase: optimizer offload, a last resort whose host
+step shrinks with the devices while each device's share of the batch does too, can make a
+middle count cheaper than the largest, pinned
 layout knobs make the fit depend on divisibility, and at small counts the layout search can
 trade recomputation for tensor parallelism from one count to the next, so that a count's batch
 is below a smaller count's. ``tests/skill/test_plan.py`` checks the search, batch cap included,
@@ -247,9 +249,11 @@ class TypeSearch:
         if hint and self.spec.must_fit:
             guess = max(guess, grid.first_at_least(hint))
 
+        confirming = _Confirm()
+
         def next_guess(i: int, e: RunEstimate, ok: bool) -> int | None:
             if ok:
-                return i - 1  # a prediction is usually exact: confirm the count below fails
+                return confirming.below(i)  # a prediction is usually exact: check the count below
             if self.fits(e):  # too slow here: these device-days would be fast enough
                 return grid.first_at_least(e.wall_days * e.gpu_count / deadline * ALMOST)
             if e.memory is not None and e.memory.min_gpu_count:
@@ -276,15 +280,31 @@ class TypeSearch:
                 update={"recompute": top.recompute})).min_gpu_count
         guess = max(first + 1, grid.first_at_least(hint)) if hint else first + 1
         step = [1]
+        confirming = _Confirm()
 
         def next_guess(i: int, e: RunEstimate, ok: bool) -> int | None:
             if ok:
-                return i - 1
+                return confirming.below(i)
             step[0] *= 2
             return i + step[0]
 
         return _first(first + 1, last, lambda i: at(i).gpu_hours <= target, at, guess,
                       next_guess)
+
+
+class _Confirm:
+    """After a prediction holds, probe the count just below it once: a prediction is usually
+    exact. When that holds too the prediction was off (the layout's cost changes with the
+    count, as CPU offload's does), and bisection takes over instead of walking down."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def below(self, i: int) -> int | None:
+        if self.done:
+            return None
+        self.done = True
+        return i - 1
 
 
 def _first(lo: int, hi: int, holds: Callable[[int], bool], at: Callable[[int], RunEstimate],
@@ -305,9 +325,13 @@ def _first(lo: int, hi: int, holds: Callable[[int], bool], at: Callable[[int], R
 
 
 def _floor_hours(e: RunEstimate) -> float:
-    """The fewest device-hours any count of this type can take: without recomputation (a
-    prior or measured MFU is divided by the recomputation slowdown; a given MFU is not)."""
-    return e.gpu_hours if e.mfu_used.origin == "user" else e.gpu_hours / e.recompute_slowdown
+    """The fewest device-hours any count of this type can take: without the layout's cost (a
+    prior or measured MFU is divided by it; a given MFU is not)."""
+    if e.mfu_used.origin == "user":
+        return e.gpu_hours
+    cost = e.layout_cost
+    return e.gpu_hours / (cost.total if cost is not None and cost.applied
+                          else e.recompute_slowdown)
 
 
 T = TypeVar("T")

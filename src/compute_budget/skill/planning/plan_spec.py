@@ -11,23 +11,11 @@ them: at least one sequence per data-parallel rank. Past the critical batch size
 buy little progress per token (McCandlish et al. 2018, "An Empirical Model of Large-Batch
 Training"), so a plan's smallest global batch must not exceed ``max_batch_tokens``. By default
 that is the batch a compute-optimal run of this compute would use, the DeepSeek LLM fit
-(Bi et al. 2024, "DeepSeek LLM: Scaling Open-Source Language Models with Longtermism", eq. 1)::
-
-    B_opt = 0.2920 · C^0.3271    tokens per optimizer step
-    C     = 6 · N · D            FLOPs of the run: N active parameters, D training tokens
-
-The form, the constants and the unit (tokens) were checked against a secondary source (a
-calculator that implements the paper's hyperparameter laws, B_opt beside
-η_opt = 0.3118 · C^−0.1250), not against the paper's own text: the equation number is
-unconfirmed. The paper's C is M·D with M the non-embedding FLOPs per token (attention
-included); 6·N·D here counts the embeddings and leaves the attention out, which for common
-shapes moves C by tens of per cent and B_opt (as C^0.33) by a few per cent; small models at long
-context differ more. The fit comes from DeepSeek's pre-training data and runs; for a fine-tune
-or far outside their compute it is a rough guide: give ``max_batch_tokens`` to override it.
+(:mod:`..scaling.batch`); for a fine-tune or far outside DeepSeek's compute it is a rough guide:
+give ``max_batch_tokens`` to override it.
 """
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -46,14 +34,18 @@ from ..hardware.catalog import Accelerator, get_accelerator, list_accelerators
 from ..memory.spec import ModelAndLayout
 from ..quantities import (
     Count,
-    FlopCount,
     NotBool,
     Number,
     TokenCount,
     UsdAmount,
-    validated,
 )
 from ..run_spec import RunOptions, RunSpec
+from ..scaling.batch import (
+    BATCH_FIT_COEFFICIENT,
+    BATCH_FIT_EXPONENT,
+    BATCH_FIT_SOURCE,
+    optimal_batch_tokens,
+)
 from ..scaling.lesson import train_flops
 from .grid import CountGrid
 
@@ -73,26 +65,9 @@ DEFAULT_MAX_GPU_COUNT = 4096
 """Devices searched at most per type unless the user says otherwise."""
 MAX_GPU_COUNT = 1_000_000
 """The largest max_gpu_count accepted (today's largest clusters have ~10⁵ devices)."""
-BATCH_FIT_COEFFICIENT = 0.2920
-"""B_opt = 0.2920 · C^0.3271 tokens (DeepSeek LLM, Bi et al. 2024, eq. 1; C in FLOPs)."""
-BATCH_FIT_EXPONENT = 0.3271
-"""The exponent of C in that fit."""
-BATCH_FIT_SOURCE = ("DeepSeek LLM (Bi et al. 2024), eq. 1: B_opt = 0.2920·C^0.3271 tokens, "
-                    "C = 6·N·D FLOPs")
-"""Where the default batch cap comes from."""
-
 BatchCapBasis = Literal["default_formula", "user"]
 """default_formula: max_batch_tokens is B_opt of the run's compute (BATCH_FIT_SOURCE); user:
 the spec's max_batch_tokens."""
-
-
-@validated
-def optimal_batch_tokens(compute_flops: FlopCount) -> float:
-    """The compute-optimal global batch in tokens for a run of ``compute_flops`` FLOPs::
-
-        B_opt = 0.2920 · C^0.3271    (DeepSeek LLM, Bi et al. 2024, eq. 1; module docstring)
-    """
-    return BATCH_FIT_COEFFICIENT * math.pow(compute_flops, BATCH_FIT_EXPONENT)
 
 
 AvailableCount = Annotated[int, Field(ge=1, le=10_000_000), NotBool]

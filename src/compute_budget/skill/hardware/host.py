@@ -1,0 +1,81 @@
+"""The host side of a device: the link to CPU memory and the CPU memory bandwidth behind it.
+
+Optimizer offload (ZeRO-Offload, Ren et al. 2021) moves gradients and updated weights over the
+device's host link every optimizer step and runs the optimizer on the host CPU, whose speed is
+set by the host's memory bandwidth. Neither is a figure of the accelerator's datasheet, so they
+are kept here, per accelerator key, with the platform each generation usually ships in:
+
+- **host link**, one direction, theoretical: PCIe x16 at 15.75 GB/s (Gen3), 31.5 GB/s (Gen4),
+  63 GB/s (Gen5) (PCI-SIG base specifications 3.0/4.0/5.0: 8/16/32 GT/s per lane, 128b/130b);
+  NVLink-C2C at 450 GB/s (900 GB/s both ways; NVIDIA GH200 and GB200 datasheets).
+- **host memory bandwidth**, theoretical, shared by the devices of a host: two sockets of
+  6-channel DDR4-2666 for PCIe Gen3 servers (2 × 128 GB/s, e.g. DGX-2's Xeon Platinum 8168);
+  two AMD EPYC 7742 with 8-channel DDR4-3200 for PCIe Gen4 (2 × 204.8 GB/s; NVIDIA DGX A100
+  user guide); two Xeon Platinum 8480C with 8-channel DDR5-4800 for PCIe Gen5 (2 × 307.2 GB/s;
+  NVIDIA DGX H100 user guide); one Grace CPU's LPDDR5X, up to 500 GB/s, per Grace (NVIDIA Grace
+  CPU datasheet), shared by one GPU in GH200 and two in GB200. Eight devices per PCIe server.
+
+Devices that train without a CUDA-style host offload path (TPUs, Trainium, Gaudi) have none:
+offload is not estimated for them. A user who knows their host gives its bandwidth instead.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["HOST_LINK_GBS", "HostLink", "HostPlatform", "host_platform"]
+
+HostLink = Literal["pcie3", "pcie4", "pcie5", "nvlink-c2c"]
+"""The link between a device and its host's memory."""
+
+HOST_LINK_GBS: dict[HostLink, float] = {
+    "pcie3": 15.75, "pcie4": 31.5, "pcie5": 63.0, "nvlink-c2c": 450.0}
+"""One direction, theoretical, GB/s (module docstring)."""
+
+_HOST_MEMORY_GBS: dict[HostLink, tuple[float, int]] = {
+    "pcie3": (256.0, 8), "pcie4": (409.6, 8), "pcie5": (614.4, 8), "nvlink-c2c": (500.0, 1)}
+"""Host memory bandwidth (GB/s, theoretical) and the devices sharing it, by platform."""
+
+_LINKS: dict[HostLink, tuple[str, ...]] = {
+    "pcie3": ("v100", "t4"),
+    "pcie4": ("a100-40gb", "a100-80gb", "a100-pcie", "a800", "a10g", "a10", "l4", "l40s",
+              "mi250x", "mi250x-gcd", "rtx-4090"),
+    "pcie5": ("h100-sxm", "h100-pcie", "h100-nvl", "h800", "h20", "h200", "b200", "b300",
+              "mi300x", "mi325x", "mi350x", "mi355x", "rtx-5090"),
+    "nvlink-c2c": ("gh200", "gb200", "gb300"),
+}
+_SHARED_GRACE = ("gb200", "gb300")
+"""Grace–Blackwell: two GPUs per Grace CPU."""
+
+
+class HostPlatform(BaseModel):
+    """A device's host link and the host memory bandwidth one device can count on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    link: HostLink = Field(description="Device-to-host link (module docstring).")
+    link_gbs: float = Field(description="Host link bandwidth, one direction, theoretical, GB/s.")
+    memory_gbs: float = Field(
+        description="Host memory bandwidth per device, theoretical, GB/s: the host's shared by "
+                    "the devices on it.")
+    devices_per_host: int = Field(description="Devices sharing one host's memory bandwidth.")
+    memory_origin: Literal["default", "user"] = Field(
+        description="default: the platform usual for this device's generation; user: given.")
+
+
+def host_platform(key: str, memory_gbs: float | None = None) -> HostPlatform | None:
+    """The host platform of accelerator ``key``; ``memory_gbs`` (host memory bandwidth per
+    device, GB/s) replaces the default. None for devices without a host offload path."""
+    link = next((lk for lk, keys in _LINKS.items() if key in keys), None)
+    if link is None:
+        return None
+    node_gbs, devices = _HOST_MEMORY_GBS[link]
+    if key in _SHARED_GRACE:
+        devices = 2
+    per_device = node_gbs / devices
+    return HostPlatform(
+        link=link, link_gbs=HOST_LINK_GBS[link], devices_per_host=devices,
+        memory_gbs=per_device if memory_gbs is None else memory_gbs,
+        memory_origin="default" if memory_gbs is None else "user")
