@@ -14,8 +14,9 @@ partition: trainable / devices):
 
 Bandwidths are the host platform's (:mod:`..hardware.host`) at an achieved fraction: the link at
 35–85% of its theoretical rate (two devices often share one switch uplink; a dedicated x16 link
-moves about 85% of its rate), host memory at 25–60% (a roofline floor: a multi-threaded
-streaming loop over two sockets rarely passes 60%). The step's overlap sets how much of this
+moves about 85% of its rate), host memory at 25–60%, 33% central (a roofline floor: a
+multi-threaded streaming loop over two sockets rarely passes 60%; the central value is checked
+against DeepSpeed's published ZeRO-Offload++ ratios in ``benchmarks/offload.py``). The step's overlap sets how much of this
 work shows in the step time (:func:`offload_factor`):
 
 - fast end: the gradient copies overlap the backward pass and the one-step delayed parameter
@@ -47,8 +48,11 @@ OPTIMIZER_HOST_BYTES_PER_PARAM = 28.0
 """Host memory traffic of one Adam step per parameter (module docstring)."""
 LINK_EFFICIENCY = (0.35, 0.6, 0.85)
 """Achieved share of the host link's theoretical rate: slow end, central, fast end."""
-HOST_MEMORY_EFFICIENCY = (0.25, 0.4, 0.6)
-"""Achieved share of the host memory bandwidth by the CPU optimizer step."""
+HOST_MEMORY_EFFICIENCY = (0.25, 0.33, 0.6)
+"""Achieved share of the host memory bandwidth by the CPU optimizer step. The central value
+puts full offload's small-batch slowdown at DeepSpeed's reported ZeRO-Offload++ ratios (×3 for
+OPT-13B on a DGX-A100-40GB, ×6 for OPT-30B on a DGX-H100: ``benchmarks/offload.py``); 0.4
+fell short of both. Two cases from one source, fitted in-sample: a range, not a measurement."""
 Range = tuple[float, float]
 
 
