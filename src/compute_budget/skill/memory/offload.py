@@ -16,8 +16,8 @@ Bandwidths are the host platform's (:mod:`..hardware.host`) at an achieved fract
 35–85% of its theoretical rate (two devices often share one switch uplink; a dedicated x16 link
 moves about 85% of its rate), host memory at 25–60%, 33% central (a roofline floor: a
 multi-threaded streaming loop over two sockets rarely passes 60%; the central value is checked
-against DeepSpeed's published ZeRO-Offload++ ratios in ``benchmarks/offload.py``). The step's overlap sets how much of this
-work shows in the step time (:func:`offload_factor`):
+against DeepSpeed's published ZeRO-Offload++ ratios in ``benchmarks/offload.py``). The
+step's overlap sets how much of this work shows in the step time (:func:`offload_factor`):
 
 - fast end: the gradient copies overlap the backward pass and the one-step delayed parameter
   update (Ren et al. 2021, Sec. 5.2) overlaps the CPU step with the next step's compute, so only
