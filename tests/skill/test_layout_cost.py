@@ -145,3 +145,9 @@ def test_full_offload_at_a_small_batch_meets_deepspeeds_reported_ratio(name: str
     central, (fast, slow) = predicted(case)
     assert fast < case.reported < slow
     assert central == pytest.approx(case.reported, rel=0.1)
+
+
+def test_a_lora_estimate_says_lora_in_its_header() -> None:
+    est = estimate_run(RunSpec(preset="llama-3-8b", tokens="1B", gpu="h100", gpu_count=8,
+                               lora_rank=16, kind="fine-tune"))
+    assert render_estimate(est).startswith("### Run estimate: 8.03B params, LoRA r16 × 1B tokens")

@@ -27,6 +27,9 @@ HEAVY_CALLS: list[tuple[str, dict[str, Any]]] = [
                         "usd_per_unit_gain": 1e5, "budget_usd": "$2M"}),
     ("suggest_alternatives", {"preset": "llama-3-8b", "tokens": "100B", "gpu": "h100",
                               "gpu_count": 8, "kind": "continued-pretrain"}),
+    ("suggest_alternatives", {"preset": "llama-3-8b", "tokens": "2B", "gpu": "h100",
+                              "gpu_count": 8, "kind": "fine-tune", "predicted_gain": 1,
+                              "gain_uncertainty": 0.8}),  # every fine-tune row, with its gain
     ("suggest_alternatives", {"params": "1.3B", "tokens": "26B", "gpu": "a100", "gpu_count": 8,
                               "kind": "ablation", "predicted_gain": 0.3,
                               "gain_uncertainty": 0.5}),
