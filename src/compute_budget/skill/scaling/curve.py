@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize
 
 from .published import optimal_split
 from .result import Form
@@ -50,7 +49,10 @@ def curve_jacobian(theta: Array, x: Array) -> Array:
 
 def solve(x: Array, y: Array, starts: list[Array], lower_e: float,
           quick: bool = False) -> tuple[Array, float]:
-    """The least-squares θ from the best of ``starts``, and its residual sum of squares."""
+    """The least-squares θ from the best of ``starts``, and its residual sum of squares.
+    (``scipy.optimize`` is imported here, on the first fit: most commands never fit.)"""
+    from scipy import optimize
+
     k = x.shape[1]
     lower = np.r_[lower_e, np.full(k, -60.0), np.zeros(k)]
     upper = np.r_[np.inf, np.full(k, 60.0), np.full(k, MAX_EXPONENT)]
