@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from pydantic_core import ValidationError
 
 from .. import __version__
 from ..operations import OPERATIONS, Reply, by_command
-from ..skill.errors import ComputeBudgetError, InputError, describe_error, not_finite_cause
+from ..skill.errors import ComputeBudgetError, describe_error, not_finite_cause
 from .commands import FLAGS
 from .parser import Parser, UsageError, attach_negative_values, flag_names, help_names_flags
 
@@ -55,6 +56,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             p.add_argument("--json", action="store_true", help="print the result as JSON")
             p.add_argument("--detail", choices=["short", "full"], default="short",
                            help="full: every source quoted and the breakdowns (default short)")
+            if operation.picture is not None:
+                p.add_argument("--force", action="store_true",
+                               help="let --plot overwrite an existing file it did not draw")
             FLAGS[operation.command].add(p)
             help_names_flags(p)
     return parser
@@ -79,17 +83,14 @@ def _presets(as_json: bool) -> str:
     return _emit(reports, render_presets(reports), as_json)
 
 
-def _write_plot(path: str, picture: Any) -> None:
-    """Draw ``picture`` to the ``--plot`` file (matplotlib is imported only here)."""
+def _write_plot(path: str, picture: Any, force: bool) -> None:
+    """Draw ``picture`` to the ``--plot`` file (matplotlib is imported only here); the path is
+    checked before anything is drawn (:mod:`.output`)."""
     from ..prompts.plots import draw_png
+    from .output import check_picture_path, write_picture
 
-    png = draw_png(picture)
-    try:
-        with open(path, "wb") as handle:
-            handle.write(png)
-    except OSError as exc:
-        raise InputError("plot", path, f"a file path that can be written "
-                         f"({exc.strerror or type(exc).__name__})") from None
+    check_picture_path(path, force=force)
+    write_picture(path, draw_png(picture), force=force)
 
 
 def run(args: argparse.Namespace) -> str:
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> str:
         sys.stderr.write("note: --utilization is deprecated; use --mfu\n")
     result = operation.call(spec)
     if operation.picture is not None and getattr(args, "plot", None) is not None:
-        _write_plot(args.plot, operation.picture(spec, result))
+        _write_plot(args.plot, operation.picture(spec, result), getattr(args, "force", False))
     full = args.detail == "full" or getattr(args, "sources", False)
     markdown = operation.reply(result, Reply(full=full, assistant=False))
     payload = result if flags.json is None else flags.json(result)
@@ -138,7 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ComputeBudgetError, ValidationError) as exc:
         sys.stderr.write(f"error: {_message(exc, parser, args)}\n")
         return EXIT_USAGE
-    sys.stdout.write(reply)
+    try:
+        sys.stdout.write(reply)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     return 0
 
 

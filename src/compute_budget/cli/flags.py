@@ -81,6 +81,8 @@ def pairs(text: str, field: str) -> dict[str, str]:
         if not sep or not name.strip() or not count.strip():
             raise InputError(field, text, "NAME=COUNT pairs separated by commas, e.g. "
                                           "h100=64,a100=128")
+        if name.strip().lower() in (known.lower() for known in out):
+            raise InputError(field, text, f"each name once ({name.strip()} is given twice)")
         out[name.strip()] = count.strip()
     return out
 

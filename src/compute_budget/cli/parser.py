@@ -16,8 +16,13 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, reporting every bad input the same way, and refusing a flag given twice
-    (argparse would silently keep the last value)."""
+    """argparse, reporting every bad input the same way, refusing a flag given twice
+    (argparse would silently keep the last value) and taking no abbreviation of a flag
+    (``--tok`` is not ``--tokens``: a flag added later would change what it means)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:
         raise UsageError(f"{self.prog}: {message}")

@@ -24,6 +24,8 @@ __all__ = [
     "plan_picture_data",
 ]
 
+PNG_SOFTWARE = "compute-budget"
+"""The PNG's Software tag: how ``--plot`` knows a file it may overwrite is one it drew."""
 WIDTH_IN, HEIGHT_IN, DPI = 7.5, 4.6, 110
 """750 × 460 pixels at 100 dpi would be a little small for the labels; 825 × 506 reads well."""
 
@@ -127,7 +129,7 @@ def draw_png(picture: Picture) -> bytes:
         axes.legend(fontsize=8, loc="best")
     figure.tight_layout()
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    figure.savefig(buffer, format="png", metadata={"Software": PNG_SOFTWARE})
     return buffer.getvalue()
 
 

@@ -1,0 +1,111 @@
+"""The command line under hostile or careless use (issue 18): no abbreviated flags, duplicate
+names refused, ``--plot`` writes only a new file or one it drew (atomically), a closed stdout
+ends quietly."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+
+POINTS = "compute,loss\n1e17,3.52\n1e18,3.11\n1e19,2.83\n1e20,2.64\n"
+
+
+@pytest.fixture
+def points(tmp_path: Path) -> Path:
+    path = tmp_path / "points.csv"
+    path.write_text(POINTS)
+    return path
+
+
+def test_an_abbreviated_flag_is_not_taken_for_the_full_one(cli: Cli) -> None:
+    code, _, err = cli("estimate", "--params", "7B", "--tok", "1T", "--gpu", "h100",
+                       "--gpus", "8")
+    assert code == 2 and "unrecognized arguments: --tok 1T" in err
+
+
+@pytest.mark.parametrize("available", ["h100=8,h100=512", "h100=8,H100=64"])
+def test_a_device_named_twice_in_available_is_refused(cli: Cli, available: str) -> None:
+    code, _, err = cli("plan", "--params", "7B", "--tokens", "1T", "--deadline-days", "30",
+                       "--available", available)
+    assert code == 2 and "--available" in err and "twice" in err
+
+
+def _plot(cli: Cli, points: Path, target: Path, *extra: str) -> tuple[int, str]:
+    code, _, err = cli("fit", "--points", str(points), "--target-compute", "1e21",
+                       "--plot", str(target), *extra)
+    return code, err
+
+
+def test_plot_writes_a_new_file_and_overwrites_its_own(cli: Cli, points: Path,
+                                                       tmp_path: Path) -> None:
+    target = tmp_path / "fit.png"
+    assert _plot(cli, points, target) == (0, "")
+    first = target.read_bytes()
+    assert first.startswith(b"\x89PNG\r\n\x1a\n") and b"compute-budget" in first[:4096]
+    assert _plot(cli, points, target) == (0, "")  # its own picture: overwritten
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
+
+
+def test_plot_refuses_another_file_unless_forced(cli: Cli, points: Path,
+                                                 tmp_path: Path) -> None:
+    data = tmp_path / "results.png"
+    data.write_text("my results")
+    code, err = _plot(cli, points, data)
+    assert code == 2 and err.startswith("error: --plot: ") and "--force" in err
+    assert data.read_text() == "my results"
+    assert _plot(cli, points, data, "--force") == (0, "")
+    assert data.read_bytes().startswith(b"\x89PNG")
+
+
+def test_plot_never_follows_a_symlink(cli: Cli, points: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    link = tmp_path / "fit.png"
+    link.symlink_to(victim)
+    code, err = _plot(cli, points, link)
+    assert code == 2 and "symbolic link" in err
+    assert _plot(cli, points, link, "--force") == (0, "")
+    assert victim.read_text() == "keep me" and not link.is_symlink()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_plot_refuses_what_is_not_a_regular_file(cli: Cli, points: Path, tmp_path: Path,
+                                                 kind: str) -> None:
+    target = tmp_path / "fit.png"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.mkdir()
+    code, err = _plot(cli, points, target, "--force")  # not even with --force
+    assert code == 2 and "regular file" in err
+
+
+class _ClosedPipe(io.StringIO):
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self) -> int:
+        return self._fd
+
+
+def test_a_closed_stdout_ends_quietly(monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from compute_budget.cli import main
+
+    read, write = os.pipe()
+    try:
+        monkeypatch.setattr("sys.stdout", _ClosedPipe(write))
+        assert main(["gpus"]) == 1
+    finally:
+        os.close(read)
+        os.close(write)
+    assert capsys.readouterr().err == ""
