@@ -152,11 +152,12 @@ def test_no_figure_is_zero() -> None:
 
 
 def test_default_price_is_the_newest() -> None:
-    # prices.csv: H100 SXM 4.92 (2025-01, AWS Capacity Blocks) and 2.49 (2026-Q1, tier-2).
+    # H100 SXM: 4.92 (2025-01, AWS Capacity Blocks, reserved) and 3.99 (runpod.io/pricing,
+    # Secure Cloud, read 2026-11-09): the default is the newest on-demand quote.
     quote = get_accelerator("h100").default_price
     assert quote is not None
-    assert quote.usd_per_gpu_hour == 2.49
-    assert quote.as_of == "2026-Q1"
+    assert quote.usd_per_gpu_hour == 3.99
+    assert quote.as_of == "2026-11"
     assert quote.kind == "on-demand"
     assert get_accelerator("tpu-v3").default_price is None
 
@@ -168,8 +169,8 @@ def test_price_yours_beats_the_catalog_and_unknown_stays_unknown() -> None:
     assert yours == PriceUsed(usd_per_gpu_hour=3.1, origin="user", kind=None, as_of=None,
                               reference=None, label=None)
     catalog = h100.price(None)
-    assert (catalog.usd_per_gpu_hour, catalog.origin) == (2.49, "catalog")
-    assert catalog.as_of == "2026-Q1"
+    assert (catalog.usd_per_gpu_hour, catalog.origin) == (3.99, "catalog")
+    assert catalog.as_of == "2026-11"
     assert catalog.kind == "on-demand"
     assert catalog.reference and catalog.label and len(catalog.label) < len(catalog.reference)
     # No quote for a TPU v3: the price is unknown (None), never 0.

@@ -153,10 +153,12 @@ def test_a_board_power_always_has_its_source() -> None:
 
 # --- prices by kind -------------------------------------------------------------------------
 def test_non_typical_defaults_are_replaced() -> None:
-    # H200: the market floor 2.50 stays as an older on-demand quote; the default is RunPod 3.59.
+    # H200: the unnamed market floor (2.50) is gone; the January survey's RunPod 3.59 stays as an
+    # older quote; the default is RunPod's Secure Cloud list (4.59, read 2026-10-07).
     h200 = get_accelerator("h200")
     assert h200.default_price is not None
-    assert (h200.default_price.usd_per_gpu_hour, h200.default_price.as_of) == (3.59, "2026-01")
+    assert (h200.default_price.usd_per_gpu_hour, h200.default_price.as_of) == (4.59, "2026-10")
+    assert 2.5 not in [q.usd_per_gpu_hour for q in h200.prices]
     # A100 40GB: the 2024 AWS Capacity Blocks price is a reservation, not the default.
     a100 = get_accelerator("a100-40gb")
     assert a100.default_price is not None and a100.default_price.kind == "on-demand"
@@ -202,7 +204,7 @@ def test_a_kind_without_a_quote_names_price_kind_and_the_kinds_it_has() -> None:
 
 
 def test_no_kind_and_no_quote_is_unknown_not_an_error() -> None:
-    unknown = get_accelerator("b300").price(None)
+    unknown = get_accelerator("gb300").price(None)
     assert (unknown.usd_per_gpu_hour, unknown.origin, unknown.kind) == (None, None, None)
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_PRICE_KIND",
     "GPU_DESCRIPTION",
     "PRICE_KINDS",
+    "PRICE_SOURCES",
     "Accelerator",
     "AcceleratorKey",
     "Catalog",
@@ -59,6 +60,15 @@ PriceKind = Literal["on-demand", "reserved", "spot"]
 commitment or a booked block of capacity) or ``spot`` (preemptible, can be taken back)."""
 PRICE_KINDS: tuple[PriceKind, ...] = get_args(PriceKind)
 DEFAULT_PRICE_KIND: PriceKind = "on-demand"
+PRICE_SOURCES: tuple[str, ...] = (
+    "runpod", "lambda", "aws", "digitalocean", "coreweave", "google-cloud")
+"""The one rule that picks a device's default (on-demand) price: the first of these public
+on-demand list prices that quotes the device. GPUs: RunPod's Secure Cloud list (one marketplace
+for every GPU it rents, so that within it a faster GPU is not cheaper by accident), then Lambda's
+on-demand list, then AWS EC2 on-demand (us-east-1 Linux, the one-GPU instance's price), then
+DigitalOcean's, then CoreWeave's; TPUs: Google Cloud's per-chip list (no other seller); AWS's
+own chips: AWS.
+A device none of them quotes has no default: its price is unknown, never $0."""
 GIB = 2**30
 
 _AS_OF = re.compile(r"^(\d{4})(?:-(0[1-9]|1[0-2])|-Q([1-4]))?$")
@@ -106,6 +116,12 @@ class PriceQuote(BaseModel):
     offer: str = Field(description="The offer quoted: provider, instance or tier, range.")
     as_of: str = Field(description="When the price was observed: YYYY, YYYY-MM or YYYY-Qn.")
     source: str = Field(description="Where the price comes from.")
+    family: str | None = Field(
+        default=None,
+        description="The public price list the quote belongs to, one of PRICE_SOURCES ('runpod', "
+                    "'lambda', 'aws', 'digitalocean', 'coreweave', 'google-cloud'); None for an "
+                    "observation "
+                    "outside the rule (an older survey, a reservation).")
     default: bool = Field(
         default=False,
         description="Whether this is the catalog's default price: the newest on-demand quote.")
@@ -163,7 +179,15 @@ class Accelerator(BaseModel):
     generation: str = Field(description="Architecture generation, e.g. 'ampere', 'hopper'.")
     aliases: tuple[str, ...] = Field(description="Other names accepted for this device.")
     peak_tflops: PeakTflops
-    memory_gib: float | None = Field(description="Device memory in GiB (2³⁰ bytes).")
+    memory_gib: float | None = Field(description="Device memory in GiB (2³⁰ bytes), as the vendor "
+                                                 "lists it (nominal).")
+    usable_memory_gib: float | None = Field(
+        default=None,
+        description="Memory a program can allocate, in GiB, where it is less than the nominal "
+                    "memory: GDDR cards with ECC on (on by default in data centres) keep 1/16 of "
+                    "it for the check bits; None when all of the nominal memory is usable.")
+    usable_memory_source: str | None = Field(
+        default=None, description="Where the usable memory comes from; None when it is unset.")
     memory_bandwidth_tbs: float | None = Field(description="Memory bandwidth in TB/s.")
     spec_source: str = Field(description="Where the peaks, memory and bandwidth come from.")
     spec_as_of: str = Field(
@@ -182,6 +206,16 @@ class Accelerator(BaseModel):
     def _spec_dated(cls, value: str) -> str:
         as_of_key(value)
         return value
+
+    @model_validator(mode="after")
+    def _usable_memory_is_sourced(self) -> Accelerator:
+        if (self.usable_memory_gib is None) != (self.usable_memory_source is None):
+            raise ValueError(f"{self.key}: a usable memory needs its source (and a source a value)")
+        if self.usable_memory_gib is not None and (
+                self.memory_gib is None or not 0 < self.usable_memory_gib <= self.memory_gib):
+            raise ValueError(f"{self.key}: the usable memory must be positive and at most the "
+                             "nominal memory")
+        return self
 
     @model_validator(mode="after")
     def _default_is_newest_on_demand(self) -> Accelerator:
@@ -210,8 +244,10 @@ class Accelerator(BaseModel):
 
     @property
     def memory_bytes(self) -> float | None:
-        """Device memory in bytes, or None when unknown."""
-        return None if self.memory_gib is None else self.memory_gib * GIB
+        """Memory a program can allocate, in bytes: the usable memory where the catalog gives it
+        (GDDR with ECC on), else the nominal memory; None when unknown. Every fit check uses it."""
+        gib = self.usable_memory_gib if self.usable_memory_gib is not None else self.memory_gib
+        return None if gib is None else gib * GIB
 
     @computed_field  # type: ignore[prop-decorator]
     @property
