@@ -109,3 +109,39 @@ def test_a_closed_stdout_ends_quietly(monkeypatch: pytest.MonkeyPatch,
         os.close(read)
         os.close(write)
     assert capsys.readouterr().err == ""
+
+
+SECRET = "tok_SECRET-0123456789abcdef"
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("shadow", f"root:{SECRET}:19000:0:99999:7:::\n"),
+    ("creds.txt", f"name,params\n{SECRET},7B\n"),
+    ("environ", f"HOME=/root\x00API_TOKEN={SECRET}\x00"),
+    ("points.json", '{"points": [' + f'"{SECRET}"' + "]}"),
+    ("bad.json", f'[{{"compute": 1e17, "loss": "{SECRET}"}}'),
+    ("deep.json", "[" * 100_000),
+    ("digits.csv", "compute,loss\n1e17," + "9" * 5000 + "\n"),
+    ("cell.csv", "compute,loss\n1e17," + SECRET + "x" * 900_000 + "\n"),
+])
+@pytest.mark.parametrize("command", ["fit", "compare"])
+def test_a_data_file_is_never_shown_in_an_error(cli: Cli, tmp_path: Path, name: str,
+                                                content: str, command: str) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    argv = (["fit", "--points", str(path), "--target-compute", "1e21"] if command == "fit"
+            else ["compare", str(path)])
+    code, out, err = cli(*argv)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and "(contents not shown)" in err
+    assert str(path) in err and "Traceback" not in err
+    assert SECRET not in err and "root:" not in err and "HOME=" not in err
+
+
+def test_a_symlink_to_a_secret_shows_nothing_of_it(cli: Cli, tmp_path: Path) -> None:
+    secret = tmp_path / "key"
+    secret.write_text(f"{SECRET}\n")
+    link = tmp_path / "points.json"
+    link.symlink_to(secret)
+    code, _, err = cli("fit", "--points", str(link), "--target-compute", "1e21")
+    assert code == 2 and SECRET not in err and SECRET[:8] not in err

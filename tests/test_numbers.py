@@ -208,9 +208,14 @@ def test_a_huge_gain_stays_a_number_in_the_json() -> None:
 
 # --- a flag given twice --------------------------------------------------------------------------
 
+def test_an_abbreviation_is_no_flag() -> None:
+    # issue 18: --param is not taken for --params (a later flag could change its meaning)
+    code, _, err = run_cli("estimate", *RUN, "--param", "8B")
+    assert code == 2 and "unrecognized arguments: --param 8B" in err
+
+
 @pytest.mark.parametrize(("argv", "flag"), [
     (["estimate", *RUN, "--params", "8B"], "--params"),
-    (["estimate", *RUN, "--param", "8B"], "--params"),  # an abbreviation is the same flag
     (["estimate", *RUN, "--sp", "--sp"], "--sp"),
     (["decide", *RUN, "--gain", "1", "--gain", "2", "--uncertainty", "1"], "--gain"),
     (["split", "--budget", "1e20", "--budget=1e21"], "--budget"),

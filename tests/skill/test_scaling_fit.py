@@ -417,3 +417,21 @@ def test_the_next_run_stays_a_small_run() -> None:
             assert fit.next_run.compute <= NEXT_RUN_MAX_SHARE * target
     near = fit_scaling_law(points, target_compute=3e20, resamples=60)
     assert near.next_run is None  # 2x the largest point is already 67% of the target
+
+
+def test_the_small_sample_statistics_match_scipy_stats() -> None:
+    # scipy.stats is no longer imported by the fit (issue 18); the replacements must agree.
+    import numpy as np
+    from scipy import stats
+
+    from compute_budget.skill.scaling.small_sample import rank_correlation, t_over_z
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        n = int(rng.integers(3, 12))
+        a, b = rng.integers(0, 4, n).astype(float), rng.normal(size=n)
+        if np.ptp(a) > 0:
+            assert rank_correlation(a, b) == pytest.approx(stats.spearmanr(a, b).statistic)
+    for q in (0.6, 0.8, 0.95):
+        for dof in (1, 3, 30):
+            assert t_over_z(q, dof) == pytest.approx(stats.t.ppf(q, dof) / stats.norm.ppf(q))

@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from .. import skill as sk
-from .flags import CommandFlags, Fields, flag, given, pairs, read_data_file, run_flags
+from .files import read_data
+from .flags import CommandFlags, Fields, flag, given, pairs, run_flags
 
 __all__ = ["FLAGS"]
 
@@ -36,8 +37,7 @@ def _decide_fields(args: argparse.Namespace, model: Any) -> Fields:
     if args.lower_is_better:
         fields["higher_is_better"] = False
     if args.points is not None:
-        text, fmt = read_data_file(args.points, "points")
-        fields["points"] = sk.parse_points(text, fmt=fmt)  # type: ignore[arg-type]
+        fields["points"] = read_data(args.points, "--points", sk.parse_points)
     return fields
 
 
@@ -113,8 +113,7 @@ def _compare(p: argparse.ArgumentParser) -> None:
 
 
 def _compare_fields(args: argparse.Namespace, model: Any) -> Fields:
-    text, fmt = read_data_file(args.file, "file")
-    rows = sk.parse_candidates(text, fmt=fmt)  # type: ignore[arg-type]
+    rows = read_data(args.file, "FILE", sk.parse_candidates)
     return {"candidates": rows, **given(args, *(f for f in model.model_fields
                                                  if f != "candidates"))}
 
@@ -138,8 +137,7 @@ def _fit(p: argparse.ArgumentParser) -> None:
 def _fit_fields(args: argparse.Namespace, model: Any) -> Fields:
     fields = given(args, *(f for f in model.model_fields if f != "points"))
     if args.points is not None:
-        text, fmt = read_data_file(args.points, "points")
-        fields["points"] = sk.parse_points(text, fmt=fmt)  # type: ignore[arg-type]
+        fields["points"] = read_data(args.points, "--points", sk.parse_points)
     return fields
 
 

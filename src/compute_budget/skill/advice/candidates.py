@@ -18,16 +18,14 @@ row) and the column, e.g. ``candidates[2].params``, the value and what is allowe
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
 from ..errors import ConfigError, InputError, UnknownAcceleratorError
+from ..model.config_file import data_csv_rows, data_json
 from ..quantities import Gain, Uncertainty
 from ..run_spec import RunSpec
 
@@ -113,7 +111,7 @@ def _given(value: object) -> bool:
 
 
 def _parse_csv(text: str) -> list[dict[str, Any]]:
-    rows = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+    rows = data_csv_rows(text, "candidates")
     if not rows:
         raise InputError("candidates", text[:40], "a CSV table: a header row and one row for "
                                                   "each candidate")
@@ -148,12 +146,7 @@ def _parse_csv(text: str) -> list[dict[str, Any]]:
 
 
 def _parse_json(text: str) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError("candidates", text[max(0, exc.pos - 20):exc.pos + 20],
-                         f"a JSON list of objects (invalid JSON at line {exc.lineno}, "
-                         f"column {exc.colno}: {exc.msg})") from None
+    data = data_json(text, "candidates")
     if not isinstance(data, list):
         raise InputError("candidates", type(data).__name__,
                          "a JSON list of objects, one for each candidate")

@@ -8,6 +8,8 @@ refused before it is parsed. The object read goes to :func:`~.hf_config.from_hf_
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -15,7 +17,7 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from .architecture import Architecture
 from .hf_config import from_hf_config, value_not_shown
 
@@ -23,6 +25,8 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_CONFIG_DEPTH",
     "config_too_deep",
+    "data_csv_rows",
+    "data_json",
     "load_config",
     "parse_config_json",
     "too_deep_error",
@@ -70,6 +74,35 @@ def config_too_deep(value: object, limit: int = MAX_CONFIG_DEPTH) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children)
     return False
+
+
+def data_json(text: str, field: str) -> Any:
+    """JSON ``text`` of a data file or argument (points, candidates), parsed within limits:
+    nested at most :data:`MAX_CONFIG_DEPTH` deep, numbers of at most Python's digit limit;
+    each failure an :class:`InputError` naming ``field``, the line and the column, without
+    the text."""
+    if _deeper_than(text, MAX_CONFIG_DEPTH):
+        raise InputError(field, "(JSON text)",
+                         f"JSON nested at most {MAX_CONFIG_DEPTH} levels deep")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(field, f"(JSON text, line {exc.lineno}, column {exc.colno})",
+                         f"valid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError):
+        raise InputError(field, "(JSON text)", "JSON whose numbers have at most 4,300 digits"
+                         ) from None
+
+
+def data_csv_rows(text: str, field: str) -> list[list[str]]:
+    """The non-blank rows of CSV ``text``; a cell over the csv module's limit (128 KiB) or a
+    malformed line is an :class:`InputError` naming ``field`` and the line, without the text."""
+    reader = csv.reader(io.StringIO(text))
+    try:
+        return [row for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as exc:
+        raise InputError(field, f"(CSV text, line {reader.line_num})",
+                         f"CSV cells of at most 128 KiB, well quoted ({exc})") from None
 
 
 def too_deep_error() -> ConfigError:

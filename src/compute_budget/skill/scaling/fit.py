@@ -54,7 +54,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
@@ -65,6 +64,7 @@ from .curve import Array, Curve, curve_jacobian, curve_value, grid_starts, solve
 from .lesson import split_budget
 from .points import ScalingPoint, as_points
 from .result import LEVEL_RANGE, FitWarning, Form, LossCheckpoint, NextRun, Note, ScalingFit
+from .small_sample import rank_correlation, t_over_z
 
 __all__ = ["FitWarning", "LossCheckpoint", "NextRun", "ScalingFit", "fit_scaling_law"]
 
@@ -250,7 +250,7 @@ def _fit_curve(pts: list[ScalingPoint], higher_is_better: bool) -> _Fitted:
     sign = -1.0 if higher_is_better else 1.0
     y_user = np.array([pt.loss for pt in pts])
     oriented = sign * y_user
-    if np.ptp(oriented) == 0 or _rank_correlation(computes, oriented) > 0:
+    if np.ptp(oriented) == 0 or rank_correlation(computes, oriented) > 0:
         raise InputError("points", _losses(y_user), _FALLS)
     notes += ["fitted_as_negation"] if higher_is_better else []
     scale_x = raw.max(axis=0)
@@ -291,7 +291,7 @@ def _summary(fitted: _Fitted, draws: Array, evaluate: Array, grid: list[float],
     curve, n, p = fitted.curve, fitted.n, fitted.p
     c_t, n_t, d_t = target
     q = (1 + level) / 2
-    inflation = _inflation(q, n - p)
+    inflation = t_over_z(q, n - p)
     centre = curve_value(curve.theta, evaluate)
     ends = np.quantile(draws, [1 - q, q], axis=0)
 
@@ -325,34 +325,6 @@ def _summary(fitted: _Fitted, draws: Array, evaluate: Array, grid: list[float],
         curve=[(c, curve.user(centre[j + 2]), *band(j + 2)) for j, c in enumerate(grid)])
 
 
-def _inflation(q: float, dof: int) -> float:
-    """t_{dof}(q) / z(q): the small-sample factor on the bootstrap's spread. (``scipy.special``
-    comes with ``scipy.optimize``, which the fit imports anyway; ``scipy.stats`` would add
-    about a second to every fit's start.)"""
-    from scipy.special import stdtrit
-
-    return float(stdtrit(dof, q) / NormalDist().inv_cdf(q))
-
-
-def _ranks(values: Array) -> Array:
-    """Ranks 1..n, ties sharing their mean rank (as Spearman's coefficient takes them)."""
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(len(values))
-    ranks[order] = np.arange(1, len(values) + 1)
-    for value in np.unique(values):
-        tied = values == value
-        ranks[tied] = ranks[tied].mean()
-    return ranks
-
-
-def _rank_correlation(a: Array, b: Array) -> float:
-    """Spearman's rank correlation of ``a`` and ``b`` (0 when either is constant)."""
-    ra, rb = _ranks(np.asarray(a, dtype=float)), _ranks(np.asarray(b, dtype=float))
-    ra, rb = ra - ra.mean(), rb - rb.mean()
-    denominator = math.sqrt(float((ra * ra).sum() * (rb * rb).sum()))
-    return 0.0 if denominator == 0 else float((ra * rb).sum()) / denominator
-
-
 def _warnings(n: int, p: int, extrapolation: float, interval: Range, gain: float | None,
               r_squared: float, residual_std: float) -> list[FitWarning]:
     out = []
@@ -380,7 +352,7 @@ def _next_run(curve: Curve, x: Array, target: Array, c_t: float, c_max: float,
     g = curve_jacobian(curve.theta, target[None, :])[0]
     before = float(g @ np.linalg.pinv(information) @ g)
     # One more point is also one more degree of freedom for σ: a smaller small-sample factor.
-    dof_gain = _inflation(q, dof + 1) / _inflation(q, dof)
+    dof_gain = t_over_z(q, dof + 1) / t_over_z(q, dof)
     best: tuple[float, float, float | None, float | None, Array] | None = None
     candidates: list[Range] = []
     for multiple in NEXT_RUN_MULTIPLES:

@@ -16,9 +16,6 @@ with the same keys. Errors name the row as ``points[i].field``, ``i`` counting d
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -26,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError
+from ..model.config_file import data_csv_rows, data_json
 from ..quantities import GAIN_LIMIT, FlopCount, Gain, ParamCount, TokenCount, parse_quantity
 from ..vocabulary import flops_6nd
 
@@ -169,7 +167,7 @@ def as_points(points: Sequence[ScalingPoint] | Sequence[Mapping[str, object]],
 
 
 def _csv_points(text: str) -> list[ScalingPoint]:
-    rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
+    rows = data_csv_rows(text, "points")
     if not rows:
         raise InputError("points", text, "at least one point after a header")
     header = [cell.strip().lower() for cell in rows[0]]
@@ -205,11 +203,5 @@ def parse_points(text: str, *,
         raise InputError("points", text, "at least one point: CSV with " + _HEADER
                          + ", or a JSON list of objects")
     if fmt == "json" or (fmt is None and stripped[0] in "[{"):
-        try:
-            items = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise InputError("points", stripped[:80],
-                             f"valid JSON (a list of objects); {exc.msg} at line {exc.lineno}"
-                             ) from None
-        return points_from_objects(items)
+        return points_from_objects(data_json(stripped, "points"))
     return _csv_points(text)

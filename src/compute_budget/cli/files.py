@@ -1,0 +1,73 @@
+"""The data files the command line reads (``--points``, ``compare FILE``): one reader, and
+errors that never show what the file holds.
+
+The file is read as a config is (:func:`~..skill.model.config_file.read_small_text`: a regular
+UTF-8 file, checked before it is opened, at most ``MAX_DATA_BYTES``); its format comes from its
+content (JSON when it starts with ``[`` or ``{``, else CSV), whatever its name. Parsing limits
+(nesting depth, digits in a number, the size of a CSV cell) become clear errors. An error
+names the file as the user gave it, where in it (row, field, line and column) and what was
+expected — never a value read from it: a file given by mistake (``/etc/shadow``, a token file,
+``/proc/self/environ``) must not be printed to a terminal or a log.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from ..skill.errors import ComputeBudgetError, InputError
+
+__all__ = ["MAX_DATA_BYTES", "DataFileError", "read_data"]
+
+MAX_DATA_BYTES = 1_000_000
+"""A data file larger than this is refused before it is parsed."""
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+"""Quoted text in an error's explanation: possibly read from the file, so left out."""
+_T = TypeVar("_T")
+
+
+class DataFileError(InputError):
+    """A data file that cannot be used: the flag, the path as given, where and what was
+    expected, and nothing read from the file."""
+
+    def __init__(self, flag: str, path: str, expected: str) -> None:
+        super().__init__(flag, path, expected)
+        self.args = (f"{flag}: {path!r} is not allowed; {expected} (contents not shown)",)
+
+
+def _where(exc: BaseException) -> tuple[str, str]:
+    """The place in the file and what was expected, from a parser's error, values dropped."""
+    if isinstance(exc, InputError):
+        place = exc.value if isinstance(exc.value, str) and exc.value.startswith("(") else ""
+        where = f"{exc.field} {place}" if place.endswith(")") and "line" in place else exc.field
+        return where, _QUOTED.sub("…", exc.allowed)
+    if isinstance(exc, ValidationError):
+        first = exc.errors(include_input=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return where, _QUOTED.sub("…", first["msg"])
+    return "", "a CSV or JSON file the parser accepts"
+
+
+def read_data(path: str, flag: str, parse: Callable[..., _T]) -> _T:
+    """``parse(text, fmt=...)`` of the data file ``path`` (given after ``flag``); every failure
+    is a :class:`DataFileError` (module docstring)."""
+    from ..skill.model.config_file import UnreadableFileError, read_small_text
+
+    try:
+        text = read_small_text(os.path.realpath(path), MAX_DATA_BYTES)
+    except UnreadableFileError as exc:
+        raise DataFileError(flag, path, f"a readable CSV or JSON file ({exc.reason})") from None
+    fmt: Any = "json" if text.lstrip()[:1] in ("[", "{") else "csv"
+    try:
+        return parse(text, fmt=fmt)
+    except (ComputeBudgetError, ValidationError) as exc:
+        where, expected = _where(exc)
+        raise DataFileError(flag, path, f"{where}: {expected}" if where else expected) from None
+    except (RecursionError, ValueError, OverflowError, csv.Error) as exc:
+        raise DataFileError(flag, path, f"a {fmt.upper()} file within the parser's limits "
+                                        f"({type(exc).__name__})") from None
