@@ -1,0 +1,148 @@
+"""The calibration set of published runs (issue 17, item 2): every row parses, names a device the
+catalog has, cites a public reference and says how its GPU-hours were got; derived hours agree
+with the devices × days they were derived from; and the classes the issue asks for are counted.
+
+The issue asks for at least 80 runs covering small MoEs, AMD, TPU v3–v5, A800/H800 and encoders.
+The sources reachable so far support fewer: the floors below hold today, and the strict xfail at
+the end records the target, so that it starts failing (and must be promoted) once it is met.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from compute_budget.skill.hardware.catalog import Accelerator, get_accelerator
+
+CSV = Path(str(resources.files("compute_budget.skill").joinpath("data/calibration_runs.csv")))
+COLUMNS = ["model", "params", "active_params", "tokens", "hardware", "gpu_count", "gpu_hours",
+           "days", "reported_mfu", "reported_tflops_per_gpu", "reported_flops", "dollar_cost",
+           "source", "gpu_hours_basis", "assumptions"]
+NUMERIC = ["params", "active_params", "tokens", "gpu_count", "gpu_hours", "days", "reported_mfu",
+           "reported_tflops_per_gpu", "reported_flops", "dollar_cost"]
+
+
+def _rows() -> list[dict[str, str]]:
+    with CSV.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == COLUMNS
+        return list(reader)
+
+
+def _number(cell: str) -> float | None:
+    return float(cell) if cell.strip() else None
+
+
+def devices(hardware: str) -> list[Accelerator]:
+    """The catalog devices a row's hardware text names (several for a mixed fleet)."""
+    t = hardware.lower()
+    keys = [f"tpu-v{m}" for m in re.findall(r"tpu\s*v(\d+[a-z]?)", t)]
+    for word, key in (("v100", "v100"), ("a800", "a800"), ("h800", "h800"), ("h200", "h200"),
+                      ("gh200", "gh200"), ("b200", "b200"), ("mi300x", "mi300x"),
+                      ("mi325x", "mi325x")):
+        if re.search(rf"(?<![a-z]){word}\b", t):
+            keys.append(key)
+    if "a100" in t:
+        keys.append("a100-40gb" if re.search(r"40\s*g", t) else "a100-80gb")
+    if re.search(r"(?<!g)h100", t):
+        keys.append("h100-pcie" if "pcie" in t else "h100-sxm")
+    if "mi250x" in t:
+        keys.append("mi250x-gcd" if "gcd" in t else "mi250x")
+    return [get_accelerator(k) for k in dict.fromkeys(keys)]
+
+
+def test_every_row_parses() -> None:
+    rows = _rows()
+    assert len(rows) >= 57
+    names = [r["model"] for r in rows]
+    assert len(names) == len(set(names)), "model names are unique"
+    for row in rows:
+        values = {c: _number(row[c]) for c in NUMERIC}
+        assert values["params"] is not None and values["params"] > 0, row["model"]
+        active = values["active_params"]
+        assert active is None or 0 < active <= values["params"], row["model"]
+        for column, value in values.items():
+            assert value is None or value > 0, (row["model"], column)  # unknown is blank, not 0
+        mfu = values["reported_mfu"]
+        assert mfu is None or mfu < 1, row["model"]
+
+
+def test_every_row_names_a_catalog_device_or_says_it_is_not_stated() -> None:
+    for row in _rows():
+        found = devices(row["hardware"])
+        assert found or "not stated" in row["hardware"].lower(), row["model"]
+
+
+def test_every_source_is_a_public_reference() -> None:
+    """A web address (a model card, a blog), or a paper: a quoted title or arXiv id with a year."""
+    year = re.compile(r"\b(19|20)\d\d\b")
+    address = re.compile(r"[a-z0-9-]+\.[a-z]{2,}/", re.IGNORECASE)
+    paper = re.compile(r"'[^']{8,}'|arXiv", re.IGNORECASE)
+    for row in _rows():
+        source = row["source"]
+        assert address.search(source) or (paper.search(source) and year.search(source)), (
+            row["model"])
+        assert "109-" not in source and ".csv" not in source, row["model"]
+
+
+def test_gpu_hours_state_how_they_were_got() -> None:
+    for row in _rows():
+        basis = row["gpu_hours_basis"].strip()
+        if row["gpu_hours"].strip():
+            assert basis and basis != "none", row["model"]
+        else:
+            assert basis == "none", row["model"]
+
+
+def test_derived_hours_are_the_devices_times_the_days() -> None:
+    """A basis of the form 'derived (N x D d x 24)' must reproduce the GPU-hours."""
+    checked = 0
+    pattern = re.compile(r"derived.*?\((\d[\d,]*) x ~?([\d.]+) d x 24")
+    for row in _rows():
+        match = pattern.search(row["gpu_hours_basis"])
+        if not match:
+            continue
+        count, days = float(match.group(1).replace(",", "")), float(match.group(2))
+        assert float(row["gpu_hours"]) == pytest.approx(count * days * 24, rel=0.01), row["model"]
+        checked += 1
+    assert checked >= 12
+
+
+def _classes(rows: list[dict[str, str]]) -> dict[str, int]:
+    counts = {"small_moe": 0, "moe": 0, "amd": 0, "tpu": 0, "a800_h800": 0, "encoder": 0,
+              "blackwell": 0}
+    encoder = re.compile(r"bert|electra|\bt5\b|-t5|bart|ul2|encoder", re.IGNORECASE)
+    for row in rows:
+        params, active = float(row["params"]), _number(row["active_params"])
+        if active is not None and active < params:
+            counts["moe"] += 1
+            counts["small_moe"] += active < 1.5e9
+        keys = {d.key for d in devices(row["hardware"])}
+        counts["amd"] += any(k.startswith("mi") for k in keys)
+        counts["tpu"] += any(k.startswith("tpu") for k in keys)
+        counts["a800_h800"] += bool(keys & {"a800", "h800"})
+        counts["blackwell"] += bool(keys & {"b200"})
+        counts["encoder"] += bool(encoder.search(row["model"]))
+    return counts
+
+
+def test_the_classes_covered_today() -> None:
+    counts = _classes(_rows())
+    assert counts["moe"] >= 8
+    assert counts["small_moe"] >= 1  # OLMoE-1B-7B (1.3B active)
+    assert counts["tpu"] >= 3  # Gopher, Chinchilla, PaLM
+    assert counts["a800_h800"] >= 4  # Baichuan 2, DeepSeek LLM 67B, V2, V3
+    assert counts["blackwell"] >= 1  # Olmo Hybrid 7B on B200
+
+
+@pytest.mark.xfail(strict=True, reason="issue 17's target; the reachable sources support fewer "
+                                       "rows (no AMD, sub-1B-active MoE or encoder run yet)")
+def test_the_issue_target_is_met() -> None:
+    rows = _rows()
+    counts = _classes(rows)
+    assert len(rows) >= 80
+    assert counts["amd"] >= 2 and counts["encoder"] >= 3 and counts["tpu"] >= 5
