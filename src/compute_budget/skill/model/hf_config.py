@@ -19,7 +19,11 @@ from ..errors import ConfigError, InputError
 from .architecture import Architecture, ConfigNote, ConfigNoteCode, LatentAttention
 from .hf_families import Family, config_key, family_of
 
-__all__ = ["from_hf_config", "read_hf_config", "value_not_shown"]
+__all__ = ["MAX_WHOLE", "from_hf_config", "read_hf_config", "value_not_shown"]
+
+MAX_WHOLE = 1_000_000_000
+"""The largest whole number a config field may hold (layers, sizes, vocabulary, experts,
+positions): far above any real model's, far below what overflows a float."""
 
 
 class _Reader:
@@ -63,6 +67,11 @@ class _Reader:
             return default
         return self._whole(key, value, 1)
 
+    def maybe(self, key: str) -> int | None:
+        """A positive whole number, or None when the key is absent or null (no default)."""
+        value = self.config.get(key)
+        return None if value is None else self._whole(key, value, 1)
+
     def nullable(self, key: str) -> int | None:
         """A key that must be present but may be null (null has a meaning of its own)."""
         if key not in self.config:
@@ -95,6 +104,9 @@ class _Reader:
     def _whole(key: str, value: object, minimum: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise ConfigError(key, value, f"a whole number of at least {minimum}")
+        if value > MAX_WHOLE:  # checked before any arithmetic: 10**300 layers overflow floats
+            raise ConfigError(key, f"a number of {len(str(value))} digits",
+                              f"a whole number from {minimum} to {MAX_WHOLE:,}")
         return value
 
 
@@ -113,7 +125,7 @@ def _llama_family(r: _Reader, family: Family) -> dict[str, Any]:
         "gated_mlp": True,
         "norm": "rmsnorm",
         "position_embedding": "rotary",
-        "max_positions": r.config.get("max_position_embeddings"),
+        "max_positions": r.maybe("max_position_embeddings"),
         "tied_embeddings": r.flag("tie_word_embeddings", family.tied_default, name),
         "qk_norm": family.qk_norm,
         "layer_norms": family.layer_norms,
@@ -229,7 +241,7 @@ def _gpt_neox(r: _Reader, family: Family) -> dict[str, Any]:
         "heads": r.required("num_attention_heads"),
         "intermediate_size": r.required("intermediate_size"),
         "vocab_size": r.required("vocab_size"),
-        "max_positions": r.config.get("max_position_embeddings"),
+        "max_positions": r.maybe("max_position_embeddings"),
         "position_embedding": "rotary",
         "gated_mlp": False,
         "norm": "layernorm",
@@ -263,7 +275,7 @@ def _deepseek(r: _Reader, family: Family) -> dict[str, Any]:
         "mla": mla,
         "intermediate_size": r.required("intermediate_size"),
         "vocab_size": r.required("vocab_size"),
-        "max_positions": r.config.get("max_position_embeddings"),
+        "max_positions": r.maybe("max_position_embeddings"),
         "gated_mlp": True,
         "norm": "rmsnorm",
         "position_embedding": "rotary",
@@ -289,6 +301,7 @@ def _deepseek(r: _Reader, family: Family) -> dict[str, Any]:
         }
     mtp = r.config.get("num_nextn_predict_layers")
     if isinstance(mtp, int) and not isinstance(mtp, bool) and mtp > 0:
+        mtp = r.maybe("num_nextn_predict_layers")
         r.assume(ConfigNote(code="mtp_not_counted", field="num_nextn_predict_layers", value=mtp,
                             reference="DeepSeek-V3 report: 671B + 14B MTP"))
     return fields
