@@ -185,7 +185,10 @@ def fmt_pct(value: float | None) -> str:
 
 MAX_USER_TEXT = 200
 """Characters of a user-supplied string a reply shows."""
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b.|[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b.|[\x00-\x1f\x7f-\x9f\u2028\u2029"
+                      r"\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+"""Escape sequences, control characters, and the invisible ones that reorder or hide text (bidi
+overrides and isolates, zero-width spaces and joiners, the BOM)."""
 _MARKDOWN = re.compile(r"([\\`*\[\]|~#])")
 """Markdown that could restyle or restructure a reply inline (underscores inside words do not
 emphasise in CommonMark, so names keep theirs)."""

@@ -33,7 +33,36 @@ __all__ = [
     "describe_error",
     "describe_validation_error",
     "not_finite_cause",
+    "shown_field",
+    "shown_value",
 ]
+
+
+MAX_SHOWN_VALUE = 120
+"""Characters of a value an error quotes (its repr); longer ones are cut with "…"."""
+MAX_SHOWN_FIELD = 60
+_INLINE_MARKUP = re.compile(r"([`*<>|]|\](?=\())")
+"""Markup that could style or link inside a quoted value (a repr keeps it on one line)."""
+
+
+def shown_value(value: object) -> str:
+    """A value as every error quotes it: its repr, so control, bidi and zero-width characters
+    are escapes (``\\x1b``, ``\\u202e``) and newlines cannot start a heading or a table row;
+    inline markup backslash-escaped; at most :data:`MAX_SHOWN_VALUE` characters."""
+    text = repr(value)
+    if len(text) > MAX_SHOWN_VALUE:
+        text = text[: MAX_SHOWN_VALUE - 1] + "…"
+    return _INLINE_MARKUP.sub(r"\\\1", text)
+
+
+def shown_field(field: object) -> str:
+    """A field's name as every error shows it (it may be the caller's text, a key of an
+    argument): printable characters only, inline markup escaped, at most
+    :data:`MAX_SHOWN_FIELD` characters."""
+    text = "".join(ch if ch.isprintable() else "?" for ch in str(field))
+    if len(text) > MAX_SHOWN_FIELD:
+        text = text[: MAX_SHOWN_FIELD - 1] + "…"
+    return _INLINE_MARKUP.sub(r"\\\1", text)
 
 
 class ComputeBudgetError(ValueError):
@@ -61,9 +90,10 @@ class InputError(ComputeBudgetError):
         self.value = value
         self.allowed = allowed
         if value is None:
-            super().__init__(f"{field}: required but missing; {allowed}")
+            super().__init__(f"{shown_field(field)}: required but missing; {allowed}")
         else:
-            super().__init__(f"{field}: {value!r} is not allowed; {allowed}")
+            super().__init__(f"{shown_field(field)}: {shown_value(value)} is not allowed; "
+                             f"{allowed}")
 
 
 class UnknownAcceleratorError(InputError):
@@ -106,10 +136,7 @@ def _location(loc: tuple[int | str, ...]) -> str:
             text += f"[{part}]"  # an item of a list: candidates[0].gpu
         elif not part.startswith("function-"):
             text += f".{part}" if text else part
-    text = text or "input"
-    # an unknown argument's name is the caller's text: printable characters only, capped
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= 60 else text[:59] + "…"
+    return shown_field(text or "input")  # an unknown argument's name is the caller's text
 
 
 _PYDANTIC_PHRASES = (
@@ -158,7 +185,7 @@ def describe_validation_error(exc: ValidationError, catalog_hint: str | None = N
             lines.append(f"{loc}: unknown argument (not one this accepts)")
         else:
             value: Any = err.get("input")
-            lines.append(f"{loc}: {value!r} is not allowed; {msg}")
+            lines.append(f"{loc}: {shown_value(value)} is not allowed; {msg}")
     return "\n".join(lines)
 
 
