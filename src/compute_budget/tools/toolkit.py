@@ -28,6 +28,7 @@ from functools import cache
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
+from anyio.lowlevel import RunVar
 from mcp.server.mcpserver import AcceptedElicitation, Context, Elicit, ElicitationResult, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
@@ -197,6 +198,35 @@ def _answer(question: Question, resolver: Callable[..., Any]) -> Any:
     return annotated[outcome[question.form], Resolve(resolver)]
 
 
+HEAVY_TOOLS = frozenset({"fit_scaling_law", "plan_run", "compare_candidates",
+                         "suggest_alternatives"})
+"""Tools whose call can take a CPU-second: run in a worker thread, HEAVY_AT_ONCE at a time
+across every client, so that a burst of them queues instead of starving the event loop, and
+another client's cheap call (an estimate) still answers within a few times its own time (it
+shares the interpreter lock with one worker, not with many: ``benchmarks/fair_share.py``)."""
+HEAVY_AT_ONCE = 1
+_LIMITER: RunVar[anyio.CapacityLimiter] = RunVar("compute_budget_heavy_calls")
+
+
+def _heavy_limiter() -> anyio.CapacityLimiter:
+    """The limiter of heavy calls of the running event loop (made on first use)."""
+    try:
+        return _LIMITER.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(HEAVY_AT_ONCE)
+        _LIMITER.set(limiter)
+        return limiter
+
+
+async def _compute(name: str, given: Mapping[str, Any], call: Callable[[_T], _R],
+                   argument: _T) -> _R:
+    """``call(argument)`` for tool ``name``: a heavy tool in a worker thread under the shared
+    limiter; any other off the loop only when it may read a file (:func:`_off_loop`)."""
+    if name in HEAVY_TOOLS:
+        return await anyio.to_thread.run_sync(call, argument, limiter=_heavy_limiter())
+    return await _off_loop(given, call, argument)
+
+
 async def _off_loop(given: Mapping[str, Any], call: Callable[[_T], _R], argument: _T) -> _R:
     """``call(argument)``; with a ``config`` or a ``model`` given, in a worker thread:
     validating a spec resolves its architecture, which may read a file or fetch one from the
@@ -263,7 +293,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         arguments = await _validate(spec, given, _merge_answers(given, answers))
         full = getattr(arguments, "detail", None) == "full"
         try:
-            result = await _off_loop(given, operation.call, arguments)
+            result = await _compute(spec.name, given, operation.call, arguments)
             markdown = operation.reply(result, Reply(full=full, assistant=True))
             content: list[TextContent | ImageContent] = [TextContent(type="text",
                                                                      text=markdown)]
