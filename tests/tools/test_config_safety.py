@@ -334,3 +334,26 @@ async def test_http_server_reads_paths_only_inside_its_config_dir(tmp_path: Path
                                              {**MEMORY, "config": "/etc/hostname"})
     assert not inside.is_error, _tool_text(inside)
     assert outside.is_error and _tool_text(outside) == READABLE
+
+
+def test_inside_the_config_directory_a_non_json_file_is_refused_as_a_missing_one(
+        tmp_path: Path) -> None:
+    # issue 18: "not valid JSON (line 1 …)" against the uniform refusal told a caller which
+    # names exist; and a file's _name_or_path is not echoed back.
+    from compute_budget.skill.errors import ConfigError
+    from compute_budget.skill.model.config_file import load_config
+
+    (tmp_path / "notes.json").write_text("these are my notes")
+    (tmp_path / "deep.json").write_text("[" * 200)
+    (tmp_path / "model.json").write_text(
+        '{"_name_or_path": "private/name", "model_type": "llama", "num_hidden_layers": 2, '
+        '"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, '
+        '"vocab_size": 100}')
+    messages = set()
+    for name in ("notes.json", "deep.json", "absent.json"):
+        with pytest.raises(ConfigError) as info:
+            load_config(name, root=tmp_path)
+        messages.add(str(info.value))
+    assert messages == {"config: not a readable .json file of at most 1 MB"}
+    arch = load_config("model.json", root=tmp_path)
+    assert arch.name is None and "private" not in arch.model_dump_json()

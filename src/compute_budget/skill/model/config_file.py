@@ -135,6 +135,13 @@ def parse_config_json(text: str, shown: str | None = None) -> dict[str, Any]:
     return data
 
 
+def _uniform_refusal() -> ConfigError:
+    """The one refusal of a path inside a server's config directory, whatever the reason."""
+    error = ConfigError("config", None, _READABLE)
+    error.args = (f"config: not {_READABLE}",)
+    return error
+
+
 def _read_config_file(path: str, root: str | None) -> str:
     """The text of config file ``path`` (inside ``root`` when given), after the checks above.
 
@@ -143,9 +150,7 @@ def _read_config_file(path: str, root: str | None) -> str:
 
     def refuse(reason: str) -> ConfigError:
         if root is not None:
-            error = ConfigError("config", None, _READABLE)
-            error.args = (f"config: not {_READABLE}",)
-            return error
+            return _uniform_refusal()
         return ConfigError("config", path, f"{_READABLE} ({reason})")
 
     try:
@@ -219,5 +224,11 @@ def load_config(
     """
     shown = os.fspath(path)
     text = _read_config_file(shown, None if root is None else os.fspath(root))
-    data = parse_config_json(text, shown if root is None else None)
+    if root is None:
+        return from_hf_config(parse_config_json(text, shown), source=shown)
+    try:  # inside a server's config directory a file that is no JSON object is refused
+        data = parse_config_json(text)  # as a missing one is, so nobody learns which exist
+    except ConfigError:
+        raise _uniform_refusal() from None
+    data.pop("_name_or_path", None)  # the file's own text is not echoed back to the caller
     return from_hf_config(data, source=shown)
