@@ -1,23 +1,29 @@
-"""benchmarks/accuracy.py: the calibrated prior against the published runs and two baselines.
+"""benchmarks/accuracy.py: the calibrated prior on runs it was not fitted to (grouped CV).
 
-Done when, on the calibration set, the calibrated prior beats both baselines (peak FLOP/s with no
-MFU; flat MFU 0.4 with band 0.3–0.5) in median error and in coverage with a median band no wider
-than 2.3x; the leave-one-out result is reported to show the rule generalises.
+Issue 17's targets, under both groupings (one organisation, one model family held out at a
+time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. The data do not
+meet the median error when a whole organisation is held out, so the benchmark says so and exits
+1, and these tests pin the measured figures instead of asserting the targets (issue 17: do not
+tune on the held-out scores, do not loosen the targets).
 """
 
-from functools import cache
+from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
 from benchmarks.accuracy import (
+    BY_FAMILY,
+    BY_ORGANISATION,
     CALIBRATED,
     FLAT,
-    LOO,
+    METHODS,
     PEAK,
-    PER_GENERATION,
     TARGETS,
     AccuracyReport,
     accuracy_summary,
+    main,
     render,
     run_benchmark,
 )
@@ -25,65 +31,110 @@ from benchmarks.derive_priors import (
     PRIORS_PATH,
     derive,
     load_runs,
+    main as derive_main,
     map_hardware,
     render as render_json,
 )
 
-pytestmark = pytest.mark.slow  # re-derives the prior from the calibration set
+pytestmark = pytest.mark.slow  # re-derives the prior once per held-out group
+
+MEASURED = {
+    # method: (runs, median |log10 error|, covered, median band width), on the runs the
+    # derivation uses; `uv run python -m benchmarks.accuracy` prints them.
+    BY_ORGANISATION: (42, 0.091, 37, 2.33),
+    BY_FAMILY: (42, 0.074, 38, 2.37),
+    FLAT: (42, 0.141, 20, 1.67),
+}
+"""The figures the benchmark measured on the calibration set of 2026-12-01 (57 rows)."""
 
 
-@cache
 def report() -> AccuracyReport:
-    return run_benchmark()
+    return run_benchmark()  # cached: computed once per session
 
 
-def test_calibrated_prior_beats_both_baselines_in_sample() -> None:
+def test_grouped_cv_figures_are_the_measured_ones() -> None:
     s = report().summary
-    for baseline in (PEAK, FLAT):
-        assert s[CALIBRATED].median_error < s[baseline].median_error
-        assert s[CALIBRATED].coverage > s[baseline].coverage
-    assert s[CALIBRATED].median_width <= 2.3
+    for method, (n, median_error, covered, width) in MEASURED.items():
+        assert (s[method].n, round(s[method].median_error, 3), s[method].covered,
+                round(s[method].median_width, 2)) == (n, median_error, covered, width), method
 
 
-def test_leave_one_out_is_reported_and_still_covers_better() -> None:
+def test_the_targets_are_issue_17s_and_the_exit_code_says_they_are_missed() -> None:
+    assert TARGETS == {"median_error": 0.08, "coverage": 0.85, "median_width": 2.5}
+    rep = report()
+    assert rep.missed == ["Calibrated prior, grouped CV: one organisation held out: median "
+                          f"error {rep.summary[BY_ORGANISATION].median_error:.3f}"]
+    printed: list[str] = []
+    assert main(printed.append) == 1
+    assert "**Missed** (the benchmark exits 1)" in printed[0]
+
+
+def test_missed_names_each_target_each_grouping_misses() -> None:
+    rep = report()
+    good = dataclasses.replace(rep.summary[BY_FAMILY], median_error=0.05, covered=40,
+                               median_width=2.0)
+    met = dataclasses.replace(rep, summary={**rep.summary, BY_ORGANISATION: good,
+                                            BY_FAMILY: good})
+    assert met.missed == [] and "**Met.**" in render(met)
+    bad = dataclasses.replace(good, covered=30, median_width=2.6)
+    missed = dataclasses.replace(rep, summary={**rep.summary, BY_FAMILY: bad,
+                                               BY_ORGANISATION: good}).missed
+    assert len(missed) == 2 and "coverage 71%" in missed[0] and "2.60x" in missed[1]
+
+
+def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
     s = report().summary
-    loo = s[LOO]
-    assert loo.n == s[CALIBRATED].n
-    assert loo.median_width <= 2.3
-    for baseline in (PEAK, FLAT):
-        assert loo.coverage > s[baseline].coverage
-        assert loo.mean_error < s[baseline].mean_error
-    assert loo.median_error < s[PEAK].median_error
+    for method in (BY_ORGANISATION, BY_FAMILY):
+        assert s[method].median_error < s[FLAT].median_error
+        assert s[method].coverage > s[FLAT].coverage
+        assert s[method].mean_error < s[PEAK].mean_error
+        assert s[method].median_width <= TARGETS["median_width"]
+        assert s[method].coverage >= TARGETS["coverage"]
 
 
-def test_rendered_summary_has_both_evaluations_and_both_baselines() -> None:
+def test_held_out_figures_are_no_better_than_in_sample() -> None:
+    s = report().summary
+    for method in (BY_ORGANISATION, BY_FAMILY):
+        assert s[method].mean_error >= s[CALIBRATED].mean_error
+
+
+def test_a_held_out_organisation_is_in_none_of_its_fold_s_priors() -> None:
+    runs = load_runs()
+    fold = derive([r for r in runs if r.group("organisation") != "Meta"])
+    meta = {r.name for r in runs if r.group("organisation") == "Meta"}
+    assert not meta & {name for entry in fold.priors for name in entry.runs}
+    assert not meta & {r.name for r in fold.runs}
+
+
+def test_rendered_report_has_both_groupings_the_baselines_and_the_splits() -> None:
     text = render(report())
-    for label in ("in-sample", "leave-one-out", "peak FLOP/s, no MFU",
-                  "flat MFU 0.4, band 0.3–0.5", "| Median error |", "## Per run",
-                  "## Skipped rows"):
-        assert label in text
-    assert text.count("\n| ") > 27  # a row per usable run
+    for label in ("grouped CV: one organisation held out", "grouped CV: one model family held "
+                  "out", "in-sample", "peak FLOP/s, no MFU", "flat MFU 0.4, band 0.3–0.5",
+                  "## By hardware generation", "## By architecture class", "| Hopper |",
+                  "| MoE |", "## Candidate forms", "## Per run", "## Skipped rows",
+                  "End-to-end MFU of the runs used"):
+        assert label in text, label
+    assert text.count("\n| ") > len(report().results)  # a row per usable run, and more
+
+
+def test_per_generation_and_per_class_splits_cover_every_usable_run() -> None:
+    rep = report()
+    n = len(rep.results)
+    for split in (rep.by_generation, rep.by_class):
+        assert sum(by_method[FLAT].n for by_method in split.values()) == n
+        assert all(set(by_method) == set(METHODS) for by_method in split.values())
+    assert {"ampere", "hopper"} <= set(rep.by_generation)
+    assert {"dense", "moe"} <= set(rep.by_class)
 
 
 def test_summary_function_for_callers() -> None:
-    assert set(accuracy_summary()) == {CALIBRATED, LOO, PER_GENERATION, PEAK, FLAT}
-
-
-def test_leave_one_out_meets_the_issue_targets_and_beats_the_earlier_rule() -> None:
-    # Issue 11: median |log10 error| <= 0.08, coverage >= 85%, median width <= 2.3x, on the runs
-    # the derivation uses, each estimated with the prior re-derived without it.
-    loo = report().summary[LOO]
-    assert loo.n >= 35
-    assert loo.median_error <= TARGETS["median_error"]
-    assert loo.coverage >= TARGETS["coverage"]
-    assert loo.median_width <= TARGETS["median_width"]
-    earlier = report().summary[PER_GENERATION]
-    assert loo.mean_error < earlier.mean_error and loo.median_width < earlier.median_width
+    assert set(accuracy_summary()) == set(METHODS)
 
 
 def test_packaged_priors_are_the_derivation_of_the_benchmark_copy() -> None:
     assert report().packaged_priors_current
     assert PRIORS_PATH.read_text(encoding="utf-8") == render_json(derive(load_runs()))
+    assert derive_main(["--check"]) == 0
 
 
 def test_every_usable_run_is_estimated_and_the_rest_are_skipped_with_a_reason() -> None:
@@ -91,15 +142,6 @@ def test_every_usable_run_is_estimated_and_the_rest_are_skipped_with_a_reason() 
     rep = report()
     assert len(rep.results) + len(rep.table.skipped) == len(runs)
     assert all(s.reason for s in rep.table.skipped)
-
-
-def test_leave_one_out_changes_the_prior_only_for_runs_the_derivation_uses() -> None:
-    for r in report().results:
-        same = r.estimates[LOO].gpu_hours == pytest.approx(r.estimates[CALIBRATED].gpu_hours)
-        if not r.run.used:
-            assert same, r.run.name
-    assert any(r.estimates[LOO].gpu_hours != pytest.approx(r.estimates[CALIBRATED].gpu_hours)
-               for r in report().results if r.run.used)
 
 
 def test_baselines_are_what_they_say() -> None:
@@ -120,6 +162,12 @@ def test_baselines_are_what_they_say() -> None:
     ("H800 (FP8 mixed precision)", "h800"),
     ("V100 (FP16)", "v100"),
     ("TPU v4", "tpu-v4"),
+    ("TPU v5p", "tpu-v5p"),
+    ("Cloud TPU v5e (v5litepod)", "tpu-v5e"),
+    ("MI250X (Frontier)", "mi250x"),
+    ("MI250X GCDs (LUMI)", "mi250x-gcd"),
+    ("MI300X", "mi300x"),
+    ("B200 (64 HGX B200, Lambda)", "b200"),
 ])
 def test_hardware_text_maps_to_the_catalog(text: str, key: str) -> None:
     acc, reason = map_hardware(text)
@@ -127,7 +175,7 @@ def test_hardware_text_maps_to_the_catalog(text: str, key: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["TPU v3/TPU v4", "(GPU type not stated in blog; AWS-built "
-                                  "cluster)", "Cerebras CS-2"])
+                                  "cluster)", "Cerebras CS-2", "H100 + A100"])
 def test_unknown_or_mixed_hardware_is_skipped(text: str) -> None:
     acc, reason = map_hardware(text)
     assert acc is None and reason
@@ -143,3 +191,26 @@ def test_calibration_rows_say_how_their_gpu_hours_were_derived() -> None:
     assert {"volta", "ampere", "hopper", "tpu-v3", "tpu-v4"} <= generations
     # GLM-130B's hours are its calendar window (May 6 - July 3 2022), an upper bound: skipped.
     assert any(s.name == "GLM-130B" and "upper bound" in s.reason for s in report().table.skipped)
+
+
+def test_readme_prose_quotes_the_measured_figures() -> None:
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text(
+        encoding="utf-8").split())
+    rep = report()
+    table = rep.table
+    org, fam = rep.summary[BY_ORGANISATION], rep.summary[BY_FAMILY]
+    seen = table.observed()
+    assert seen is not None
+    for figure in (
+        f"{len(rep.runs)} rows", f"×/÷ {table.band_factor:g} that covers 85%",
+        f"×{10 ** table.size_slope:.2f} per tenfold more", f"(×/÷ {table.pooled_band_factor:g},",
+        f"median error {org.median_error:.3f} (×{10 ** org.median_error:.2f})",
+        f"coverage ({org.coverage:.0%}) and width ({org.median_width:.2f}x)",
+        f"({fam.median_error:.3f}, {fam.coverage:.0%}, {fam.median_width:.2f}x)",
+        f"the middle 80% of the {seen.n_runs} published runs of the calibration set ran at "
+        f"{seen.low:.2f}–{seen.high:.2f}",
+    ):
+        assert figure in readme, figure
+    assert table.form == ("generation", "size")  # the terms the README names

@@ -98,31 +98,45 @@ def test_hopper_runs_reach_less_mfu_end_to_end_than_ampere_runs() -> None:
 
 
 @pytest.mark.parametrize("gpu", CALIBRATED_GPUS + FALLBACK_GPUS)
-def test_generation_bands_are_at_most_2_3x_wide(gpu: str) -> None:
+def test_bands_are_their_entries_and_at_most_2_5x_wide_on_a_calibrated_generation(
+        gpu: str) -> None:
+    # Issue 17: bands cover 85% of held-out runs under grouped CV with a median width ≤ 2.5x;
+    # a generation without its own level gets the wider pooled band.
+    table = load_mfu_priors()
     acc = get_accelerator(gpu)
     prior = mfu_prior("dense", acc, "bf16" if acc.peak_tflops.bf16 else "fp16")
+    pooled = table.entry("dense", POOLED).band_factor
+    assert pooled is not None and pooled >= table.band_factor
     if prior.scope == "generation":
-        assert prior.high / prior.low <= 2.3
-    else:  # the pooled fallback is honestly wider: it spans generations
-        assert prior.high / prior.low <= 3
+        assert prior.band_factor == table.entry("dense", acc.generation).band_factor
+        assert prior.high / prior.low <= 2.5
+    else:
+        assert prior.band_factor is not None and prior.band_factor >= pooled
+    assert prior.high / prior.low == pytest.approx(prior.band_factor ** 2, rel=0.01)
 
 
 @pytest.mark.parametrize("gpu", CALIBRATED_GPUS + FALLBACK_GPUS)
-def test_moe_prior_is_lower_than_dense(gpu: str) -> None:
+def test_moe_prior_is_no_higher_than_dense_and_no_narrower(gpu: str) -> None:
     acc = get_accelerator(gpu)
     dense = mfu_prior("dense", acc, acc.default_precision)
     moe = mfu_prior("moe", acc, acc.default_precision)
-    assert moe.central < dense.central
-    assert moe.low <= dense.low and moe.high <= dense.high
-    assert "MoE" in moe.basis
+    assert moe.central <= dense.central
+    assert moe.low <= dense.low and moe.high / moe.low >= dense.high / dense.low - 1e-3
+    assert moe.basis is not None and "MoE" in moe.basis
 
 
-def test_moe_ratio_comes_from_published_bf16_moe_runs() -> None:
+def test_moe_ratio_is_kept_only_when_grouped_cv_supports_it() -> None:
     table = load_mfu_priors()
     moe_runs = [r for r in table.runs if r.used and r.family == "moe"]
     assert moe_runs and not any(r.fp8 for r in moe_runs)
-    assert 0 < table.moe_ratio < 1
-    assert f"× {table.moe_ratio:.2f}" in mfu_prior("moe", get_accelerator("h100"), "bf16").basis
+    basis = mfu_prior("moe", get_accelerator("h100"), "bf16").basis
+    assert basis is not None
+    if "moe_ratio" in table.form:
+        assert 0 < table.moe_ratio < 1 and f"× {table.moe_ratio:.2f}" in basis
+    else:  # the MoE runs did not lower the held-out error: dense level, band wide enough
+        assert table.moe_ratio == 1 and "no MoE ratio" in basis
+        moe_entry = table.entry("moe", "hopper")
+        assert moe_entry.band_factor is not None and moe_entry.band_factor >= table.band_factor
 
 
 def test_fp8_run_is_flagged_and_left_out_of_the_bf16_priors() -> None:
@@ -150,18 +164,22 @@ def test_fp8_on_a_device_whose_fp8_peak_equals_bf16_is_unchanged() -> None:
     assert mfu_prior("dense", gaudi3, "fp8").central == mfu_prior("dense", gaudi3, "bf16").central
 
 
-@pytest.mark.parametrize(("gpu", "label", "runs", "nearest", "borrowed"), [
-    ("b200", "Blackwell", 0, "hopper", "Hopper"),  # 2250 TF: nearer 989.5 than 312
-    ("mi300x", "CDNA 3 (MI300)", 0, "hopper", "Hopper"),  # 1307 TF
+@pytest.mark.parametrize(("gpu", "label", "nearest", "borrowed"), [
+    ("b200", "Blackwell", "hopper", "Hopper"),  # 2250 TF: nearer 989.5 than 312
+    ("mi300x", "CDNA 3 (MI300)", "hopper", "Hopper"),  # 1307 TF
 ])
 def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_says_so(
-    gpu: str, label: str, runs: int, nearest: str, borrowed: str
+    gpu: str, label: str, nearest: str, borrowed: str
 ) -> None:
     from compute_budget.prompts.render import environment
 
     table = load_mfu_priors()
     chosen = table.entry("dense", nearest)
-    prior = mfu_prior("dense", get_accelerator(gpu), "bf16")
+    acc = get_accelerator(gpu)
+    runs = sum(r.used and r.family == "dense" and r.generation == acc.generation
+               for r in table.runs)
+    assert runs < table.min_runs
+    prior = mfu_prior("dense", acc, "bf16")
     assert prior.scope == "nearest"
     assert prior.central == chosen.central
     # Conservative: the wider of the generation and pooled bands.
@@ -172,7 +190,7 @@ def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_sa
         label, runs, borrowed)
     sentence = environment().get_template("_macros.md.j2").module.mfu_basis(prior)
     phrase = (f"No published runs on {label}" if runs == 0
-              else f"Only {runs} published dense run on {label}")
+              else f"Only {runs} published dense run{'s' if runs > 1 else ''} on {label}")
     assert sentence.startswith(phrase) and "nearest in dense peak" in sentence
 
 

@@ -51,7 +51,7 @@ async def test_the_full_detail_adds_the_quotes_and_the_calibration(client: Clien
     short = _text(await client.call_tool("split_budget", arguments))
     full = _text(await client.call_tool("split_budget", {**arguments, "detail": "full"}))
     for quoted in ("'BFLOAT16 Tensor Core 1,979 teraFLOPS*'",
-                   "covers 90% of the published runs around the fit",
+                   "covers 85% of the published runs held out one organisation",
                    "calibration set calibration_runs.csv"):
         assert quoted in full and quoted not in short
     assert len(short) * 2 < len(full)

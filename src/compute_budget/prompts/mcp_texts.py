@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from ..skill.hardware.mfu_table import ObservedMfu, load_mfu_priors
 from .render import render
 
 __all__ = [
@@ -30,14 +31,21 @@ def tool_description(name: str) -> str:
     return render(f"mcp/tool_{name}").strip()
 
 
+def _published() -> ObservedMfu | None:
+    """The end-to-end MFU the published runs of the calibration set reached (the procedure
+    quotes it)."""
+    return load_mfu_priors().observed()
+
+
 def procedure_text() -> str:
     """The five-step procedure, as an assistant should follow it."""
-    return render("mcp/procedure")
+    return render("mcp/procedure", observed=_published())
 
 
 def prevalidate_text(description: str | None = None, gpu: str | None = None) -> str:
     """The ``prevalidate_run`` prompt: the procedure, with the user's run if given."""
-    return render("mcp/prevalidate_run", description=description, gpu=gpu)
+    return render("mcp/prevalidate_run", description=description, gpu=gpu,
+                  observed=_published())
 
 
 def question_text(key: Literal["hardware", "gain"]) -> str:

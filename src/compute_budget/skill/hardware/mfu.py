@@ -6,10 +6,13 @@ B). When the user gives no MFU, the estimate uses a prior: a central value and a
 that becomes the range of the time and money estimate.
 
 Dense and MoE transformers use priors calibrated on published training runs (the table of
-:mod:`.mfu_table`, which states the rule): the generation's level at the reference size times
-the size term 10^(slope × log10(N / reference)), N clamped to the parameter range of the
-calibration runs, with a band of the central ×/÷ the table's factor (at most
-:data:`MAX_PRIOR_MFU`).
+:mod:`.mfu_table`, which states the rule and the form grouped cross-validation chose): the
+generation's level at the reference size times the size term 10^(slope × log10(N /
+reference)), N clamped to the parameter range of the calibration runs, with a band of the
+central ×/÷ the entry's factor (at most :data:`MAX_PRIOR_MFU`). The prior is end to end: the
+runs' reported GPU-hours include restarts, evaluation and downtime. Each prior carries the MFU
+range the published runs on its generation reached (:class:`.mfu_table.ObservedMfu`), so that
+every range a user reads is one computed from the data, with its count of runs.
 
 A generation without enough runs (Volta, TPU, Blackwell, MI300, Gaudi) says so and takes a
 conservative prior with the wider band of the pooled fit: the level of the calibrated generation
@@ -38,6 +41,7 @@ from .mfu_table import (
     CalibratedFamily,
     MfuPriorEntry,
     MfuPriorTable,
+    ObservedMfu,
     generation_label,
     load_mfu_priors,
 )
@@ -57,8 +61,8 @@ ModelFamily = Literal["dense", "moe", "cnn", "snn"]
 spiking (SNN)."""
 
 _SKILL_SOURCE = (
-    "compute-budget skill (stage 3, pre-validate): MFU 0.3–0.5 for dense transformers, "
-    "0.15–0.3 for MoE, 0.1–0.2 for CNN-heavy or spiking models"
+    "compute-budget skill (stage 3, pre-validate): MFU 0.1–0.2 for CNN-heavy or spiking "
+    "models, a rule of thumb that no published run of the calibration set checks"
 )
 
 
@@ -128,6 +132,12 @@ class MfuPrior(BaseModel):
                     "the size term (fraction); None for the flat prior.")
     band_factor: float | None = Field(
         default=None, description="×/÷ factor of the band around the central; None if flat.")
+    observed: ObservedMfu | None = Field(
+        default=None,
+        description="End-to-end MFU the published runs of this family on this generation "
+                    "reached (the middle 80%, or all of them when there are few); of every "
+                    "family on it when this one has none, of every generation when none ran "
+                    "on this one (scope 'all'); None for the flat prior.")
 
     @property
     def basis_clause(self) -> str | None:
@@ -157,9 +167,10 @@ FAMILY_PRIORS: dict[ModelFamily, _Band] = {
     "cnn": _Band(central=0.15, low=0.10, high=0.20, label="CNN-heavy model"),
     "snn": _Band(central=0.15, low=0.10, high=0.20, label="spiking (SNN) model"),
 }
-"""The skill's flat priors by family, against the BF16/FP16 dense peak. CNN-heavy and spiking
-models use them (no published runs calibrate those families); the dense and MoE ones are kept as
-the flat baseline the calibrated priors are benchmarked against."""
+"""The skill's flat priors by family, against the BF16/FP16 dense peak (the compute-budget skill,
+stage 3, pre-validate: 0.3–0.5 dense, 0.15–0.3 MoE, 0.1–0.2 CNN-heavy or spiking). CNN-heavy and
+spiking models use them (no published runs calibrate those families); the dense and MoE ones are
+only the flat baseline the calibrated priors are benchmarked against, never shown to a user."""
 
 
 class _Speedup(BaseModel):
@@ -236,6 +247,13 @@ MAX_PRIOR_MFU = 0.9
 """No band reaches above this MFU, however large the model."""
 
 
+def _factor(table: MfuPriorTable, entry: MfuPriorEntry) -> float:
+    """The ×/÷ factor of an entry's band (older tables: the table's, by scope)."""
+    if entry.band_factor is not None:
+        return entry.band_factor
+    return table.pooled_band_factor if entry.generation == POOLED else table.band_factor
+
+
 def _scaled(level: float, factor: float, size: dict[str, object]) -> dict[str, float]:
     scale = float(size["size_factor"])  # type: ignore[arg-type]
     central = level * scale
@@ -258,19 +276,21 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
     calibrated: CalibratedFamily = "moe" if family == "moe" else "dense"
     size = _size_term(table, params)
     entry = table.entry(calibrated, generation)
+    observed = table.observed(generation, calibrated)
     if entry.generation == generation:
         return MfuPrior(
-            family=family, **_scaled(entry.central, table.band_factor, size), **size,
+            family=family, **_scaled(entry.central, _factor(table, entry), size), **size,
             basis=entry.basis, source=entry.source, generation=generation,
-            generation_label=label, scope="generation", n_runs=entry.n_runs, runs=entry.runs)
+            generation_label=label, scope="generation", n_runs=entry.n_runs, runs=entry.runs,
+            observed=observed)
     n = sum(1 for run in table.runs
             if run.used and run.family == "dense" and run.generation == generation)
     common = {"family": family, "generation": generation, "generation_label": label,
-              "runs_on_generation": n, "min_runs": table.min_runs, **size}
+              "runs_on_generation": n, "min_runs": table.min_runs, "observed": observed, **size}
     nearest = _nearest_calibrated(table, calibrated, accelerator)
     if nearest is None or entry.central < nearest.central:
         # Conservative: no calibrated level higher than what all published runs support.
-        return MfuPrior(**common, **_scaled(entry.central, table.pooled_band_factor, size),
+        return MfuPrior(**common, **_scaled(entry.central, _factor(table, entry), size),
                         basis=entry.basis, source=entry.source, scope="pooled",
                         n_runs=entry.n_runs, runs=entry.runs)
     trend = tuple(
@@ -278,7 +298,7 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
         for e in sorted((e for e in table.priors
                          if e.family == "dense" and e.generation != POOLED),
                         key=lambda e: _reference_peak(e.generation) or 0.0))
-    factor = max(table.band_factor, table.pooled_band_factor)
+    factor = max(_factor(table, nearest), _factor(table, entry))
     return MfuPrior(
         **common, **_scaled(nearest.central, factor, size),
         basis=nearest.basis, source=nearest.source, scope="nearest", n_runs=nearest.n_runs,
@@ -293,7 +313,7 @@ def prior_from_table(
     *, params: float | None = None,
 ) -> MfuPrior:
     """The prior :func:`mfu_prior` gives, from an explicit ``table`` (the benchmark re-derives
-    tables for leave-one-out; users want :func:`mfu_prior`)."""
+    tables for grouped cross-validation; users want :func:`mfu_prior`)."""
     prior = _bf16_prior(table, family, accelerator, params)
     if precision != "fp8":
         return prior

@@ -4,18 +4,22 @@ Dense and MoE transformers use priors calibrated on published training runs (``d
 mfu_priors.json``, derived by ``benchmarks/derive_priors.py`` from the packaged calibration set
 ``data/calibration_runs.csv``: papers, model cards and technical reports, each row with its
 source and how its GPU-hours were derived). The rule, in one sentence: log10 of the *end-to-end*
-MFU (6·N·T over reported GPU-hours × the BF16 dense peak) is a per-generation level plus one
-slope in log10 of the active parameters shared by all generations (bigger matrices run nearer
-the peak: 0.15–0.25 for the 3–8B Hopper runs, 0.35 for Llama 3.1 405B), fitted robustly (soft-L1)
-to the published dense runs of every generation with at least ``min_runs`` of them; the size term
-is clamped to the parameter range of the calibration runs; MoE runs take the dense prior at their
-active parameters times the median ratio of the published MoE runs to it (at most 1); the band is
-the central ×/÷ the factor that covers ``coverage_target`` of the runs around the fit.
+MFU (6·N·T over reported GPU-hours × the BF16 dense peak) is one pooled level plus the terms
+(:attr:`MfuPriorTable.form`) that lower the error on runs held out one organisation, then one
+model family, at a time — a level per generation with at least ``min_runs`` dense runs, one size
+slope in log10 of the active parameters shared by all generations (clamped to the calibration
+runs' range), an MoE ratio (at most 1) — fitted robustly (soft-L1) to the published dense runs;
+each prior's band is the central ×/÷ the factor that covers ``coverage_target`` of those
+held-out runs (:attr:`MfuPriorEntry.band_factor`: wider for a class with few runs and for the
+pooled fallback).
 
 :class:`MfuPriorTable` holds the fitted levels (:class:`MfuPriorEntry`, one per family and
-generation, plus the pooled fallback), the slope and the bands, with the record of every run
-used or left out (:class:`CalibrationRun`, :class:`SkippedRun`); :func:`load_mfu_priors` reads
-the packaged table. The prior for a device is computed from it in :mod:`.mfu`.
+generation, plus the pooled fallback), the slope and the bands, the candidate forms with their
+held-out error (:class:`FormScore`), the end-to-end MFU the runs reached by generation and
+family (:class:`ObservedMfu`, which replies quote with the count of runs), and the record of
+every run used or left out (:class:`CalibrationRun`, :class:`SkippedRun`);
+:func:`load_mfu_priors` reads the packaged table. The prior for a device is computed from it in
+:mod:`.mfu`.
 """
 
 from __future__ import annotations
@@ -28,14 +32,20 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "ALL_GENERATIONS",
+    "MIDDLE_SHARE",
+    "MIN_MIDDLE_RUNS",
     "POOLED",
     "CalibratedFamily",
     "CalibrationRun",
+    "FormScore",
     "MfuPriorEntry",
     "MfuPriorTable",
+    "ObservedMfu",
     "SkippedRun",
     "generation_label",
     "load_mfu_priors",
+    "observed_ranges",
 ]
 
 CalibratedFamily = Literal["dense", "moe"]
@@ -43,6 +53,15 @@ CalibratedFamily = Literal["dense", "moe"]
 
 POOLED = "pooled"
 """The ``generation`` of the priors pooled across all generations (the fallback)."""
+
+ALL_GENERATIONS = "all"
+"""The ``scope`` of an observed MFU range over every generation."""
+
+MIDDLE_SHARE = 0.8
+"""Share of the runs an observed range spans when there are enough of them (the middle 80%)."""
+
+MIN_MIDDLE_RUNS = 5
+"""Runs an observed range needs to quote its middle 80%; with fewer it spans all of them."""
 
 _GENERATION_LABELS = {
     "volta": "Volta", "ampere": "Ampere", "ada": "Ada Lovelace", "hopper": "Hopper",
@@ -74,6 +93,40 @@ class MfuPriorEntry(BaseModel):
     as_of: str = Field(description="Date of the calibration set (YYYY-MM-DD).")
     reference_params: float = Field(
         default=1e10, description="Active parameters at which central/low/high are quoted.")
+    band_factor: float | None = Field(
+        default=None, description="×/÷ factor of this prior's band; None: the table's.")
+
+
+class ObservedMfu(BaseModel):
+    """The end-to-end MFU published runs reached, computed from the calibration table."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scope: str = Field(description="Catalog generation id, or 'all' for every generation.")
+    label: str | None = Field(description="The generation's readable name; None for 'all'.")
+    family: CalibratedFamily | None = Field(
+        description="The family of the runs (dense or moe); None: both.")
+    n_runs: int = Field(description="Published runs the range is computed from.")
+    spread: Literal["middle_80", "all"] = Field(
+        description="middle_80: low and high are the 10th and 90th percentiles (at least "
+                    "MIN_MIDDLE_RUNS runs); all: the lowest and the highest run.")
+    low: float = Field(description="Low end of the range (fraction of the BF16 dense peak).")
+    high: float = Field(description="High end of the range (fraction of the BF16 dense peak).")
+    highest: float = Field(description="The highest end-to-end MFU of these runs.")
+
+
+class FormScore(BaseModel):
+    """One candidate form of the prior and its grouped cross-validation error."""
+
+    model_config = ConfigDict(frozen=True)
+
+    terms: tuple[str, ...] = Field(
+        description="Terms beyond one pooled level: generation, size, moe_ratio.")
+    organisation_error: float = Field(
+        description="Mean |log10 error| of held-out runs, one organisation left out at a time.")
+    family_error: float = Field(
+        description="Mean |log10 error| of held-out runs, one model family left out at a time.")
+    kept: bool = Field(description="Whether this is the form the table uses.")
 
 
 class CalibrationRun(BaseModel):
@@ -91,6 +144,10 @@ class CalibrationRun(BaseModel):
     fitted_mfu: float | None = Field(
         default=None, description="The prior's central for this run (in-sample), if used.")
     used: bool = Field(description="Whether the derivation used it.")
+    architecture: str = Field(
+        default="dense", description="dense, moe or encoder (encoder-only or encoder–decoder).")
+    family_group: str = Field(default="", description="The model family (grouped CV).")
+    organisation: str = Field(default="", description="Who trained it (grouped CV).")
     note: str = Field(description="Why it was left out, or what to keep in mind; '' if nothing.")
 
 
@@ -124,9 +181,31 @@ class MfuPriorTable(BaseModel):
         default=(1e9, 1e12),
         description="Active-parameter range of the runs the fit used; the size term is clamped "
                     "to it.")
+    form: tuple[str, ...] = Field(
+        default=("generation", "size", "moe_ratio"),
+        description="Terms the prior uses beyond one pooled level, chosen by grouped "
+                    "cross-validation: generation, size, moe_ratio.")
+    form_scores: tuple[FormScore, ...] = Field(
+        default=(), description="Every candidate form's grouped cross-validation error.")
+    observed_ranges: tuple[ObservedMfu, ...] = Field(
+        default=(),
+        description="End-to-end MFU of the runs used, by generation (and 'all') and by family "
+                    "(dense, moe, or None for both), as :func:`observed_ranges` computes it.")
     priors: tuple[MfuPriorEntry, ...]
     runs: tuple[CalibrationRun, ...]
     skipped: tuple[SkippedRun, ...]
+
+    def observed(self, generation: str = ALL_GENERATIONS,
+                 family: CalibratedFamily | None = None) -> ObservedMfu | None:
+        """The end-to-end MFU the runs the derivation used reached: those of ``family`` on
+        ``generation``, else every family's on it, else ``family``'s on every generation, else
+        every run's; None when the table records none."""
+        for scope, kind in ((generation, family), (generation, None),
+                            (ALL_GENERATIONS, family), (ALL_GENERATIONS, None)):
+            for observed in self.observed_ranges:
+                if observed.scope == scope and observed.family == kind:
+                    return observed
+        return None
 
     def entry(self, family: CalibratedFamily, generation: str) -> MfuPriorEntry:
         """The prior for ``family`` on ``generation``, or the pooled one when it has none."""
@@ -141,6 +220,43 @@ class MfuPriorTable(BaseModel):
         if pooled is None:
             raise LookupError(f"no pooled {family} prior in the MFU prior table")
         return pooled
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default) of a non-empty list."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def observed_ranges(runs: tuple[CalibrationRun, ...]) -> tuple[ObservedMfu, ...]:
+    """The observed range of the used runs for every generation (most runs first, then 'all')
+    and every family (dense, moe, both) that has runs."""
+    used = [r for r in runs if r.used]
+    generations = sorted({r.generation for r in used},
+                         key=lambda g: (-sum(r.generation == g for r in used), g))
+    out = []
+    for scope in [*generations, ALL_GENERATIONS]:
+        for family in ("dense", "moe", None):
+            values = [r.end_to_end_mfu for r in used
+                      if scope in (ALL_GENERATIONS, r.generation) and family in (None, r.family)]
+            if values:
+                out.append(_observed_range(scope, family, values))
+    return tuple(out)
+
+
+def _observed_range(scope: str, family: CalibratedFamily | None,
+                    values: list[float]) -> ObservedMfu:
+    tail = (1 - MIDDLE_SHARE) / 2
+    middle = len(values) >= MIN_MIDDLE_RUNS
+    low, high = ((_quantile(values, tail), _quantile(values, 1 - tail)) if middle
+                 else (min(values), max(values)))
+    return ObservedMfu(
+        scope=scope, label=None if scope == ALL_GENERATIONS else generation_label(scope),
+        family=family, n_runs=len(values), spread="middle_80" if middle else "all",
+        low=round(low, 2), high=round(high, 2), highest=round(max(values), 2))
 
 
 @cache

@@ -1,0 +1,136 @@
+"""Every MFU range a user reads comes from the calibration data, with its count of runs (issue 17).
+
+Templates hold no literal MFU range (each is computed from the calibration table and worded by
+a macro); SKILL.md and README quote MFU ranges only beside their source, and the numbers they
+quote are the table's; the estimate says the prior is end to end and that a measured
+throughput replaces it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from compute_budget import RunSpec, estimate_run
+from compute_budget.prompts import render_estimate
+from compute_budget.prompts.mcp_texts import prevalidate_text, procedure_text
+from compute_budget.skill.hardware.mfu_table import load_mfu_priors
+
+ROOT = Path(__file__).parent.parent
+TEMPLATES = ROOT / "src" / "compute_budget" / "prompts" / "templates"
+DOCS = {name: (ROOT / name).read_text(encoding="utf-8") for name in ("SKILL.md", "README.md")}
+
+DECIMAL_RANGE = re.compile(r"(?<![\d.])0?\.\d+\s*[–-]\s*0?\.\d+(?![\d.])")
+"""Two fractions joined by a dash: an MFU range when the sentence speaks of MFU."""
+OPTIMISM = re.compile(r"\d+(\.\d+)?\s*[–-]\s*\d+(\.\d+)?x too optimistic")
+"""How far the peak without MFU overstates throughput: an MFU range in disguise."""
+SOURCES = ("published run", "calibration set", "Baseline", "the skill's")
+"""What a sentence quoting an MFU range names as its source (the calibration set's published
+runs; the flat baseline of the benchmark; the skill's flat prior for CNN-heavy models)."""
+
+
+def _template_text(path: Path) -> str:
+    """A template's literal text: expressions, statements and comments removed."""
+    text = path.read_text(encoding="utf-8")
+    return re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", " ", text, flags=re.DOTALL)
+
+
+@pytest.mark.parametrize("path", sorted(TEMPLATES.rglob("*.j2")), ids=lambda p: p.name)
+def test_templates_hold_no_literal_mfu_range(path: Path) -> None:
+    literal = _template_text(path)
+    assert not DECIMAL_RANGE.findall(literal), path.name
+    assert not OPTIMISM.search(literal), path.name
+
+
+def _units(text: str) -> list[str]:
+    """Paragraphs, with each list item and each table its own unit."""
+    units: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        current: list[str] = []
+        for line in paragraph.splitlines():
+            starts_item = re.match(r"\s*([-*]|\d+\.)\s", line) is not None
+            table_edge = line.startswith("|") != bool(current and current[-1].startswith("|"))
+            if current and (starts_item or table_edge):
+                units.append("\n".join(current))
+                current = []
+            current.append(line)
+        if current:
+            units.append("\n".join(current))
+    return [u for u in units if u.strip()]
+
+
+@pytest.mark.parametrize("name", sorted(DOCS))
+def test_docs_quote_mfu_ranges_only_beside_their_source(name: str) -> None:
+    # Beside: in the same paragraph or list item; for a table (a reply's), in it or in the
+    # few items that follow it (the reply's assumptions).
+    units = _units(DOCS[name])
+    unsourced = [
+        unit for i, unit in enumerate(units)
+        if (("MFU" in unit and DECIMAL_RANGE.search(unit)) or OPTIMISM.search(unit))
+        and not any(source in "\n".join(units[i:i + 8] if unit.startswith("|") else [unit])
+                    for source in SOURCES)
+    ]
+    assert unsourced == []
+
+
+def _published_sentence() -> tuple[str, str]:
+    """The range of every published run the derivation uses, and the optimism it implies, as
+    the procedure words them."""
+    seen = load_mfu_priors().observed()
+    assert seen is not None and seen.scope == "all" and seen.spread == "middle_80"
+    return (f"the middle 80% of the {seen.n_runs} published runs of the calibration set ran at "
+            f"{seen.low:.2f}–{seen.high:.2f} of the BF16 dense peak end to end",
+            f"{1 / seen.high:.1f}–{1 / seen.low:.1f}x too optimistic")
+
+
+def test_skill_md_and_the_procedure_quote_the_published_runs() -> None:
+    runs, optimism = _published_sentence()
+    skill = " ".join(DOCS["SKILL.md"].split())
+    assert runs in skill and optimism in skill
+    for text in (procedure_text(), prevalidate_text()):
+        flat = " ".join(text.split())
+        assert runs in flat and optimism in flat
+
+
+def test_the_near_peak_warning_quotes_the_runs_on_the_device_generation() -> None:
+    est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="h100", gpu_count=8, mfu=0.9))
+    seen = load_mfu_priors().observed("hopper", "dense")
+    assert seen is not None and seen.scope == "hopper"
+    (warning,) = [w for w in est.warnings if w.code == "mfu_near_peak"]
+    assert (warning.numbers["low"], warning.numbers["high"]) == (seen.low, seen.high)
+    text = render_estimate(est, detail="short")
+    assert (f"the middle 80% of the {seen.n_runs} published dense runs on Hopper ran at "
+            f"{seen.low:.2f}–{seen.high:.2f}") in text
+    assert f"{0.9 / seen.high:.1f}–{0.9 / seen.low:.1f}x too optimistic" in text
+
+
+@pytest.mark.parametrize("detail", ["short", "full"])
+def test_the_estimate_says_the_prior_is_end_to_end_and_what_replaces_it(detail: str) -> None:
+    est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8))
+    seen = est.mfu_used.prior.observed
+    assert seen is not None and seen.scope == "ampere"
+    text = " ".join(render_estimate(est, detail=detail).split())
+    assert "include restarts" in text and "evaluation" in text
+    assert "A measured throughput" in text and "replaces it" in text
+    assert f"{seen.n_runs} published dense runs on Ampere ran at {seen.low:.2f}" in text
+
+
+def test_a_generation_without_runs_quotes_every_generation_s() -> None:
+    est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="mi300x", gpu_count=8))
+    seen = est.mfu_used.prior.observed
+    assert seen is not None and seen.scope == "all" and seen.label is None
+    text = " ".join(render_estimate(est, detail="short").split())
+    assert f"{seen.n_runs} published dense runs of the calibration set ran at" in text
+
+
+def test_observed_ranges_are_the_middle_80_percent_of_the_runs_used() -> None:
+    table = load_mfu_priors()
+    hopper = sorted(r.end_to_end_mfu for r in table.runs
+                    if r.used and r.generation == "hopper" and r.family == "dense")
+    seen = table.observed("hopper", "dense")
+    assert seen is not None and seen.n_runs == len(hopper) >= 5
+    assert hopper[0] <= seen.low < seen.high <= hopper[-1] and seen.highest == round(hopper[-1], 2)
+    inside = [v for v in hopper if seen.low - 0.005 <= v <= seen.high + 0.005]
+    assert len(inside) >= 0.7 * len(hopper)
