@@ -231,7 +231,8 @@ def _summarise(results: Sequence[RunResult]) -> dict[str, Summary]:
 
 def _split(results: Sequence[RunResult], key: Callable[[RunResult], str]) -> dict[
         str, dict[str, Summary]]:
-    keys = sorted({key(r) for r in results}, key=lambda k: -sum(key(r) == k for r in results))
+    keys = sorted({key(r) for r in results},
+                  key=lambda k: (-sum(key(r) == k for r in results), k))
     return {k: _summarise([r for r in results if key(r) == k]) for k in keys}
 
 
