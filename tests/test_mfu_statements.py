@@ -130,7 +130,7 @@ def test_observed_ranges_are_the_middle_80_percent_of_the_runs_used() -> None:
     hopper = sorted(r.end_to_end_mfu for r in table.runs
                     if r.used and r.generation == "hopper" and r.family == "dense")
     seen = table.observed("hopper", "dense")
-    assert seen is not None and seen.n_runs == len(hopper) >= 5
+    assert seen is not None and seen.n_runs == len(hopper) >= 10 and seen.spread == "middle_80"
     assert hopper[0] <= seen.low < seen.high <= hopper[-1] and seen.highest == round(hopper[-1], 2)
     inside = [v for v in hopper if seen.low - 0.005 <= v <= seen.high + 0.005]
     assert len(inside) >= 0.7 * len(hopper)

@@ -60,8 +60,9 @@ ALL_GENERATIONS = "all"
 MIDDLE_SHARE = 0.8
 """Share of the runs an observed range spans when there are enough of them (the middle 80%)."""
 
-MIN_MIDDLE_RUNS = 5
-"""Runs an observed range needs to quote its middle 80%; with fewer it spans all of them."""
+MIN_MIDDLE_RUNS = 10
+"""Runs an observed range needs to quote its middle 80%; with fewer it spans all of them (the
+lowest to the highest: a percentile of a handful of runs says less than the runs themselves)."""
 
 _GENERATION_LABELS = {
     "volta": "Volta", "ampere": "Ampere", "ada": "Ada Lovelace", "hopper": "Hopper",
