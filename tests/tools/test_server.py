@@ -20,7 +20,6 @@ from compute_budget import (
     ScalingFit,
 )
 from compute_budget.tools import TOOL_NAMES
-from compute_budget.tools.schemas import SELF_EXPLANATORY
 
 from .conftest import Answers
 
@@ -57,9 +56,6 @@ def _text(result: Any) -> str:
 async def test_lists_the_tools_with_schemas_and_annotations(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == set(TOOL_NAMES)
-    described = {name for tool in tools.values()
-                 for name, prop in tool.input_schema["properties"].items()
-                 if prop.get("description")}
     for tool in tools.values():
         assert tool.title and tool.description and len(tool.description) > 80
         assert tool.annotations is not None
@@ -68,17 +64,12 @@ async def test_lists_the_tools_with_schemas_and_annotations(client: Client) -> N
         assert tool.annotations.open_world_hint is False
         assert tool.annotations.destructive_hint is False
         schema = tool.input_schema
-        assert schema["type"] == "object"
-        # render_verdict and suggest_alternatives list the core run arguments and take the rest
-        # of estimate_run_cost's (described once, there); split_budget takes utilization, the
-        # old name of mfu, without listing it; the others list every argument.
-        shared = tool.name in ("render_verdict", "suggest_alternatives", "estimate_memory",
-                               "plan_run", "split_budget")
-        assert schema["additionalProperties"] is shared
+        assert schema["type"] == "object" and "additionalProperties" not in schema
         for name, prop in schema["properties"].items():
-            # each argument is described once, on the tool that owns it
-            assert name in described or name in SELF_EXPLANATORY, f"{tool.name}.{name}"
-            assert "title" not in prop and "anyOf" not in prop
+            # every argument has its one line (issue 19), under "value or null" if optional
+            value = next((b for b in prop.get("anyOf", []) if b != {"type": "null"}), prop)
+            assert value.get("description"), f"{tool.name}.{name}"
+            assert "title" not in value and "default" not in value
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
 
 
@@ -90,11 +81,15 @@ async def test_estimate_schema_carries_units_ranges_and_string_numbers(client: C
     assert tools["estimate_run_cost"].input_schema["required"] == ["tokens"]
     assert {"config", "preset", "seq_len", "recompute", "achieved_tflops", "tp", "pp", "sp",
             "micro_batch"} <= set(props)
-    assert props["config"]["type"] == ["string", "object"]
-    assert props["params"]["type"] == ["number", "string"]  # '7B' or 7e9
-    assert props["mfu"]["type"] == "number" and "0.0001 to 1" in props["mfu"]["description"]
-    assert "dollars" in props["usd_per_gpu_hour"]["description"]
-    assert props["recompute"]["enum"] == ["none", "selective", "full"]
+    value = {n: next((b for b in p.get("anyOf", []) if b != {"type": "null"}), p)
+             for n, p in props.items()}
+    assert value["config"]["type"] == "string"  # a path or the JSON object, as a string
+    assert value["params"]["type"] == "string"  # '7B' or 7e9
+    assert "7B, 7e9 or 7000000000" in value["params"]["description"]
+    assert value["mfu"]["type"] == "number" and "0 to 1" in value["mfu"]["description"]
+    assert "USD" in value["usd_per_gpu_hour"]["description"]
+    assert value["recompute"]["enum"] == ["none", "selective", "full"]
+    assert value["weights_bits"]["enum"] == ["4", "8", "16"]
 
 
 @pytest.mark.parametrize("name", TOOL_NAMES)

@@ -1,75 +1,114 @@
-"""Compact JSON schemas for the MCP tools: an assistant pays for every byte of ``tools/list``.
+"""The JSON schemas the MCP tools publish, in one portable dialect (issue 19).
 
-The pydantic models stay the single source of the arguments (names, types, bounds, enums,
-defaults) and of their validation; what a tool *publishes* is a compact rendering of them:
+The pydantic models stay the single source of the arguments and of their validation; what a tool
+*publishes* is a rendering of them that every client library converts without loss (Gemini's
+OpenAPI subset, OpenAI's and Anthropic's strict modes, agent frameworks):
 
-- input: each argument's JSON type (``["number", "string"]`` for quantities such as ``"7B"``),
-  its bounds and enum, its non-null default, and the first sentence of its description; no
-  titles, no regex patterns, no ``null`` branches (an argument left out is "not given");
-- output: the result's top-level keys with their JSON types only; nested objects are
-  ``object`` (the reply's structured content keeps what a program needs; ``detail: "full"``
-  returns the nested detail).
+- one ``type`` per property: a number that may be written with a suffix ("7B", "$2.10") is a
+  ``string`` whose description gives the forms; ``config`` is a string (a path or the JSON
+  object); a value or null is ``anyOf`` of the one type and ``null``;
+- no ``additionalProperties`` (the server refuses unknown names itself), no ``default`` (the
+  description says it), string enums only (``weights_bits``: "4", "8", "16");
+- every object declares its properties: ``available`` is a list of ``{gpu, count}``, ``points``,
+  ``candidates`` and ``calibration`` lists of declared objects;
+- every optional argument is "value or null", null meaning not given, so a strict client that
+  makes every argument required stays valid (mutually exclusive inputs are resolved by null);
+- every argument has one short line (``templates/mcp/arguments.md.j2``);
+- the output: the result's top-level keys, each any JSON value (``{}``).
+
+:func:`portable_arguments` turns the new forms back into the models' before validation; the old
+forms (a number, an object for ``config`` or ``available``, an integer ``weights_bits``) stay
+valid. :func:`portability_problems` checks a schema against the dialect.
 """
 
 from __future__ import annotations
 
-import types
-import typing
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["compact_input_schema", "compact_output_schema", "first_sentence"]
+from ..prompts.argument_texts import argument_line
 
-MAX_DESCRIPTION = 70
-"""Characters of an argument's description the schema keeps."""
-SELF_EXPLANATORY = frozenset({
-    "gpu_count", "seq_len", "micro_batch", "zero", "tp", "pp", "sp", "ep", "recompute",
-    "offload", "optimizer", "stack", "flash_attention", "precision", "family", "layers",
-    "hidden", "heads", "lora_targets", "weights_bits", "detail", "kind", "query",
-    "higher_is_better", "failure_budget", "distill_token_fraction", "shorter_run_fraction",
-    "board_power_w", "grid_kg_co2_per_kwh", "plot", "top", "must_fit", "max_gpu_count",
-    "baseline_params", "baseline_tokens", "pue", "metric_expected", "price_kind",
-    "mfu_convention", "experts", "experts_per_token",
-})
-"""Arguments whose name, type and choices say what they are: no description in the schema
-(the tool's description explains the layout knobs once)."""
-_KEEP = ("enum",)
-"""What of a value's constraints the schema keeps: its choices. Ranges are checked, and
-reported by name, when the tool runs."""
+__all__ = ["compact_input_schema", "compact_output_schema", "portability_problems",
+           "portable_arguments"]
 
-
-def first_sentence(text: str | None) -> str | None:
-    """The first sentence of ``text``, at most MAX_DESCRIPTION characters."""
-    if not text:
-        return None
-    protected = text.replace("e.g. ", "e.g.\u00a0").replace("i.e. ", "i.e.\u00a0")
-    cut = protected.split(". ")[0].split("; ")[0].rstrip(".").replace("\u00a0", " ")
-    if len(cut) > MAX_DESCRIPTION:
-        cut = cut[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
-    return cut
+LISTED_KEYS: dict[str, tuple[str, ...]] = {
+    "candidates": ("name", "params", "tokens", "gpu", "gpu_count", "predicted_gain",
+                   "gain_uncertainty"),
+}
+"""Of a list argument whose objects take a whole run spec, the keys the schema lists (the others
+are accepted too; a strict client sends these)."""
+LISTED_ONCE = frozenset({"calibration"})
+"""List arguments listed only by the tool that describes them (the others accept them too): a
+list of declared objects costs a kilobyte a tool."""
+MAPPINGS: dict[str, tuple[str, str]] = {"available": ("gpu", "count")}
+"""Mapping arguments published as a list of ``{key, value}`` objects: their two names."""
+_NULL = {"type": "null"}
 
 
-def _types(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """A compact schema for one value: type(s), bounds, enum, array items."""
-    if "$ref" in schema:
-        return _types(defs[schema["$ref"].split("/")[-1]], defs)
-    branches = [b for b in schema.get("anyOf", [schema]) if b.get("type") != "null"]
-    out: dict[str, Any] = {}
-    kinds: list[str] = []
-    for raw in branches:
-        branch = defs[raw["$ref"].split("/")[-1]] if "$ref" in raw else raw
-        kind = branch.get("type", "object" if "properties" in branch else None)
-        if kind is None and "enum" in branch:
-            kind = "string"
-        if kind is not None and kind not in kinds:
-            kinds.append(kind)
-        if len(branches) == 1:
-            out.update({k: branch[k] for k in _KEEP if k in branch})
-        if kind == "array" and "items" in branch:
-            out["items"] = _types(branch["items"], defs)
-    if kinds:
-        out["type"] = kinds[0] if len(kinds) == 1 else kinds
+def _resolve(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    return defs[schema["$ref"].split("/")[-1]] if "$ref" in schema else schema
+
+
+def _branches(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The non-null alternatives of a value, references resolved."""
+    schema = _resolve(schema, defs)
+    return [_resolve(b, defs) for b in schema.get("anyOf", [schema]) if b.get("type") != "null"]
+
+
+def _value(schema: Mapping[str, Any], defs: Mapping[str, Any], name: str,
+           brief: bool = False) -> dict[str, Any]:
+    """The portable schema of one non-null value of argument ``name`` (no description)."""
+    branches = _branches(schema, defs)
+    for branch in branches:
+        if branch.get("type") == "array":
+            return {"type": "array", "items": _value(branch.get("items", {}), defs, name, brief)}
+    for branch in branches:
+        if "properties" in branch:
+            return _object(branch, defs, name, brief)
+    if name in MAPPINGS:
+        key, count = MAPPINGS[name]
+        return {"type": "array", "items": {"type": "object", "properties": {
+            key: {"type": "string", "description": argument_line(key, name)},
+            count: {"type": "integer", "description": argument_line(count, name)}},
+            "required": [key, count]}}
+    kinds = {b.get("type", "string") for b in branches}
+    choices = [v for b in branches for v in b.get("enum", ())]
+    if len(kinds) != 1:
+        kinds = {"string"}  # a number or its written form ("7B"), a path or a JSON object
+    value: dict[str, Any] = {"type": "string" if choices else kinds.pop()}
+    if choices:
+        value["enum"] = [str(c) for c in choices]
+    return value
+
+
+def _property(schema: Mapping[str, Any], defs: Mapping[str, Any], name: str,
+              parent: str | None, nullable: bool, brief: bool = False) -> dict[str, Any]:
+    """One property: its value, described, as "value or null" when it may be left out. A key
+    of a list argument's objects has its own line (``parent.name``) if any: a shared name
+    (params, gpu) is described as an argument; a ``brief`` list argument's keys go without
+    (another tool gives them)."""
+    value = _value(schema, defs, name, brief)
+    description = (argument_line(name, parent) if parent is None
+                   else None if brief else argument_line(name, parent, qualified_only=True))
+    if description:
+        value["description"] = description
+    return {"anyOf": [value, _NULL]} if nullable else value
+
+
+def _object(schema: Mapping[str, Any], defs: Mapping[str, Any], parent: str,
+            brief: bool) -> dict[str, Any]:
+    """A list argument's object: its declared keys (:data:`LISTED_KEYS`), the optional ones
+    nullable."""
+    keys = LISTED_KEYS.get(parent, tuple(schema["properties"]))
+    required = [r for r in schema.get("required", []) if r in keys]
+    properties = {k: _property(schema["properties"][k], defs, k, parent, k not in required,
+                               brief) for k in keys}
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = required
     return out
 
 
@@ -78,71 +117,121 @@ def compact_input_schema(model: type[BaseModel],
                          undescribed: frozenset[str] = frozenset(),
                          optional: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The published input schema of an arguments model (module docstring). With
-    ``published``, only those arguments are listed and the others are still accepted (they are
-    described once, on the tool that owns them); ``undescribed`` arguments are listed without
-    a description (another tool's schema describes them); ``optional`` ones are not required
-    (the tool asks the user for them when they are missing)."""
+    ``published``, only those arguments are listed and the others are still accepted;
+    ``optional`` ones are not required (the tool asks the user for them when they are
+    missing). Every argument has its line; the keys of the objects of an ``undescribed`` list
+    argument go without theirs (the tool that owns the argument gives them), and one of
+    :data:`LISTED_ONCE` is not listed."""
     full = model.model_json_schema()
     defs = full.get("$defs", {})
-    properties: dict[str, Any] = {}
-    for name, prop in full.get("properties", {}).items():
-        if published is not None and name not in published:
-            continue
-        entry = _types(prop, defs)
-        default = prop.get("default")
-        if default is not None:
-            entry["default"] = default
-        description = None if name in SELF_EXPLANATORY | undescribed else first_sentence(
-            model.model_fields[name].description if name in model.model_fields
-            else prop.get("description"))
-        if description:
-            entry["description"] = description
-        properties[name] = entry
-    schema: dict[str, Any] = {"type": "object", "properties": properties,
-                              "additionalProperties": published is not None}
-    required = [r for r in full.get("required", []) if r in properties and r not in optional]
+    names = [n for n in full.get("properties", {}) if (published is None or n in published)
+             and not (n in undescribed and n in LISTED_ONCE)]
+    required = [r for r in full.get("required", []) if r in names and r not in optional]
+    properties = {n: _property(full["properties"][n], defs, n, None, n not in required,
+                               n in undescribed) for n in names}
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     return schema
 
 
-def _json_kinds(annotation: Any) -> list[str]:
-    """The JSON types of a Python annotation, in pydantic's order (``T | None`` adds null last);
-    [] when it says nothing (``Any``)."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _json_kinds(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        members = typing.get_args(annotation)
-        kinds = [k for m in members if m is not type(None) for k in _json_kinds(m)]
-        kinds = list(dict.fromkeys(kinds))
-        return [*kinds, "null"] if type(None) in members and kinds else kinds
-    if origin is typing.Literal:
-        values = typing.get_args(annotation)
-        return list(dict.fromkeys(_json_kinds(type(v))[0] for v in values))
-    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple):
-        return ["array"]
-    if origin is dict or annotation is dict:
-        return ["object"]
-    if isinstance(annotation, type):
-        if issubclass(annotation, BaseModel):
-            return ["object"]
-        for kind, name in ((bool, "boolean"), (int, "integer"), (float, "number"),
-                           (str, "string")):
-            if issubclass(annotation, kind):
-                return [name]
-    return []
-
-
 def compact_output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The published output schema of a result model: top-level keys and JSON types, read
-    from the fields' annotations (a full JSON schema of a nested result costs tens of
-    milliseconds per tool at start-up; ``tests/tools/test_context_budget.py`` checks it
-    against a reading of the full JSON schema)."""
-    hints = typing.get_type_hints(model)  # resolves forward references left in model_fields
-    properties: dict[str, Any] = {}
-    for name, info in model.model_fields.items():
-        kinds = _json_kinds(hints.get(name, info.annotation))
-        properties[info.alias or name] = (
-            {} if not kinds else {"type": kinds[0] if len(kinds) == 1 else kinds})
-    return {"type": "object", "properties": properties}
+    """The published output schema of a result model: its top-level keys, each any JSON value
+    (``{}``). The keys are the contract (``tests/test_contracts.py``); their types and nested
+    keys are the result model's, which ``detail: "full"`` returns whole. Typing them in the
+    portable dialect (one type, or type or null) would cost 2 KB of ``tools/list``."""
+    return {"type": "object",
+            "properties": {info.alias or name: {} for name, info in model.model_fields.items()}}
+
+
+# --- the arguments a portable schema sends, as the models take them ------------------------
+
+INTEGER_CHOICES = frozenset({"weights_bits"})
+"""Arguments whose choices are integers, published as strings ("4", "8", "16")."""
+
+
+def _portable_value(name: str, value: Any) -> Any:
+    if name in INTEGER_CHOICES and isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if name == "config" and isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value  # the config's own validation names what is wrong
+    if name in MAPPINGS and isinstance(value, list):
+        key, count = MAPPINGS[name]
+        if all(isinstance(v, Mapping) and v.keys() >= {key, count} for v in value):
+            return {v[key]: v[count] for v in value}
+    if isinstance(value, list):
+        return [portable_arguments(v) if isinstance(v, Mapping) else v for v in value]
+    return value
+
+
+def portable_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` as the arguments models take it: null keys dropped (not given), at every level
+    of a list argument's objects too; a ``config`` string holding a JSON object parsed; an
+    ``available`` list of ``{gpu, count}`` a mapping; a ``weights_bits`` string an integer."""
+    return {k: _portable_value(k, v) for k, v in given.items() if v is not None}
+
+
+# --- the dialect, checked ------------------------------------------------------------------
+
+_FORBIDDEN = ("additionalProperties", "default", "oneOf", "allOf", "$ref", "$defs",
+              "patternProperties", "const")
+
+
+def _nodes(schema: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every sub-schema of ``schema`` with its path."""
+    if not isinstance(schema, dict):
+        return
+    yield path, schema
+    for name, sub in schema.get("properties", {}).items():
+        yield from _nodes(sub, f"{path}.{name}")
+    if "items" in schema:
+        yield from _nodes(schema["items"], f"{path}[]")
+    for i, sub in enumerate(schema.get("anyOf", [])):
+        yield from _nodes(sub, f"{path}|{i}")
+
+
+def _node_problems(path: str, node: dict[str, Any], typed: bool) -> Iterator[str]:
+    yield from (f"{path}: has {word}" for word in _FORBIDDEN if word in node)
+    kind = node.get("type")
+    if "anyOf" in node:
+        rest = [b for b in node["anyOf"] if b != _NULL]
+        if len(node["anyOf"]) != 2 or len(rest) != 1 or "type" in node:
+            yield f"{path}: anyOf is not one type or null"
+    elif isinstance(kind, list):
+        yield f"{path}: type is an array"
+    elif kind is None and (typed or node):
+        yield f"{path}: no type"
+    if kind == "object" and not node.get("properties"):
+        yield f"{path}: object without declared properties"
+    if kind == "array" and typed and "items" not in node:
+        yield f"{path}: array without items"
+    if any(not isinstance(v, str) for v in node.get("enum", ())):
+        yield f"{path}: enum of non-strings"
+    if "enum" in node and kind != "string":
+        yield f"{path}: enum on a {kind}"
+    yield from (f"{path}: required {r} is not a property" for r in node.get("required", ())
+                if r not in node.get("properties", {}))
+
+
+def portability_problems(schema: dict[str, Any], *, output: bool = False) -> list[str]:
+    """What keeps ``schema`` out of the portable dialect (module docstring); [] when nothing.
+    An input schema also needs a description on every argument and null accepted by every
+    property that is not required; an output schema may leave a value untyped (any JSON)."""
+    problems: list[str] = []
+    if schema.get("type") != "object":
+        problems.append("$: the root is not an object")
+    for path, node in _nodes(schema, "$"):
+        problems.extend(_node_problems(path, node, typed=not output))
+        if output or node.get("type") != "object":
+            continue
+        required = set(node.get("required", ()))
+        for name, prop in node.get("properties", {}).items():
+            inner = next((b for b in prop.get("anyOf", []) if b != _NULL), prop)
+            if path == "$" and not inner.get("description"):
+                problems.append(f"{path}.{name}: no description")
+            if name not in required and "anyOf" not in prop:
+                problems.append(f"{path}.{name}: optional but not nullable")
+    return problems

@@ -40,7 +40,7 @@ from ..operations import Operation, Reply
 from ..prompts.mcp_texts import missing_inputs_text, tool_description
 from ..skill import ComputeBudgetError, describe_error
 from ..skill.errors import not_finite_cause
-from .schemas import compact_input_schema, compact_output_schema
+from .schemas import compact_input_schema, compact_output_schema, portable_arguments
 
 __all__ = ["READ_ONLY", "Question", "ToolSpec", "arguments_model", "build_tool"]
 
@@ -136,8 +136,9 @@ def _supports_form_elicitation(ctx: Context[Any, Any]) -> bool:
 
 
 def _given(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Arguments actually given: a JSON null counts as absent."""
-    return {k: v for k, v in values.items() if v is not None}
+    """Arguments actually given, as the models take them: a JSON null counts as absent, and
+    the portable schema's forms become the models' (:func:`.schemas.portable_arguments`)."""
+    return portable_arguments(values)
 
 
 @cache
