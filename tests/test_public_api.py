@@ -34,6 +34,9 @@ def test_public_surface() -> None:
         # issue 15
         "AlternativesSpec", "MfuUsed", "PriceUsed", "VerdictSpec", "verdict_on",
         "CatalogQuery", "find_accelerators", "report_of", "alternatives_for",
+        # issue 17: the team's own runs
+        "OwnRun", "OwnRunsMfu", "PAST_RUN_COLUMNS", "PastRun", "own_runs_mfu",
+        "parse_calibration",
     ])
     for name in compute_budget.__all__:
         assert getattr(compute_budget, name) is getattr(skill, name)

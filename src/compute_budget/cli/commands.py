@@ -91,6 +91,7 @@ def _split(p: argparse.ArgumentParser) -> None:
     flag(p, model, "params", "--sizes", metavar="N,N,...", note="Comma-separated, e.g. 1B,7B,70B.")
     flag(p, model, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
     flag(p, model, "utilization", metavar="U")
+    flag(p, model, "calibration", metavar="FILE")
 
 
 def _split_fields(args: argparse.Namespace, model: Any) -> Fields:
@@ -178,6 +179,7 @@ def _plan(p: argparse.ArgumentParser) -> None:
         flag(p, model, field, action="store_const", const=True)
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
          const=False, note="Give this flag for attention that stores the s×s attention scores.")
+    flag(p, model, "calibration", metavar="FILE")
     p.add_argument("--plot", metavar="PNG",
                    help="Also draw cost against wall days per accelerator, with the deadline "
                         "and the budget, to this PNG file.")

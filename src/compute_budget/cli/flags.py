@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from .. import skill as sk
 from ..skill.errors import InputError
+from .files import read_data
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -23,6 +27,15 @@ if TYPE_CHECKING:
 __all__ = ["CommandFlags", "flag", "given", "pairs", "read_data_file", "run_flags"]
 
 Fields = dict[str, Any]
+_FILE_HELP = {
+    "calibration": "Your team's past runs, a .csv with a header row or a .json list: params, "
+                   "tokens, gpu, gpu-hours or wall-days (with gpu-count), and optionally "
+                   "active-params, precision, name. They fit your own MFU on your hardware, "
+                   "shrunk toward the calibrated prior by their number (not with --mfu or "
+                   "--achieved-tflops).",
+}
+"""The help of a field the command line reads from a file (the columns hyphenated, so that
+the help does not name them as flags)."""
 MAX_DATA_BYTES = 1_000_000
 """Largest data file (points, candidates) the CLI reads: what the parsers accept."""
 
@@ -51,7 +64,7 @@ def flag(p: argparse.ArgumentParser, model: type[BaseModel], field: str,
          name: str | None = None, *, note: str = "", **options: Any) -> None:
     """Add ``--field`` (or ``name``) with the field's own description as its help, and the
     field's own choices when it is a Literal."""
-    description = model.model_fields[field].description or field
+    description = _FILE_HELP.get(field) or model.model_fields[field].description or field
     choices = _literal_choices(model.model_fields[field].annotation)
     if choices and "action" not in options:
         options.setdefault("choices", choices)
@@ -133,6 +146,36 @@ def _run_option_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> Non
         flag(p, model, field, name, metavar=metavar)
     for field in ("mfu_convention", "precision", "family", "kind"):
         flag(p, model, field)
+    flag(p, model, "calibration", metavar="FILE")
+
+
+def _hyphens(text: str) -> str:
+    """The columns of a calibration table as its help names them (``gpu-count``): an error
+    then does not read ``gpu_count`` as the flag ``--gpus``."""
+    for column in sk.PAST_RUN_COLUMNS:
+        text = re.sub(rf"\b{column}\b", column.replace("_", "-"), text)
+    return text
+
+
+def _parse_calibration(text: str, *, fmt: str | None = None) -> list[Any]:
+    """The skill's parser; its first error names the row and the column as the help does."""
+    try:
+        return sk.parse_calibration(text, fmt=fmt)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"][1:])
+        message = error["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+        raise InputError(_hyphens("calibration" + where), None, _hyphens(message)) from None
+    except InputError as exc:
+        raise InputError(_hyphens(exc.field), exc.value, _hyphens(exc.allowed)) from None
+
+
+def _read_calibration(fields: Fields) -> Fields:
+    """The ``--calibration`` file's runs in place of its path (:mod:`.files` reads it)."""
+    path = fields.get("calibration")
+    if isinstance(path, str):
+        fields["calibration"] = read_data(path, "--calibration", _parse_calibration)
+    return fields
 
 
 def run_flags(p: argparse.ArgumentParser, model: type[BaseModel] | None = None) -> None:
@@ -161,6 +204,6 @@ class CommandFlags:
 
     def spec_fields(self, args: argparse.Namespace, model: type[BaseModel]) -> Fields:
         if self.fields is not None:
-            return self.fields(args, model)
-        return given(args, *model.model_fields)
+            return _read_calibration(self.fields(args, model))
+        return _read_calibration(given(args, *model.model_fields))
 

@@ -90,6 +90,14 @@ if TYPE_CHECKING:
         ModelFamily as ModelFamily,
         mfu_prior as mfu_prior,
     )
+    from .hardware.own_runs import (
+        PAST_RUN_COLUMNS as PAST_RUN_COLUMNS,
+        OwnRun as OwnRun,
+        OwnRunsMfu as OwnRunsMfu,
+        PastRun as PastRun,
+        own_runs_mfu as own_runs_mfu,
+        parse_calibration as parse_calibration,
+    )
     from .memory.estimate import (
         MemoryEstimate as MemoryEstimate,
         MemorySpec as MemorySpec,
@@ -196,6 +204,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "hardware.cost": ("CostEstimate", "estimate_run_cost"),
     "hardware.energy": ("EnergyEstimate", "energy_of"),
     "hardware.mfu": ("MfuPrior", "ModelFamily", "mfu_prior"),
+    "hardware.own_runs": (
+        "OwnRun", "OwnRunsMfu", "PAST_RUN_COLUMNS", "PastRun", "own_runs_mfu", "parse_calibration"
+    ),
     "memory.estimate": ("MemoryEstimate", "MemorySpec", "estimate_memory"),
     "memory.layout": ("LayoutChoice", "Slowdown"),
     "memory.remedies": ("Remedy",),

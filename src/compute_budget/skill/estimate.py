@@ -15,7 +15,8 @@ In named steps (:func:`estimate_run`):
    batch. Computed once; the product divides a prior MFU.
 3. **MFU choice** (:func:`mfu_used`): the user's (converted from its ``mfu_convention``), the
    one an achieved TFLOP/s implies, or the prior divided by the layout cost (the prior
-   describes runs at their usual hardware utilisation).
+   describes runs at their usual hardware utilisation), shrunk toward the team's past runs
+   first when ``calibration`` gives them (:mod:`.hardware.own_runs`).
 4. **price**: the user's, or the catalog's newest quote of the kind asked.
 5. **cost band** (:func:`cost_band`): the central cost and the MFU band's ends
    (:mod:`.hardware.cost`).
@@ -43,6 +44,7 @@ from .hardware.catalog import Accelerator, Precision, load_catalog, source_label
 from .hardware.cost import CostEstimate, cost_from_flops
 from .hardware.energy import energy_of
 from .hardware.mfu import mfu_prior
+from .hardware.own_runs import own_runs_mfu
 from .memory.estimate import MemoryEstimate, estimate_memory
 from .memory.offload import offload_factor
 from .model.flops import (
@@ -149,10 +151,12 @@ def mfu_used(spec: RunSpec, acc: Accelerator, precision: Precision, peak: float,
                   achieved_tflops=spec.achieved_tflops)
     if spec.mfu is None and spec.achieved_tflops is None:
         cost = ratio * layout
-        central = prior.central / cost
-        return central, MfuUsed(origin="prior", range=(prior.low / cost, prior.high / cost),
-                                convention=None, given=None, recompute_divided=ratio > 1,
-                                **common)
+        own = None if spec.calibration is None else own_runs_mfu(spec.calibration, prior)
+        level = prior if own is None else own
+        return level.central / cost, MfuUsed(
+            origin="prior" if own is None else "own_runs", own_runs=own,
+            range=(level.low / cost, level.high / cost), convention=None, given=None,
+            recompute_divided=ratio > 1, **common)
     convention = spec.mfu_convention or "6n"
     if spec.mfu is not None:
         given = spec.mfu
@@ -347,7 +351,8 @@ def assumptions_of(estimate: RunEstimate) -> RunAssumptions:
         pp=None if m is None else m.pp, recompute=estimate.recompute,
         offload_only=offload and m is not None and "offload" in m.layout.open_knobs,
         host_bytes_per_node=m.host_bytes_per_node if m is not None and offload else None,
-        without_offload=estimate.without_offload)
+        without_offload=estimate.without_offload, own_runs=estimate.mfu_used.own_runs,
+        own_runs_mfu=estimate.mfu if estimate.mfu_used.own_runs is not None else None)
 
 
 def _active(spec: RunSpec) -> float | None:

@@ -17,6 +17,7 @@ from .hardware.catalog import Precision, PriceUsed
 from .hardware.cost import CostEstimate
 from .hardware.energy import EnergyEstimate
 from .hardware.mfu import MfuPrior, ModelFamily
+from .hardware.own_runs import OwnRunsMfu
 from .memory.estimate import MemoryEstimate
 from .model.architecture import ConfigNote, ParamBreakdown
 from .model.flops import FlopCounts, FlopsBreakdown
@@ -42,7 +43,12 @@ FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "sca
 Feasibility = Literal["ok", "does_not_fit", "too_long"]
 WarningCode = Literal["sparse_peak", "peak_above_catalog", "mfu_near_peak", "params_differ",
                       "active_params_differ", "moe_without_active_params", "under_trained"]
-MfuOrigin = Literal["user", "prior", "achieved"]
+MfuOrigin = Literal["user", "prior", "achieved", "own_runs"]
+
+
+def _absent(value: object) -> bool:
+    """Left out of a result's JSON when None: keys that only a calibration fills."""
+    return value is None
 
 
 class MfuUsed(BaseModel):
@@ -51,8 +57,8 @@ class MfuUsed(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     origin: MfuOrigin = Field(
-        description="user (given), prior (the calibrated prior) or achieved (converted from a "
-                    "measured TFLOP/s).")
+        description="user (given), prior (the calibrated prior), achieved (converted from a "
+                    "measured TFLOP/s) or own_runs (the prior shrunk toward your past runs).")
     range: Range = Field(description="MFU band [low, high] used for the ranges (fractions).")
     prior: MfuPrior = Field(description="The prior for this family, hardware and precision.")
     family: ModelFamily = Field(description="Model family of the prior.")
@@ -67,6 +73,10 @@ class MfuUsed(BaseModel):
     recompute_divided: bool = Field(
         description="True when the prior was divided by the recomputation's hardware / model "
                     "FLOPs (the run executes more FLOPs at the prior's hardware utilisation).")
+    own_runs: OwnRunsMfu | None = Field(
+        default=None, exclude_if=_absent,
+        description="With calibration: your runs' level, their weight against the prior and "
+                    "the band they give, before the layout's cost; left out otherwise.")
 
 
 class LayoutCost(BaseModel):
@@ -142,6 +152,12 @@ class RunAssumptions(BaseModel):
         description="With offload: CPU memory the offloaded state needs per node, bytes.")
     without_offload: WithoutOffload | None = Field(
         description="The fewest devices that fit without offload, and the run on them.")
+    own_runs: OwnRunsMfu | None = Field(
+        default=None, exclude_if=_absent,
+        description="With calibration: the fit of your past runs; left out otherwise.")
+    own_runs_mfu: float | None = Field(
+        default=None, exclude_if=_absent,
+        description="With calibration: the MFU used, from your runs after the layout's cost.")
 
 
 class EstimateWarning(BaseModel):

@@ -16,6 +16,7 @@ from .errors import InputError
 from .hardware.catalog import GPU_DESCRIPTION, Accelerator, AcceleratorKey, Precision, PriceKind
 from .hardware.energy import BoardPower, GridIntensity, Pue, load_energy_defaults
 from .hardware.mfu import ModelFamily
+from .hardware.own_runs import Calibration, check_runs_use
 from .memory.spec import OnDevices
 from .quantities import NotBool, Price, TflopsPerDevice, TokenCount
 from .vocabulary import (
@@ -27,11 +28,17 @@ from .vocabulary import (
     RunKind,
 )
 
+CALIBRATION_DESCRIPTION = (
+    "Past runs: [{params, tokens, gpu, gpu_hours or wall_days, gpu_count}]. Optionally "
+    "active_params, precision and name each. They fit your team's own MFU, shrunk toward the "
+    "calibrated prior by their number; not with mfu or achieved_tflops.")
+"""The ``calibration`` field's description (the run options' and the budget split's)."""
+
 HostBandwidth = Annotated[float, Field(ge=1.0, le=10_000.0, allow_inf_nan=False), NotBool]
 """GB/s of host memory bandwidth per device: 1 to 10,000."""
 
 
-__all__ = ["PriceAndEnergy", "RunOptions", "RunSpec"]
+__all__ = ["CALIBRATION_DESCRIPTION", "PriceAndEnergy", "RunOptions", "RunSpec"]
 
 
 _ENERGY = load_energy_defaults()
@@ -99,12 +106,15 @@ class RunOptions(BaseModel):
         description="Kind of run: pretrain (default), continued-pretrain, fine-tune or "
                     "ablation; it shapes the advice and the alternatives.",
     )
+    calibration: Calibration | None = Field(default=None, description=CALIBRATION_DESCRIPTION)
 
     @model_validator(mode="after")
     def _options_consistent(self) -> RunOptions:
         if self.mfu is not None and self.achieved_tflops is not None:
             raise InputError("achieved_tflops", self.achieved_tflops,
                              "not together with mfu: give one or the other")
+        check_runs_use(self.calibration, {"mfu": self.mfu,
+                                          "achieved_tflops": self.achieved_tflops})
         if (self.mfu_convention is not None and self.mfu is None
                 and self.achieved_tflops is None):
             raise InputError("mfu_convention", self.mfu_convention,

@@ -119,11 +119,12 @@ def _on_other_devices(spec: RunSpec,
         if quote is None:  # prices of one kind only: no reservation beside on-demand quotes
             continue
         # A throughput measured on one device says nothing absolute about another: carry its
-        # MFU over instead, like a user's MFU.
+        # MFU over instead, like a user's MFU. Past runs adjust each device's own prior.
         candidate = estimate_run(spec.model_copy(update={
             "gpu": acc.key, "usd_per_gpu_hour": quote.usd_per_gpu_hour, "peak_tflops": None,
             "precision": original.precision, "achieved_tflops": None,
-            "mfu": None if original.mfu_used.origin == "prior" else original.mfu}))
+            "mfu": None if original.mfu_used.origin in ("prior", "own_runs")
+            else original.mfu}))
         if candidate.feasibility != "does_not_fit":
             out.append((candidate, quote))
     return out

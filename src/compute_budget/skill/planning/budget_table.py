@@ -39,6 +39,7 @@ from ..hardware.catalog import (
 )
 from ..hardware.mfu import mfu_prior
 from ..hardware.mfu_table import load_mfu_priors
+from ..hardware.own_runs import Calibration, check_runs_use, own_runs_mfu, own_runs_prior
 from ..quantities import (
     FlopCount,
     FlopRate,
@@ -48,7 +49,7 @@ from ..quantities import (
     TokensPerParam,
     UsdAmount,
 )
-from ..run_spec import RunSpec
+from ..run_spec import CALIBRATION_DESCRIPTION, RunSpec
 from ..scaling.lesson import split_budget
 from ..vocabulary import (
     COMPUTE_OPTIMAL_RATIO,
@@ -77,7 +78,8 @@ __all__ = [
     "budget_table",
 ]
 
-RateBasis = Literal["none", "your_rate", "gpu_with_prior", "gpu_with_your_mfu"]
+RateBasis = Literal["none", "your_rate", "gpu_with_prior", "gpu_with_your_mfu",
+                    "gpu_with_own_runs"]
 
 DEFAULT_GPU_COUNT = 8
 """Devices when a GPU type is given without a count: one 8-device server (HGX/DGX nodes and
@@ -131,6 +133,7 @@ class BudgetTableSpec(BaseModel):
         description="Price in US dollars per device-hour, with gpu. ('2.49' or '$2.49'; "
                     "default: the catalog's dated price).",
     )
+    calibration: Calibration | None = Field(default=None, description=CALIBRATION_DESCRIPTION)
 
     utilization: Mfu | None = Field(
         default=None, description="Deprecated: the old name of mfu; give mfu.")
@@ -157,6 +160,7 @@ class BudgetTableSpec(BaseModel):
         if self.gpu is not None and self.flops_per_sec is not None:
             raise InputError("flops_per_sec", self.flops_per_sec,
                              "not together with gpu (the FLOP/s then come from the device)")
+        check_runs_use(self.calibration, {"mfu": self.mfu}, device=self.gpu)
         if self.gpu is None:
             if self.mfu is not None and self.flops_per_sec is None:
                 raise InputError("mfu", self.mfu,
@@ -269,22 +273,23 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
     (the MFU's are added once the size is known, :func:`_mfu_fields`)."""
     precision = acc.default_precision
     peak = acc.peak(precision)
-    prior = mfu_prior("dense", acc, precision)
-    rate_basis: RateBasis
+    prior, runs = mfu_prior("dense", acc, precision), spec.calibration
+    rate_basis: RateBasis = "gpu_with_prior" if runs is None else "gpu_with_own_runs"
     if spec.mfu is not None:
         # A given MFU caps the fast end and widens the slow end if below the prior
         # (as in estimate_run).
         mfu, rate_basis = spec.mfu, "gpu_with_your_mfu"
         band = (min(prior.low, spec.mfu), spec.mfu)
     else:
-        mfu, rate_basis = prior.central, "gpu_with_prior"
-        band = (prior.low, prior.high)
+        level = own_runs_prior(runs, prior)
+        mfu, band = level.central, (level.low, level.high)
     chosen = acc.price(spec.usd_per_gpu_hour)
     gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
     machine = Machine(gpus, peak, mfu, band, chosen.usd_per_gpu_hour, spec.failure_budget,
                       acc.key, prior_at=None if spec.mfu is not None else (
-                          lambda n: mfu_prior("dense", acc, precision, params=n)),
-                      layout_at=_layout_of(acc.key, gpus, precision))
+                          lambda n: own_runs_prior(runs, mfu_prior("dense", acc, precision,
+                                                                   params=n))),
+                      layout_at=_layout_of(acc.key, gpus, precision, runs))
     hardware = dict(
         accelerator=acc.name, gpu_count=gpus,
         gpu_count_source="user" if spec.gpu_count is not None else "default",
@@ -292,15 +297,15 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
         peak_label=source_label(acc.spec_source), catalog_compiled=load_catalog().compiled,
         usd_per_gpu_hour=chosen.usd_per_gpu_hour, price=chosen,
         failure_budget=spec.failure_budget, mfu_used=MfuUsed(
-            origin="user" if spec.mfu is not None else "prior", range=band, prior=prior,
-            family="dense", family_inferred=True,
+            origin="user" if spec.mfu is not None else "prior" if runs is None else "own_runs",
+            range=band, prior=prior, family="dense", family_inferred=True,
             convention="6n" if spec.mfu is not None else None, given=spec.mfu,
             achieved_tflops=None, recompute_divided=False),
     )
     return machine, rate_basis, hardware
 
 
-def _layout_of(gpu: str, gpus: int, precision: Precision
+def _layout_of(gpu: str, gpus: int, precision: Precision, runs: Calibration | None
                ) -> Callable[[float, float], LayoutCost | None]:
     """The layout cost of a model of N parameters spending C FLOPs on ``gpus`` × ``gpu``: the
     run estimate's (one computation of it), remembered per (N, C)."""
@@ -311,7 +316,7 @@ def _layout_of(gpu: str, gpus: int, precision: Precision
         if key not in known:
             try:
                 run = RunSpec(params=params, tokens=max(1.0, flops / (6 * params)), gpu=gpu,
-                              gpu_count=gpus, precision=precision)
+                              gpu_count=gpus, precision=precision, calibration=runs)
                 known[key] = estimate_run(run).layout_cost
             except (ComputeBudgetError, ValidationError):
                 known[key] = None  # a split outside what a run spec takes: priced as is
@@ -320,16 +325,19 @@ def _layout_of(gpu: str, gpus: int, precision: Precision
     return layout
 
 
-def _mfu_fields(used: MfuUsed, machine: Machine, n_opt: float, c: float) -> dict[str, Any]:
+def _mfu_fields(used: MfuUsed, machine: Machine, n_opt: float, c: float,
+                runs: Calibration | None) -> dict[str, Any]:
     """The header's MFU fields for the ratio split of ``n_opt`` parameters spending ``c``: with
-    the prior, the prior at that size divided by its layout's cost, and its band (as
-    ``estimate_run`` uses for that run)."""
+    the prior, the prior at that size (shrunk toward ``runs``) divided by its layout's cost, and
+    its band (as ``estimate_run`` uses for that run)."""
     if machine.prior_at is None:
         prior = used.prior
     else:
-        prior = machine.prior_at(n_opt)
-        at = machine.at(n_opt, c)
-        used = used.model_copy(update=dict(range=at.band, prior=prior))
+        acc = get_accelerator(machine.gpu or "")
+        prior = mfu_prior("dense", acc, acc.default_precision, params=n_opt)  # as prior_at's
+        own = None if runs is None else own_runs_mfu(runs, prior)
+        used = used.model_copy(update=dict(range=machine.at(n_opt, c).band, prior=prior,
+                                           own_runs=own))
     as_of = None if prior.scope == "flat" else load_mfu_priors().as_of
     return dict(mfu_used=used, mfu_as_of=as_of)
 
@@ -370,7 +378,7 @@ def budget_table(spec: BudgetTableSpec) -> BudgetTable:
     sizes = spec.params or default_sizes(c)
     rows = [price_row(c, n, machine, spec.budget_usd) for n in sizes]
     if machine is not None and "mfu_used" in hardware:
-        hardware |= _mfu_fields(hardware["mfu_used"], machine, n_opt, c)
+        hardware |= _mfu_fields(hardware["mfu_used"], machine, n_opt, c, spec.calibration)
     at_opt = None if machine is None else machine.at(n_opt, c)  # the header's: the ratio split's
     rate = None if at_opt is None else at_opt.cost(c, at_opt.mfu)
     return BudgetTable(

@@ -1,0 +1,368 @@
+"""The team's own past runs as evidence for the MFU of its next run (issue 17, item 4).
+
+**Each run's MFU**, in the published prior's convention (:mod:`.mfu_table`): end-to-end
+6·N_active·T over its device-hours × 3600 × the dense peak of its precision (BF16 unless it
+says otherwise; FP16 on devices without it), device-hours as reported or devices × wall days
+× 24. Beside it, what the published prior expects of that run (:func:`.mfu.mfu_prior`: its
+family on its own device, at its own size and precision, so the prior's generation level, size
+slope, MoE ratio and FP8 rescaling all apply). What a team carries from run to run is the ratio
+of the two, in log10: its software stack, its cluster, its restarts and evaluation.
+
+**Runs on another generation** count through their own generation's prior, i.e. scaled by the
+published prior's generation ratio: the published levels are the evidence of what hardware does
+to end-to-end MFU, and the team's ratio to them is what stays with the team when it moves
+(``same_generation`` says how many ran on the target's generation).
+
+**The fit** is the normal–normal model in log10 MFU, precision-weighted (Gelman et al.,
+*Bayesian Data Analysis*, 3rd ed. 2013, §2.5 and §5.4). The team's log ratio δ has the prior
+N(0, τ²), τ the published prior's band over its z (a band ×/÷ f covering a share c of the
+published runs: τ = log10 f / z, z = Φ⁻¹((1 + c)/2)); each run's log ratio is δ plus a
+run-to-run scatter N(0, σ²). With k runs of mean r̄::
+
+    w = (k/σ²) / (1/τ² + k/σ²)       the weight of the runs; the prior keeps 1 − w
+    δ̂ = w · r̄                         Var δ̂ = 1 / (1/τ² + k/σ²)
+
+σ² pools the runs' own scatter s² (k − 1 degrees of freedom) with that of published runs of
+one organisation around the prior, σ₀ = :data:`WITHIN_TEAM_SPREAD`, counted as ν₀ =
+:data:`SPREAD_PRIOR_RUNS` runs (a scaled inverse-χ² prior, BDA3 §3.2):
+σ² = (ν₀σ₀² + (k − 1)s²) / (ν₀ + k − 1).
+
+The new run's MFU is the prior's central × 10^δ̂ and its band the prior's central ×
+10^(δ̂ ± z·√(Var δ̂ + σ²)): the band of one new run, which narrows as runs are added but never
+below their scatter σ, widened to hold every run's own ratio (it never claims less spread than
+the runs show).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+from statistics import NormalDist, fmean, stdev
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from ..errors import InputError
+from ..model.config_file import data_csv_rows, data_json
+from ..quantities import DeviceCount, ParamCount, TokenCount
+from ..vocabulary import HOURS_PER_DAY, flops_6nd
+from .catalog import Accelerator, Precision, get_accelerator
+from .mfu import MAX_PRIOR_MFU, MfuPrior, ModelFamily, mfu_prior
+from .mfu_table import load_mfu_priors
+
+__all__ = [
+    "MAX_RUNS",
+    "PAST_RUN_COLUMNS",
+    "SPREAD_PRIOR_RUNS",
+    "WITHIN_TEAM_SPREAD",
+    "Calibration",
+    "OwnRun",
+    "OwnRunsMfu",
+    "PastRun",
+    "check_runs_use",
+    "own_runs_mfu",
+    "own_runs_prior",
+    "parse_calibration",
+]
+
+WITHIN_TEAM_SPREAD = 0.085
+"""σ₀, log10: the scatter of one organisation's published runs around the prior. The pooled
+standard deviation of log10(end-to-end MFU / the prior's fit) within the calibration set's
+organisation lines (``mfu_priors.json`` of 2026-12-01): LLaMA-1 (4 runs, 0.037), Llama 2 (4,
+0.045), Llama 3/3.1/4 (7, 0.124), Phi-3/3.5/4 (5, 0.053), Falcon (3, 0.051), Pythia (2, 0.119),
+DeepSeek LLM/V2 (2, 0.113): 0.085 over 27 runs, 20 degrees of freedom (a test recomputes it).
+Nearly the whole scatter of the prior's runs (0.094): a team's runs vary almost as much."""
+SPREAD_PRIOR_RUNS = 4
+"""ν₀: how many runs' worth of evidence σ₀ counts as, the median size of those seven groups."""
+MAX_RUNS = 500
+"""More past runs than this are refused: a calibration needs a handful, not a log file."""
+PAST_RUN_COLUMNS = ("name", "params", "active_params", "tokens", "gpu", "gpu_count",
+                    "gpu_hours", "wall_days", "precision")
+"""The fields of a past run: the columns of a calibration table."""
+_MAX_HOURS = 1e12
+_MAX_DAYS = 36_500.0
+
+
+def _located(field: str, value: object, allowed: str) -> ValidationError:
+    """A validation error on ``field`` of a past run, so that a list of runs names it
+    ``calibration[i].field``."""
+    error = PydanticCustomError("past_run", "{allowed}", {"allowed": allowed})
+    return ValidationError.from_exception_data(
+        "PastRun", [InitErrorDetails(type=error, loc=(field,), input=value)])
+
+
+class PastRun(BaseModel):
+    """One finished run of the team's: the model, the tokens, the devices and the time it took."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = Field(default=None, max_length=80, description="A label for the run.")
+    params: ParamCount = Field(description="Parameters N of the run.")
+    active_params: ParamCount | None = Field(
+        default=None, description="Active parameters per token (MoE); default: params.")
+    tokens: TokenCount = Field(description="Tokens the run trained on.")
+    gpu: str = Field(description="Catalog accelerator it ran on, e.g. 'a100' or 'h100'.")
+    gpu_count: DeviceCount | None = Field(
+        default=None, description="Devices it ran on; needed with wall_days.")
+    gpu_hours: Annotated[float, Field(gt=0, le=_MAX_HOURS, allow_inf_nan=False)] | None = Field(
+        default=None, description="Device-hours it took, end to end; or give wall_days.")
+    wall_days: Annotated[float, Field(gt=0, le=_MAX_DAYS, allow_inf_nan=False)] | None = Field(
+        default=None, description="Wall-clock days it took, end to end; or give gpu_hours.")
+    precision: Precision | None = Field(
+        default=None, description="bf16, fp16 or fp8; default: the device's (bf16).")
+
+    @field_validator("gpu", mode="before")
+    @classmethod
+    def _catalog_key(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        try:
+            return get_accelerator(value).key
+        except InputError as exc:  # an unknown name: the message lists the closest ones
+            raise ValueError(exc.allowed) from None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PastRun:
+        if self.gpu_hours is None and self.wall_days is None:
+            raise _located("gpu_hours", None, "give gpu_hours or wall_days (with gpu_count), "
+                                              "one of the two")
+        if self.gpu_hours is not None and self.wall_days is not None:
+            raise _located("wall_days", self.wall_days,
+                           "not together with gpu_hours: give one of the two")
+        if self.wall_days is not None and self.gpu_count is None:
+            raise _located("gpu_count", None, "the number of devices, with wall_days")
+        if self.active_params is not None and self.active_params > self.params:
+            raise _located("active_params", self.active_params,
+                           f"at most params ({self.params:g})")
+        try:
+            peak = self.accelerator.peak(self.resolved_precision)
+        except InputError as exc:
+            raise _located("precision", self.precision, exc.allowed) from None
+        mfu = self._mfu_at(peak)
+        if not 1e-4 <= mfu <= 1.0:
+            hours = "gpu_hours" if self.gpu_hours is not None else "wall_days"
+            raise _located(hours, getattr(self, hours),
+                           f"it implies an MFU of {mfu:.3g} of the {peak:g} TFLOP/s peak; a run "
+                           "lies between 0.0001 and 1: check params, tokens and the time")
+        return self
+
+    @property
+    def accelerator(self) -> Accelerator:
+        """The catalog entry the run ran on."""
+        return get_accelerator(self.gpu)
+
+    @property
+    def resolved_precision(self) -> Precision:
+        """The precision given, or the device's default training precision."""
+        return self.precision or self.accelerator.default_precision
+
+    @property
+    def active(self) -> float:
+        """Parameters that do work per token."""
+        return self.active_params if self.active_params is not None else self.params
+
+    @property
+    def device_hours(self) -> float:
+        """Device-hours: as given, or devices × wall days × 24."""
+        if self.gpu_hours is not None:
+            return self.gpu_hours
+        return (self.gpu_count or 1) * (self.wall_days or 0.0) * HOURS_PER_DAY
+
+    def _mfu_at(self, peak_tflops: float) -> float:
+        return flops_6nd(self.active, self.tokens) / (
+            self.device_hours * 3600 * peak_tflops * 1e12)
+
+    @property
+    def mfu(self) -> float:
+        """End-to-end MFU: 6·N_active·T over device-hours × 3600 × the dense peak."""
+        return self._mfu_at(self.accelerator.peak(self.resolved_precision))
+
+
+def _count(runs: tuple[PastRun, ...]) -> tuple[PastRun, ...]:
+    if not 1 <= len(runs) <= MAX_RUNS:
+        raise ValueError(f"one to {MAX_RUNS} past runs, not {len(runs)}")
+    return runs
+
+
+Calibration = Annotated[tuple[PastRun, ...], AfterValidator(_count)]
+"""The team's past runs: one to :data:`MAX_RUNS` (checked once every run is valid)."""
+
+
+class OwnRun(BaseModel):
+    """One past run as the fit read it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None = Field(description="Its label, if given.")
+    accelerator: str = Field(description="Device it ran on (catalog name).")
+    generation: str = Field(description="That device's generation.")
+    mfu: float = Field(description="Its end-to-end MFU (6·N_active·T over device-hours × peak).")
+    prior_mfu: float = Field(description="What the published prior expects of that run.")
+    log_ratio: float = Field(description="log10(mfu / prior_mfu).")
+
+
+class OwnRunsMfu(BaseModel):
+    """The MFU of a new run from the team's past runs, shrunk toward the published prior
+    (module docstring); every MFU before the new run's layout cost."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n_runs: int = Field(description="Past runs given.")
+    same_generation: int = Field(description="Of those, runs on the new run's generation.")
+    runs: tuple[OwnRun, ...] = Field(description="Each run as the fit read it.")
+    ratio: float = Field(description="The runs' geometric-mean MFU over the prior's (10^r̄).")
+    level: float = Field(description="The runs alone, at this run: the prior's central × ratio.")
+    weight: float = Field(description="Weight w of the runs; the published prior keeps 1 − w.")
+    spread: float = Field(description="Run-to-run scatter σ used, log10 (pooled with σ₀).")
+    runs_spread: float | None = Field(
+        description="The runs' own scatter s, log10; None for one run.")
+    prior_spread: float = Field(description="The prior's spread τ, log10 (its band over z).")
+    published_spread: float = Field(
+        default=WITHIN_TEAM_SPREAD,
+        description="σ₀, log10: the scatter of one organisation's published runs, pooled in.")
+    published_spread_runs: int = Field(
+        default=SPREAD_PRIOR_RUNS, description="ν₀: the runs σ₀ counts as.")
+    central: float = Field(description="The MFU used: the prior's central × 10^(w·r̄).")
+    low: float = Field(description="Low end of its band (a new run's, module docstring).")
+    high: float = Field(description="High end of its band.")
+    prior_central: float = Field(description="The published prior's central for this run.")
+
+
+@lru_cache(maxsize=64)
+def _read(runs: tuple[PastRun, ...]) -> tuple[OwnRun, ...]:
+    """Each run's MFU beside the published prior's for it (cached: a plan asks per device)."""
+    out = []
+    for run in runs:
+        acc = run.accelerator
+        family: ModelFamily = "moe" if run.active < run.params else "dense"
+        prior = mfu_prior(family, acc, run.resolved_precision, params=run.active)
+        mfu = run.mfu
+        out.append(OwnRun(name=run.name, accelerator=acc.name, generation=acc.generation,
+                          mfu=mfu, prior_mfu=prior.central,
+                          log_ratio=math.log10(mfu / prior.central)))
+    return tuple(out)
+
+
+def _z() -> float:
+    """z of the published band's coverage: the band ×/÷ f covers this share of the runs."""
+    return NormalDist().inv_cdf((1 + load_mfu_priors().coverage_target) / 2)
+
+
+def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
+    """The MFU and band for a new run whose published prior is ``prior``, from the team's past
+    ``runs`` (module docstring)."""
+    read = _read(tuple(runs))
+    ratios = [r.log_ratio for r in read]
+    k = len(ratios)
+    z = _z()
+    tau = math.log10(prior.central / prior.low) / z
+    s = stdev(ratios) if k > 1 else None
+    sigma2 = (SPREAD_PRIOR_RUNS * WITHIN_TEAM_SPREAD ** 2 + (k - 1) * (s or 0.0) ** 2) / (
+        SPREAD_PRIOR_RUNS + k - 1)
+    precision = 1 / tau ** 2 + k / sigma2
+    weight = (k / sigma2) / precision
+    mean = fmean(ratios)
+    shift = weight * mean
+    half = z * math.sqrt(1 / precision + sigma2)
+    low_log, high_log = min(shift - half, *ratios), max(shift + half, *ratios)
+    high = min(MAX_PRIOR_MFU, prior.central * 10 ** high_log)
+    return OwnRunsMfu(
+        n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
+        runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
+        spread=math.sqrt(sigma2), runs_spread=s, prior_spread=tau,
+        central=min(high, prior.central * 10 ** shift), low=prior.central * 10 ** low_log,
+        high=high, prior_central=prior.central)
+
+
+def check_runs_use(runs: Sequence[PastRun] | None, replaced_by: dict[str, object],
+                   device: object = True) -> None:
+    """Raise an :class:`InputError` on ``calibration`` when ``runs`` are given without a
+    ``device`` (None) to adjust the prior of, or beside a value of ``replaced_by`` (a given MFU
+    or throughput) that replaces that prior."""
+    if runs is None:
+        return
+    count = f"{len(runs)} run" + ("s" if len(runs) != 1 else "")
+    if device is None:
+        raise InputError("calibration", count, "only with gpu (your runs adjust its MFU prior)")
+    given = [name for name, value in replaced_by.items() if value is not None]
+    if given:
+        raise InputError("calibration", count,
+                         f"not together with {' or '.join(given)}: your runs adjust the "
+                         "prior, which a given MFU replaces")
+
+
+def own_runs_prior(runs: Sequence[PastRun] | None, prior: MfuPrior) -> MfuPrior:
+    """``prior`` with its central and band shrunk toward the team's ``runs`` (unchanged
+    without runs): for a caller that prices many sizes with one prior each."""
+    if not runs:
+        return prior
+    own = own_runs_mfu(runs, prior)
+    return prior.model_copy(update={"central": own.central, "low": own.low, "high": own.high})
+
+
+# --- the runs as text: a CSV table or a JSON list ---------------------------------------------
+
+class _Runs(BaseModel):
+    """The runs under the name the errors give them."""
+
+    calibration: Calibration
+
+
+def _column(raw: str) -> str:
+    return raw.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _csv_rows(text: str) -> list[dict[str, Any]]:
+    rows = data_csv_rows(text, "calibration")
+    if not rows:
+        return []
+    header = [_column(cell) for cell in rows[0]]
+    for j, key in enumerate(header):
+        if key not in PAST_RUN_COLUMNS or key in header[:j]:
+            raise InputError("calibration", f"(column {j + 1} of the header row)",
+                             "a header row naming each of its columns once, of "
+                             + ", ".join(PAST_RUN_COLUMNS))
+    out = []
+    for i, row in enumerate(rows[1:]):
+        if len(row) > len(header):
+            raise InputError(f"calibration[{i}]", f"{len(row)} cells",
+                             f"at most {len(header)} cells, as many as the header row has")
+        out.append({key: cell.strip() for key, cell in zip(header, row, strict=False)
+                    if cell.strip()})
+    return out
+
+
+def _json_rows(text: str) -> list[Any]:
+    data = data_json(text, "calibration")
+    if not isinstance(data, list):
+        raise InputError("calibration", type(data).__name__, "a JSON list of runs, one object "
+                                                              "each")
+    return [{_column(str(k)): v for k, v in item.items()} if isinstance(item, dict) else item
+            for item in data]
+
+
+def parse_calibration(text: str, *,
+                      fmt: Literal["csv", "json"] | None = None) -> list[PastRun]:
+    """The team's past runs from a CSV table with a header row (columns: name, params,
+    active_params, tokens, gpu, gpu_count, gpu_hours, wall_days, precision; an empty cell is
+    not given) or a JSON list of objects with those keys. ``fmt`` None: JSON when the text
+    starts with ``[``, else CSV. Raises a ``ValidationError`` naming ``calibration[i].field``
+    for every bad value, or an :class:`InputError` for a table it cannot read."""
+    if not isinstance(text, str):
+        raise InputError("calibration", type(text).__name__, "CSV or JSON text")
+    text = text.removeprefix("\ufeff").strip()
+    as_json = text.startswith(("[", "{")) if fmt is None else fmt == "json"
+    rows = _json_rows(text) if as_json else _csv_rows(text)
+    if not rows:
+        raise InputError("calibration", "(no runs)", "at least one run after the header row")
+    return list(_Runs.model_validate({"calibration": rows}).calibration)

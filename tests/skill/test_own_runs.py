@@ -1,0 +1,261 @@
+"""Issue 17 item 4: the team's own past runs move the MFU of a new run toward theirs, shrunk
+toward the published prior by how many runs they give, with a band that narrows as runs are
+added but never below their own scatter; every door that prices time uses it."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist, stdev
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from compute_budget.skill import (
+    AlternativesSpec,
+    BudgetTableSpec,
+    PastRun,
+    PlanSpec,
+    RunSpec,
+    VerdictSpec,
+    alternatives_for,
+    budget_table,
+    describe_error,
+    estimate_run,
+    get_accelerator,
+    mfu_prior,
+    own_runs_mfu,
+    parse_calibration,
+    plan_run,
+    verdict_on,
+)
+from compute_budget.skill.hardware.mfu_table import load_mfu_priors
+from compute_budget.skill.hardware.own_runs import SPREAD_PRIOR_RUNS, WITHIN_TEAM_SPREAD
+
+RUN = {"params": "7B", "tokens": "1T", "gpu": "h100", "gpu_count": 64}
+"""The new run: 7B on 1T tokens on 64 × H100."""
+
+
+def past(mfu: float, params: float = 7e9, tokens: float = 1e12, gpu: str = "h100",
+         **more: Any) -> dict[str, Any]:
+    """A past run that reached ``mfu`` end to end: its GPU-hours are 6·N·T / (MFU · peak)."""
+    peak = get_accelerator(gpu).peak("bf16") * 1e12
+    return {"params": params, "tokens": tokens, "gpu": gpu,
+            "gpu_hours": 6 * params * tokens / (mfu * peak * 3600), **more}
+
+
+def band_width(low: float, high: float) -> float:
+    return math.log10(high / low)
+
+
+def test_three_runs_at_045_move_the_estimate_toward_045_and_narrow_the_band() -> None:
+    published = estimate_run(RunSpec(**RUN))
+    ours = estimate_run(RunSpec(**RUN, calibration=[past(0.45)] * 3))
+    assert published.mfu_used.origin == "prior" and ours.mfu_used.origin == "own_runs"
+    assert published.mfu < ours.mfu < 0.45
+    # most of the way: three agreeing runs outweigh the published prior
+    assert (0.45 - ours.mfu) < 0.5 * (0.45 - published.mfu)
+    assert band_width(*ours.mfu_used.range) < band_width(*published.mfu_used.range)
+    assert ours.gpu_hours < published.gpu_hours
+    fit = ours.mfu_used.own_runs
+    assert fit is not None and fit.n_runs == 3 and fit.same_generation == 3
+    assert fit.level == pytest.approx(0.45) and 0.5 < fit.weight < 1
+
+
+def test_one_run_moves_it_less_than_three() -> None:
+    prior = estimate_run(RunSpec(**RUN)).mfu
+    one = estimate_run(RunSpec(**RUN, calibration=[past(0.45)]))
+    three = estimate_run(RunSpec(**RUN, calibration=[past(0.45)] * 3))
+    assert prior < one.mfu < three.mfu < 0.45
+    assert one.mfu_used.own_runs is not None and three.mfu_used.own_runs is not None
+    assert one.mfu_used.own_runs.weight < three.mfu_used.own_runs.weight
+    assert band_width(*three.mfu_used.range) < band_width(*one.mfu_used.range)
+
+
+def test_the_weight_is_the_precision_weighted_combination() -> None:
+    """One run: w = τ² / (τ² + σ₀²), τ the prior's band over z (BDA3 §2.5), σ₀ the published
+    scatter of one organisation's runs; the shift is w × log10(run / prior)."""
+    acc = get_accelerator("h100")
+    prior = mfu_prior("dense", acc, "bf16", params=7e9)
+    fit = own_runs_mfu([PastRun(**past(0.45))], prior)
+    z = NormalDist().inv_cdf((1 + load_mfu_priors().coverage_target) / 2)
+    tau = math.log10(prior.central / prior.low) / z
+    weight = tau**2 / (tau**2 + WITHIN_TEAM_SPREAD**2)
+    assert fit.weight == pytest.approx(weight)
+    assert fit.central == pytest.approx(prior.central * (0.45 / prior.central) ** weight)
+    # the band of one new run: z·√(Var δ̂ + σ²) either side, Var δ̂ = 1 / (1/τ² + 1/σ²)
+    half = z * math.sqrt(1 / (1 / tau**2 + 1 / WITHIN_TEAM_SPREAD**2) + WITHIN_TEAM_SPREAD**2)
+    assert fit.low == pytest.approx(fit.central / 10**half)
+    assert fit.high == pytest.approx(max(fit.central * 10**half, 0.45))
+
+
+def test_the_band_never_claims_less_spread_than_the_runs_show() -> None:
+    prior = mfu_prior("dense", get_accelerator("h100"), "bf16", params=7e9)
+    scattered = [PastRun(**past(m)) for m in (0.25, 0.45, 0.65)]
+    fit = own_runs_mfu(scattered, prior)
+    assert fit.low <= 0.25 and fit.high >= 0.65  # every run's own level lies in the band
+    assert fit.runs_spread == pytest.approx(stdev(math.log10(m / prior.central)
+                                                  for m in (0.25, 0.45, 0.65)))
+    # many agreeing runs narrow the band to their scatter, pooled with the published one
+    many = own_runs_mfu([PastRun(**past(0.45))] * 40, prior)
+    floor = WITHIN_TEAM_SPREAD * math.sqrt(SPREAD_PRIOR_RUNS / (SPREAD_PRIOR_RUNS + 39))
+    assert many.spread == pytest.approx(floor)
+    z = NormalDist().inv_cdf((1 + load_mfu_priors().coverage_target) / 2)
+    assert math.log10(many.high / many.central) >= z * floor
+    # scattered runs weigh less than agreeing ones: their scatter says each one tells less
+    agreeing = own_runs_mfu([PastRun(**past(0.45))] * 3, prior)
+    assert fit.weight < agreeing.weight
+    assert band_width(fit.low, fit.high) > band_width(agreeing.low, agreeing.high)
+
+
+def test_runs_on_another_generation_count_through_their_own_generations_prior() -> None:
+    """A100 runs say how the team does against the A100 prior; that ratio carries to an H100
+    run (the published prior's generation ratio scales it)."""
+    a100 = mfu_prior("dense", get_accelerator("a100"), "bf16", params=7e9).central
+    published = estimate_run(RunSpec(**RUN))
+    at_prior = estimate_run(RunSpec(**RUN, calibration=[past(a100, gpu="a100")] * 2))
+    assert at_prior.mfu == pytest.approx(published.mfu, rel=1e-9)  # no ratio, no move
+    assert band_width(*at_prior.mfu_used.range) < band_width(*published.mfu_used.range)
+    faster = estimate_run(RunSpec(**RUN, calibration=[past(1.5 * a100, gpu="a100")] * 2))
+    fit = faster.mfu_used.own_runs
+    assert fit is not None and fit.same_generation == 0 and fit.ratio == pytest.approx(1.5)
+    assert faster.mfu == pytest.approx(published.mfu * 1.5**fit.weight, rel=1e-3)
+
+
+def test_wall_days_count_as_devices_times_days() -> None:
+    by_hours = PastRun(**past(0.4))
+    assert by_hours.gpu_hours is not None
+    by_days = PastRun(params="7B", tokens="1T", gpu="h100", gpu_count=64,
+                      wall_days=by_hours.gpu_hours / 64 / 24)
+    assert by_days.mfu == pytest.approx(by_hours.mfu) == pytest.approx(0.4)
+
+
+def errors_of(**spec: Any) -> str:
+    with pytest.raises(ValidationError) as info:
+        RunSpec(**RUN, **spec)
+    return describe_error(info.value)
+
+
+def test_bad_runs_are_named_each_at_once() -> None:
+    message = errors_of(calibration=[
+        past(0.4) | {"gpu_hours": -5},
+        past(0.4) | {"gpu": "h999"},
+        {"params": "7B", "tokens": "1T", "gpu": "h100"},
+        past(0.4) | {"wall_days": 3, "gpu_count": 8},
+        {"params": "7B", "tokens": "1T", "gpu": "h100", "wall_days": 3},
+        {"params": "7B", "tokens": "1T", "gpu": "h100", "gpu_hours": 1},
+        past(0.4) | {"active_params": "8B"},
+    ])
+    lines = message.splitlines()
+    assert lines[0].startswith("calibration[0].gpu_hours: -5 is not allowed; must be > 0")
+    assert lines[1].startswith("calibration[1].gpu: 'h999' is not allowed; unknown accelerator")
+    assert lines[2].startswith("calibration[2].gpu_hours: None is not allowed; give gpu_hours or "
+                               "wall_days")
+    assert lines[3].startswith("calibration[3].wall_days: 3.0 is not allowed; not together with "
+                               "gpu_hours")
+    assert lines[4].startswith("calibration[4].gpu_count: None is not allowed; the number of "
+                               "devices, with wall_days")
+    assert lines[5].startswith("calibration[5].gpu_hours: 1.0 is not allowed; it implies an MFU")
+    assert lines[6].startswith("calibration[6].active_params: 8000000000.0 is not allowed")
+    assert len(lines) == 7
+
+
+def test_calibration_replaces_no_given_mfu() -> None:
+    for given in ({"mfu": 0.4}, {"achieved_tflops": 400}):
+        assert errors_of(calibration=[past(0.4)], **given).startswith(
+            "calibration: '1 run' is not allowed; not together with")
+    assert errors_of(calibration=[]).startswith("calibration: [] is not allowed; one to 500")
+
+
+def test_csv_and_json_read_the_same_runs() -> None:
+    csv_runs = parse_calibration("name,params,active-params,tokens,gpu,GPU hours\n"
+                                 "first,7B,,1T,h100,30000\n"
+                                 "moe,47B,13B,2T,a100,900000\n")
+    json_runs = parse_calibration('[{"name": "first", "params": "7B", "tokens": "1T", '
+                                  '"gpu": "h100", "gpu_hours": 30000}, {"name": "moe", '
+                                  '"params": "47B", "active_params": "13B", "tokens": "2T", '
+                                  '"gpu": "a100", "gpu_hours": 900000}]')
+    assert csv_runs == json_runs
+    assert csv_runs[1].active == 13e9 and csv_runs[1].gpu == "a100-80gb"
+
+
+def test_a_table_it_cannot_read_is_named_without_its_contents() -> None:
+    with pytest.raises(ValueError, match=r"column 1 of the header row") as info:
+        parse_calibration("root:x:0:0:root:/root:/bin/bash\n")
+    assert "root" not in str(info.value)
+    with pytest.raises(ValueError, match="at least one run"):
+        parse_calibration("params,tokens,gpu,gpu_hours\n")
+    with pytest.raises(ValueError, match="a JSON list of runs"):
+        parse_calibration('{"params": "7B"}')
+    with pytest.raises(ValidationError) as bad:
+        parse_calibration("params,tokens,gpu,gpu_hours\n7B,1T,h100,-1\n")
+    assert describe_error(bad.value).startswith("calibration[0].gpu_hours: ")
+
+
+CAL = [past(0.45)] * 3
+
+
+def test_the_verdict_prices_the_run_at_the_runs_mfu() -> None:
+    decision = verdict_on(VerdictSpec(**RUN, calibration=CAL, predicted_gain=2,
+                                      gain_uncertainty=1))
+    estimate = estimate_run(RunSpec(**RUN, calibration=CAL))
+    assert decision.gpu_hours == pytest.approx(estimate.gpu_hours)
+    assert decision.assumptions is not None and decision.assumptions.own_runs is not None
+    assert decision.assumptions.own_runs_mfu == pytest.approx(estimate.mfu)
+    plain = verdict_on(VerdictSpec(**RUN, predicted_gain=2, gain_uncertainty=1))
+    assert plain.assumptions is not None and plain.assumptions.own_runs is None
+    assert "own_runs" not in plain.assumptions.model_dump()  # left out, not null
+
+
+def test_the_split_prices_each_size_at_the_runs_mfu() -> None:
+    ours = budget_table(BudgetTableSpec(budget_usd="$400k", gpu="h100", calibration=CAL))
+    published = budget_table(BudgetTableSpec(budget_usd="$400k", gpu="h100"))
+    assert ours.rate_basis == "gpu_with_own_runs" and ours.mfu_used is not None
+    assert ours.mfu_used.origin == "own_runs" and ours.mfu_used.own_runs is not None
+    assert published.mfu is not None and ours.mfu is not None and ours.mfu > published.mfu
+    assert ours.budget_flops > published.budget_flops  # the same dollars buy more compute
+    # an estimate of the ratio split gives the same MFU (one computation)
+    split = ours.ratio_split
+    run = estimate_run(RunSpec(params=split.params, tokens=split.tokens, gpu="h100",
+                               gpu_count=8, calibration=CAL))
+    assert run.mfu == pytest.approx(ours.mfu, rel=1e-6)
+    with pytest.raises(ValidationError, match="calibration: '3 runs' is not allowed; only with"):
+        BudgetTableSpec(budget_flops="1e22", calibration=CAL)
+    with pytest.raises(ValidationError, match="not together with mfu"):
+        BudgetTableSpec(budget_flops="1e22", gpu="h100", mfu=0.4, calibration=CAL)
+
+
+def test_plans_and_alternatives_move_each_devices_prior_toward_the_runs() -> None:
+    report = plan_run(PlanSpec(params="7B", tokens="1T", deadline_days=30, calibration=CAL,
+                               gpus=["h100", "a100"]))
+    for plan in report.plans:
+        assert plan.estimate.mfu_used.origin == "own_runs"
+        alone = estimate_run(RunSpec(params="7B", tokens="1T", gpu=plan.estimate.accelerator_key,
+                                     gpu_count=plan.gpu_count, calibration=CAL))
+        assert plan.estimate.mfu == pytest.approx(alone.mfu)
+    others = alternatives_for(AlternativesSpec(**RUN, calibration=CAL))
+    hardware = [a for a in others.alternatives if a.kind == "other_hardware"]
+    assert hardware and all(a.estimate is not None and a.estimate.mfu_used.origin == "own_runs"
+                            for a in hardware)
+
+
+def test_the_published_scatter_of_one_organisation_is_what_the_calibration_shows() -> None:
+    """σ₀ (0.085 in log10) is the pooled scatter of the prior's residuals within one
+    organisation's line of runs (the module docstring lists them); recomputed from the packaged
+    table by organisation when it records one, else by the model lines named there."""
+    lines = {"LLaMA-1": "LLaMA-1", "Llama 2": "Llama 2", "Llama 3": "Llama 3/4",
+             "Llama 4": "Llama 3/4", "Phi-3": "Phi", "Phi-4": "Phi", "Falcon": "Falcon",
+             "Pythia": "Pythia", "DeepSeek": "DeepSeek"}
+    groups: dict[str, list[float]] = {}
+    for run in load_mfu_priors().runs:
+        if not run.used or run.fitted_mfu is None:
+            continue
+        key = getattr(run, "organisation", "") or next(
+            (g for prefix, g in lines.items() if run.name.startswith(prefix)), "")
+        if key:
+            groups.setdefault(key, []).append(math.log10(run.end_to_end_mfu / run.fitted_mfu))
+    pooled = [(len(v) - 1, stdev(v)) for v in groups.values() if len(v) > 1]
+    dof = sum(n for n, _ in pooled)
+    spread = math.sqrt(sum(n * s**2 for n, s in pooled) / dof)
+    assert dof >= 15
+    assert spread == pytest.approx(WITHIN_TEAM_SPREAD, abs=0.02)

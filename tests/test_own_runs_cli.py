@@ -1,0 +1,88 @@
+"""`--calibration FILE` (issue 17 item 4): the team's past runs from a .csv or .json file on
+estimate, decide, alternatives, split and plan; bad runs exit 2 naming the row and column."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compute_budget.skill import RunSpec, estimate_run, get_accelerator
+from tests.conftest import Cli
+
+RUN = ["--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus", "64"]
+
+
+def hours(mfu: float, gpu: str = "h100") -> float:
+    """GPU-hours of a 7B × 1T run at ``mfu`` end to end."""
+    return round(6 * 7e9 * 1e12 / (mfu * get_accelerator(gpu).peak("bf16") * 1e12 * 3600), 1)
+
+
+@pytest.fixture
+def runs_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "runs.csv"
+    path.write_text("name,params,tokens,gpu,gpu-hours,wall-days,gpu-count\n"
+                    f"first,7B,1T,h100,{hours(0.45)},,\n"
+                    f"second,7B,1T,h100,,{hours(0.42) / 64 / 24},64\n"
+                    f"older,7B,1T,a100,{hours(0.40, 'a100')},,\n")
+    return path
+
+
+def test_csv_and_json_give_the_library_numbers(cli: Cli, runs_csv: Path,
+                                               tmp_path: Path) -> None:
+    code, out, err = cli("estimate", *RUN, "--calibration", str(runs_csv), "--json")
+    assert code == 0, err
+    by_csv = json.loads(out)
+    runs = [{"params": "7B", "tokens": "1T", "gpu": "h100", "gpu_hours": hours(0.45)},
+            {"params": "7B", "tokens": "1T", "gpu": "h100", "gpu_count": 64,
+             "wall_days": hours(0.42) / 64 / 24},
+            {"params": "7B", "tokens": "1T", "gpu": "a100", "gpu_hours": hours(0.40, "a100")}]
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs))
+    code, out, err = cli("estimate", *RUN, "--calibration", str(path), "--json")
+    assert code == 0, err
+    by_json = json.loads(out)
+    library = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=64,
+                                   calibration=runs))
+    for data in (by_csv, by_json):
+        assert data["mfu"] == pytest.approx(library.mfu)
+        assert data["mfu_used"]["origin"] == "own_runs"
+        assert data["mfu_used"]["own_runs"]["n_runs"] == 3
+    code, plain, _ = cli("estimate", *RUN, "--json")
+    assert json.loads(plain)["mfu"] < by_csv["mfu"]  # the runs ran faster than the prior
+
+
+@pytest.mark.parametrize("argv", [
+    ["estimate", *RUN],
+    ["decide", *RUN, "--gain", "2", "--uncertainty", "1"],
+    ["alternatives", *RUN],
+    ["split", "--budget-usd", "400k", "--gpu", "h100"],
+    ["plan", "--params", "7B", "--tokens", "1T", "--deadline-days", "30", "--gpu-types", "h100"],
+])
+def test_every_command_that_prices_time_takes_the_file(cli: Cli, runs_csv: Path,
+                                                       argv: list[str]) -> None:
+    code, out, err = cli(*argv, "--calibration", str(runs_csv))
+    assert code == 0, err
+    assert "from your 3 runs" in out or "moved toward your 3 runs" in out, out
+
+
+@pytest.mark.parametrize(("rows", "named"), [
+    ("7B,1T,h100,-5,,\n", "calibration[0].gpu-hours: must be greater than 0"),
+    ("7B,1T,h100,30000,,\n7B,1T,h999,30000,,\n", "calibration[1].gpu: unknown accelerator"),
+    ("7B,1T,h100,,,\n", "calibration[0].gpu-hours: give gpu-hours or wall-days"),
+    ("7B,1T,h100,,3,\n", "calibration[0].gpu-count: the number of devices, with wall-days"),
+])
+def test_bad_runs_exit_2_naming_the_row_and_column(cli: Cli, tmp_path: Path, rows: str,
+                                                   named: str) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("params,tokens,gpu,gpu_hours,wall_days,gpu_count\n" + rows)
+    code, out, err = cli("estimate", *RUN, "--calibration", str(path))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: --calibration: {str(path)!r} is not allowed; {named}"), err
+    assert "(contents not shown)" in err
+
+
+def test_a_given_mfu_and_runs_exit_2(cli: Cli, runs_csv: Path) -> None:
+    code, _, err = cli("estimate", *RUN, "--calibration", str(runs_csv), "--mfu", "0.4")
+    assert code == 2 and "--calibration: '3 runs' is not allowed; not together with" in err

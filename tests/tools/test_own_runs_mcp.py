@@ -1,0 +1,115 @@
+"""Issue 17 item 4 through the in-memory MCP client: ``calibration`` (the team's past runs, a
+list of objects) on every tool that prices a run, the same numbers as the library and the
+command line, and every bad run named at once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from compute_budget.skill import RunSpec, estimate_run, get_accelerator
+from tests.conftest import Cli
+
+pytestmark = pytest.mark.anyio
+
+RUN: dict[str, Any] = {"params": "7B", "tokens": "1T", "gpu": "h100", "gpu_count": 64}
+
+
+def past(mfu: float, gpu: str = "h100") -> dict[str, Any]:
+    """A 7B × 1T past run at ``mfu`` end to end."""
+    hours = 6 * 7e9 * 1e12 / (mfu * get_accelerator(gpu).peak("bf16") * 1e12 * 3600)
+    return {"params": "7B", "tokens": "1T", "gpu": gpu, "gpu_hours": round(hours, 1)}
+
+
+CAL = [past(0.45), past(0.42), past(0.40, "a100")]
+
+
+def _text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+async def test_the_estimate_uses_the_runs_and_says_so(client: Client) -> None:
+    result = await client.call_tool("estimate_run_cost", {**RUN, "calibration": CAL})
+    assert not result.is_error, _text(result)
+    data = result.structured_content
+    library = estimate_run(RunSpec(**RUN, calibration=CAL))
+    assert data["mfu"] == pytest.approx(library.mfu)
+    assert data["gpu_hours_range"] == pytest.approx(list(library.gpu_hours_range))
+    used = data["mfu_used"]
+    assert used["origin"] == "own_runs" and used["own_runs"]["n_runs"] == 3
+    assert "runs" not in used["own_runs"]  # the per-run detail is in the full reply only
+    assert "MFU: 0." in _text(result) and "from your 3 runs (the published prior weighs" in (
+        _text(result))
+    full = await client.call_tool("estimate_run_cost", {**RUN, "calibration": CAL,
+                                                        "detail": "full"})
+    assert len(full.structured_content["mfu_used"]["own_runs"]["runs"]) == 3
+    assert "Gelman et al." in _text(full) and "1 of them ran on another generation" in _text(full)
+
+
+async def test_both_doors_give_the_same_numbers(client: Client, cli: Cli,
+                                                tmp_path: Path) -> None:
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(CAL))
+    argv = ["--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus", "64",
+            "--calibration", str(path)]
+    code, out, err = cli("estimate", *argv, "--json")
+    assert code == 0, err
+    by_cli = json.loads(out)
+    by_mcp = (await client.call_tool("estimate_run_cost",
+                                     {**RUN, "calibration": CAL})).structured_content
+    for key in ("mfu", "gpu_hours", "gpu_hours_range", "dollar_cost_with_failures"):
+        assert by_cli[key] == pytest.approx(by_mcp[key])
+    assert by_cli["mfu_used"]["own_runs"]["weight"] == pytest.approx(
+        by_mcp["mfu_used"]["own_runs"]["weight"])
+    split = await client.call_tool("split_budget", {"budget_usd": "$400k", "gpu": "h100",
+                                                    "calibration": CAL})
+    code, out, err = cli("split", "--budget-usd", "400k", "--gpu", "h100",
+                         "--calibration", str(path))
+    assert code == 0, err
+    assert _text(split) == out  # one template: both doors say the same
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("render_verdict", {**RUN, "predicted_gain": 2, "gain_uncertainty": 1}),
+    ("split_budget", {"budget_usd": "$400k", "gpu": "h100"}),
+    ("plan_run", {"params": "7B", "tokens": "1T", "deadline_days": 30, "gpus": ["h100"]}),
+    ("suggest_alternatives", RUN),
+])
+async def test_every_tool_that_prices_time_uses_the_runs(client: Client, tool: str,
+                                                         arguments: dict[str, Any]) -> None:
+    result = await client.call_tool(tool, {**arguments, "calibration": CAL})
+    assert not result.is_error, _text(result)
+    assert ("from your 3 runs" in _text(result)
+            or "moved toward your 3 runs" in _text(result)), _text(result)
+
+
+async def test_bad_runs_are_an_error_naming_each(client: Client) -> None:
+    result = await client.call_tool("estimate_run_cost", {**RUN, "calibration": [
+        past(0.4) | {"gpu_hours": -5},
+        past(0.4) | {"gpu": "h999"},
+        {"params": "7B", "tokens": "1T", "gpu": "h100"},
+    ]})
+    assert result.is_error
+    text = _text(result)
+    for named in ("calibration[0].gpu_hours: -5 is not allowed; must be > 0",
+                  "calibration[1].gpu: 'h999' is not allowed; unknown accelerator",
+                  "calibration[2].gpu_hours: None is not allowed; give gpu_hours or wall_days"):
+        assert named in text, text
+    both = await client.call_tool("estimate_run_cost", {**RUN, "calibration": CAL, "mfu": 0.4})
+    assert both.is_error and "not together with mfu" in _text(both)
+
+
+async def test_estimate_run_cost_lists_calibration_with_the_keys_of_a_run(
+        client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    described = tools["estimate_run_cost"].input_schema["properties"]["calibration"]
+    array = next(b for b in described.get("anyOf", [described]) if b.get("type") == "array")
+    keys = json.dumps(array) + described.get("description", "")  # the keys, in either form
+    for key in ("params", "tokens", "gpu", "gpu_hours", "wall_days", "gpu_count"):
+        assert key in keys, key
+    # the other tools take it too (test_every_tool_that_prices_time_uses_the_runs); which of
+    # them list it is the schemas' choice (tool_specs.py)
