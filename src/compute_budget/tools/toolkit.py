@@ -40,6 +40,7 @@ from ..operations import Operation, Reply
 from ..prompts.mcp_texts import missing_inputs_text, tool_description
 from ..skill import ComputeBudgetError, describe_error
 from ..skill.errors import not_finite_cause
+from .relay import RELAYED, relayed
 from .schemas import compact_input_schema, compact_output_schema, portable_arguments
 
 __all__ = ["READ_ONLY", "Question", "ToolSpec", "arguments_model", "build_tool"]
@@ -305,6 +306,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         structured = result.model_dump(mode="json", exclude=None if full else spec.brief)
         if not full and spec.trim is not None:
             structured = spec.trim(structured)
+        structured = relayed(spec.name, result, structured, full)
         return CallToolResult(content=content, structured_content=structured)
 
     parameters = _keyword_parameters(spec.arguments.model_fields)
@@ -333,5 +335,7 @@ def build_tool(spec: ToolSpec) -> Tool:
     tool.parameters = compact_input_schema(spec.arguments, spec.published, spec.undescribed,
                                            optional=spec.askable)
     tool.fn_metadata.output_schema = compact_output_schema(spec.output)
+    if spec.name in RELAYED:
+        tool.fn_metadata.output_schema["properties"]["relay"] = {}
     tool.fn_metadata.output_model = None
     return tool

@@ -1,0 +1,73 @@
+"""Issue 19 item 3: from the structured content alone (some clients hand the model that, not the
+markdown), an estimate's and a verdict's relayable answer can be read: the headline with the
+verdict and its reason or whether the run fits, the sources of the price and the MFU, and the
+question to ask next."""
+
+from typing import Any
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+RUN = {"params": "7B", "tokens": "100B", "gpu": "h100", "gpu_count": 8}
+
+
+async def _relay(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error
+    assert result.structured_content is not None
+    relay: dict[str, Any] = result.structured_content["relay"]
+    return relay
+
+
+async def test_an_estimate_relays_its_headline_sources_and_question(client: Client) -> None:
+    relay = await _relay(client, "estimate_run_cost", RUN)
+    assert relay["fits"] is True
+    assert relay["headline"].startswith("7B × 100B tokens on 8 × H100 SXM: ")
+    assert "days (" in relay["headline"] and "with the failure budget ($" in relay["headline"]
+    assert relay["price_source"].endswith("(runpod.io/pricing)") or "/GPU-h" in relay[
+        "price_source"]
+    assert "calibrated prior from" in relay["mfu_source"]
+    assert "gain" in relay["ask"] and relay["ask"].endswith("?")
+    given = await _relay(client, "estimate_run_cost", {**RUN, "mfu": 0.3,
+                                                        "usd_per_gpu_hour": "$2"})
+    assert given["price_source"] == "$2.00/GPU-h, given by you"
+    assert given["mfu_source"] == "0.30, given by you"
+
+
+async def test_a_run_that_cannot_run_says_so_first(client: Client) -> None:
+    relay = await _relay(client, "estimate_run_cost", {**RUN, "params": "700B", "gpu_count": 1})
+    assert relay["fits"] is False
+    assert "cannot run: it does not fit in device memory" in relay["headline"]
+    assert "fewest devices" in relay["headline"]
+
+
+@pytest.mark.parametrize(("gain", "budget", "verdict", "reason"), [
+    (2, None, "GO", "clears its uncertainty"),
+    (0.2, None, "MARGINAL", "does not clear its uncertainty"),
+    (2, 1000, "NO-GO", "costs more than the budget"),
+])
+async def test_a_verdict_relays_the_verdict_and_its_reason(
+        client: Client, gain: float, budget: float | None, verdict: str, reason: str) -> None:
+    relay = await _relay(client, "render_verdict", {
+        **RUN, "predicted_gain": gain, "gain_uncertainty": 0.5, "budget_usd": budget})
+    assert relay["headline"].startswith(f"{verdict}: ") and reason in relay["headline"]
+    assert relay["ask"].endswith("?") and relay["fits"] is True
+
+
+async def test_memory_relays_whether_it_fits(client: Client) -> None:
+    relay = await _relay(client, "estimate_memory", {"params": "70B", "gpu": "h100",
+                                                     "gpu_count": 1})
+    assert relay["fits"] is False and relay["headline"].startswith("Does not fit on 1 × H100")
+
+
+async def test_relay_is_listed_and_kept_in_the_full_detail(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    for name in ("estimate_run_cost", "render_verdict", "estimate_memory"):
+        schema = tools[name].output_schema
+        assert schema is not None and "relay" in schema["properties"], name
+    full = await client.call_tool("estimate_run_cost", {**RUN, "detail": "full"})
+    assert full.structured_content is not None
+    assert "relay" in full.structured_content
+    assert "size_slope" in full.structured_content["mfu_used"]["prior"]
