@@ -54,6 +54,7 @@ async def test_a_verdict_relays_the_verdict_and_its_reason(
         **RUN, "predicted_gain": gain, "gain_uncertainty": 0.5, "budget_usd": budget})
     assert relay["headline"].startswith(f"{verdict}: ") and reason in relay["headline"]
     assert relay["ask"].endswith("?") and relay["fits"] is True
+    assert "/GPU-h" in relay["price_source"] and "calibrated prior" in relay["mfu_source"]
 
 
 async def test_memory_relays_whether_it_fits(client: Client) -> None:

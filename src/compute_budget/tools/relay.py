@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..prompts.render import render
+from ..skill import ComputeBudgetError, RunSpec, estimate_run
 
 __all__ = ["RELAYED", "relay", "relayed"]
 
@@ -36,13 +37,27 @@ def _fits(tool: str, result: BaseModel) -> bool | None:
     return getattr(memory, "fits", None)
 
 
-def relay(tool: str, result: BaseModel) -> dict[str, Any] | None:
+def _priced(tool: str, arguments: BaseModel | None) -> Any:
+    """The estimate a verdict weighed, for the sources of its price and MFU (a verdict carries
+    the cost, not where it came from): the same spec estimated again, a millisecond, no file
+    read (validating the spec resolved its architecture)."""
+    if tool != "render_verdict" or not isinstance(arguments, RunSpec):
+        return None
+    try:
+        return estimate_run(arguments)
+    except ComputeBudgetError:  # pragma: no cover - the verdict estimated the same spec
+        return None
+
+
+def relay(tool: str, result: BaseModel,
+          arguments: BaseModel | None = None) -> dict[str, Any] | None:
     """The ``relay`` of ``tool``'s ``result``: headline, price_source, mfu_source, ask and fits,
     where they apply; None for a tool without one."""
     if tool not in RELAYED:
         return None
     fields: dict[str, Any] = {}
-    for line in render("mcp/relay", tool=tool, r=result).splitlines():
+    text = render("mcp/relay", tool=tool, r=result, e=_priced(tool, arguments))
+    for line in text.splitlines():
         key, sep, text = line.partition(": ")
         if sep and key.isidentifier():
             fields[key] = text.strip()
@@ -52,11 +67,11 @@ def relay(tool: str, result: BaseModel) -> dict[str, Any] | None:
     return fields
 
 
-def relayed(tool: str, result: BaseModel, structured: dict[str, Any],
-            full: bool) -> dict[str, Any]:
+def relayed(tool: str, result: BaseModel, structured: dict[str, Any], full: bool,
+            arguments: BaseModel | None = None) -> dict[str, Any]:
     """``structured`` with ``relay`` added; in the brief content, without the MFU prior's
     working that relay's mfu_source replaces (the content stays within its size cap)."""
-    told = relay(tool, result)
+    told = relay(tool, result, arguments)
     if told is None:
         return structured
     prior = (structured.get("mfu_used") or {}).get("prior")

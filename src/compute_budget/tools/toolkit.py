@@ -306,7 +306,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         structured = result.model_dump(mode="json", exclude=None if full else spec.brief)
         if not full and spec.trim is not None:
             structured = spec.trim(structured)
-        structured = relayed(spec.name, result, structured, full)
+        structured = relayed(spec.name, result, structured, full, arguments)
         return CallToolResult(content=content, structured_content=structured)
 
     parameters = _keyword_parameters(spec.arguments.model_fields)
