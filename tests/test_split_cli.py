@@ -32,11 +32,11 @@ def test_json_rows_have_days_dollars_and_ranges(cli: Cli) -> None:
         low, high = row["wall_days_range"]
         assert low <= row["wall_days"] <= high
         assert row["wall_days"] == pytest.approx(row["hours"] / 24)
-    # The split the budget buys: 50,000 / 1.5 / 2.49 = 13,387 GPU-h, on 8 devices 1,673 h =
-    # 69.7 days. The other rows spend the same FLOPs at their own size's MFU: a smaller model
+    # The split the budget buys: 50,000 / 1.5 / 3.99 = 8,354 GPU-h, on 8 devices 1,044 h =
+    # 43.5 days. The other rows spend the same FLOPs at their own size's MFU: a smaller model
     # runs at a lower MFU, so it takes longer and costs more.
     best = data["ratio_split"]
-    assert best["wall_days"] == pytest.approx(50_000 / 1.5 / 2.49 / 8 / 24)
+    assert best["wall_days"] == pytest.approx(50_000 / 1.5 / 3.99 / 8 / 24)
     assert best["dollar_cost_with_failures"] == pytest.approx(50_000)
     costs = [r["dollar_cost_with_failures"] for r in rows]
     assert costs[:3] == sorted(costs[:3], reverse=True) and costs[0] > 50_000
@@ -58,29 +58,29 @@ doors."""
 def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
     code, out, _ = cli("split", *COMMON["dollars on a gpu"])
     assert code == 0
-    # Numbers as in test_json_rows_have_days_dollars_and_ranges: $50,000 / 1.5 / $2.49 =
-    # 13,387 GPU-h = 69.7 days on 8 devices for the 9.58B split; 100M and 1B share the MFU the
+    # Numbers as in test_json_rows_have_days_dollars_and_ranges: $50,000 / 1.5 / $3.99 =
+    # 8,354 GPU-h = 43.5 days on 8 devices for the ratio split; 100M and 1B share the MFU the
     # prior has at 1B (the low end of its calibrated sizes), so they share a row.
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.23): 9.58B parameters on 192B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.23): 7.47B parameters on 149B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.15): 7.75B parameters on 155B tokens**: 46.2 days and $33,114 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.15): 6.02B parameters on 120B tokens**: 28.6 days and $32,883 at the median MFU.
 
-Each row spends 1.10 × 10²² FLOPs at the MFU prior for its size (calibrated down to 1B parameters, so 100M – 1B take the same days and cost).
+Each row spends 6.70 × 10²¹ FLOPs at the MFU prior for its size (calibrated down to 1B parameters, so 100M – 1B take the same days and cost).
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M – 1B | 18.4T – 1.84T | 183,594 – 1,836 | 80.9 – 122 | $38,693 | $58,040 – $87,500 | yes | yes |
-| 10B | 184B | 18.36 | 69.4 – 105 | $33,190 | $49,784 – $75,000 | at slow end | yes |
-| 100B | 18.4B | 0.1836 | 80.2 – 121 | $38,335 | $57,503 – $87,028 | yes | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.58B** | **192B** | **20** | 69.7 – 105 | $33,333 | $50,000 – $75,490 | at slow end | yes |
+| 100M – 1B | 11.2T – 1.12T | 111,598 – 1,116 | 49.0 – 74.2 | $37,500 | $56,250 – $85,227 | yes | yes |
+| 10B | 112B | 11.16 | 42.8 – 64.8 | $32,751 | $49,127 – $74,503 | at slow end | yes |
+| 100B | 11.2B | 0.1116 | 50.3 – 76.9 | $38,524 | $57,786 – $88,361 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **7.47B** | **149B** | **20** | 43.5 – 66.1 | $33,333 | $50,000 – $76,014 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.23 (0.15 – 0.35), a prior from 11 published runs on Hopper, calibrated 2026-12-01; give a measured one.
-- Price: $2.49/GPU-h on-demand, 2026-Q1 (industry price survey); give yours.
+- MFU: 0.23 (0.15 – 0.34), a prior from 12 published runs on Hopper, calibrated 2026-12-01; give a measured one.
+- Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
 
@@ -96,15 +96,15 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size (calibrated d
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M – 1B | 16.7T – 1.67T | 166,667 – 1,667 | 73.5 – 111 | $35,126 | $52,689 – $79,433 | yes |
-| 10B | 167B | 16.67 | 63.0 – 94.9 | $30,130 | $45,194 – $68,085 | yes |
-| 100B | 16.7B | 0.1667 | 72.8 – 110 | $34,810 | $52,215 – $79,034 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 63.3 – 95.6 | $30,260 | $45,390 – $68,530 | yes |
+| 100M – 1B | 16.7T – 1.67T | 166,667 – 1,667 | 73.1 – 111 | $56,005 | $84,007 – $127,283 | yes |
+| 10B | 167B | 16.67 | 63.8 – 96.8 | $48,912 | $73,369 – $111,268 | yes |
+| 100B | 16.7B | 0.1667 | 75.0 – 115 | $57,468 | $86,203 – $131,752 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 64.1 – 97.5 | $49,127 | $73,690 – $112,009 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.23 (0.15 – 0.35), a prior from 11 published runs on Hopper, calibrated 2026-12-01; give a measured one.
-- Price: $2.49/GPU-h on-demand, 2026-Q1 (industry price survey); give yours.
+- MFU: 0.23 (0.15 – 0.35), a prior from 12 published runs on Hopper, calibrated 2026-12-01; give a measured one.
+- Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
 
@@ -132,12 +132,13 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
     _, short, _ = cli("split", *COMMON["dollars on a gpu"])
     _, full, _ = cli("split", *COMMON["dollars on a gpu"], "--detail", "full")
     quote = "'BFLOAT16 Tensor Core 1,979 teraFLOPS*'"  # the H100 page, as the catalog quotes it
-    calibration = "with a band of ×/÷ 1.51 that covers 90% of the published runs"
+    calibration = ("with a band of ×/÷ 1.52 that covers 85% of the published runs held out one "
+                   "organisation or model family at a time")
     for text in (quote, calibration, "Hoffmann et al. 2022 (\"Chinchilla\")"):
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
-    assert "$2.49/GPU-h on-demand, 2026-Q1 (industry price survey)" in short
-    assert "a prior from 11 published runs on Hopper, calibrated 2026-12-01" in short
+    assert "$3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing)" in short
+    assert "a prior from 12 published runs on Hopper, calibrated 2026-12-01" in short
     assert "Devices: 8, the default (one server)" in short
 
 
@@ -167,10 +168,10 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
     code, out, _ = cli("split", "--budget", "1e22", "--gpu", "h100", "--gpus", "64",
                        "--mfu", "0.4")
     assert code == 0
-    # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $2.49 = $17,476 nominal,
-    # × 1.5 = $26,213; at the slow end (the prior's low, 0.15) × 0.4 / 0.154.
+    # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
+    # nominal, × 1.5 = $42,004; at the slow end (the prior's low at 9.13B, 0.151) × 0.4 / 0.151.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 11.9 | $17,475 | $26,213 – $68,085 |" in bold
+    assert "| 4.57 – 12.1 | $28,002 | $42,004 – $111,268 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -221,8 +222,10 @@ def test_bad_input_names_the_flag_and_exits_2(
 def test_a_split_longer_than_a_plan_asks_for_more_devices(
     cli: Cli,
 ) -> None:
-    # $400k buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on 64 70 days.
-    _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100")
-    assert "| 558 – 842 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
-    _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64")
-    assert "| 69.7 – 105 |" in out and "longer than any plan" not in out
+    # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
+    # 64 70 days.
+    _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
+    assert "| 558 – 851 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
+                    "--price", "2.49")
+    assert "| 69.7 – 106 |" in out and "longer than any plan" not in out

@@ -83,9 +83,9 @@ def test_ranking_by_gain_per_dollar_computed_by_hand() -> None:
 
 
 def test_unknown_price_ranks_last_with_none() -> None:
-    # tpu-v3 and gb200 have no catalog price: their cost is unknown, not 0, whatever the gain.
+    # tpu-v3 and gb300 have no catalog price: their cost is unknown, not 0, whatever the gain.
     rows = [_row("priced", gain=0.01), _row("tpu", gpu="tpu-v3", price="", gain=50, sigma=10),
-            _row("gb", gpu="gb200", price="", gain=50, sigma=1)]
+            _row("gb", gpu="gb300", price="", gain=50, sigma=1)]
     comparison = compare_candidates(CompareSpec(candidates=rows))
     assert [r.name for r in comparison.candidates] == ["priced", "gb", "tpu"]  # P: 1.0 > Φ(5)
     for r in comparison.candidates[1:]:

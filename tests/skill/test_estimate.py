@@ -126,8 +126,8 @@ def test_stated_family_overrides_inference() -> None:
 def test_catalog_price_is_dated_and_sourced() -> None:
     est = estimate_run(_spec(gpu="h100"))
     assert est.price.origin == "catalog"
-    assert est.usd_per_gpu_hour == 2.49
-    assert est.price.as_of == "2026-Q1"
+    assert est.usd_per_gpu_hour == 3.99  # RunPod Secure Cloud's H100 SXM, read 2026-11-09
+    assert est.price.as_of == "2026-11" and est.price.label == "runpod.io/pricing"
     assert est.price.kind
 
 

@@ -69,13 +69,14 @@ def test_no_rate_means_no_time() -> None:
 
 
 def test_rows_wall_days_and_dollars_by_hand() -> None:
-    # C = 1e22 FLOPs on 64 × H100 (989.5 TFLOP/s dense BF16) at MFU 0.4, $2.49/GPU-h, ×1.5:
+    # C = 1e22 FLOPs on 64 × H100 (989.5 TFLOP/s dense BF16) at MFU 0.4, your $2.49/GPU-h, ×1.5:
     #   throughput = 64 × 989.5e12 × 0.4        = 2.53312e16 FLOP/s
     #   wall       = 1e22 / 2.53312e16          = 394,770 s = 109.66 h = 4.5691 days
     #   dollars    = 109.66 h × 64 × $2.49      = $17,476;  × 1.5 = $26,213
     # A given MFU caps the fast end; the slow end is the prior's low (0.15) since 0.15 < 0.4:
     #   slow days  = 4.5691 × 0.4 / 0.15        = 12.184;   slow dollars = $26,213 × 0.4/0.15
-    split = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100", gpu_count=64, mfu=0.4))
+    split = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100", gpu_count=64, mfu=0.4,
+                                         usd_per_gpu_hour=2.49))
     assert split.mfu_used.range == (H100_PRIOR.low, 0.4)
     for row in [*split.rows, split.ratio_split]:
         assert row.wall_days == pytest.approx(4.5691, rel=1e-4)
@@ -101,7 +102,8 @@ def test_a_gpu_without_a_count_is_eight_devices() -> None:
 def test_dollar_budget_on_a_gpu() -> None:
     # $10,000 at $2.49/h on H100 at MFU 0.4, after the ×1.5 failure budget:
     # 10,000 / 1.5 / 2.49 = 2,677 GPU-h × 989.5e12 × 0.4 × 3600 FLOPs, 2,677 / 8 h of wall time.
-    split = budget_table(BudgetTableSpec(budget_usd=10_000, gpu="h100", mfu=0.4))
+    split = budget_table(BudgetTableSpec(budget_usd=10_000, gpu="h100", mfu=0.4,
+                                         usd_per_gpu_hour=2.49))
     gpu_hours = 10_000 / 1.5 / 2.49
     assert split.budget_flops == pytest.approx(gpu_hours * 3600 * 989.5e12 * 0.4)
     assert split.rows[0].hours == pytest.approx(gpu_hours / 8)
@@ -110,7 +112,8 @@ def test_dollar_budget_on_a_gpu() -> None:
 
 def test_safe_split_fits_the_budget_at_the_slow_end_and_the_median_split_does_not() -> None:
     # $50,000 on H100 at the prior, which follows the model's size: the median split buys
-    # C = 50,000 / 1.5 / 2.49 × 3600 × 989.5e12 × MFU(N) FLOPs with N = sqrt(C / 120), N and
+    # C = 50,000 / 1.5 / $3.99 (the catalog's H100, RunPod) × 3600 × 989.5e12 × MFU(N) FLOPs
+    # with N = sqrt(C / 120), N and
     # the MFU settled together; the safe split the same at the slow end of N's band.
     budget = 50_000
     split = budget_table(BudgetTableSpec(budget_usd=budget, gpu="h100"))
@@ -119,11 +122,11 @@ def test_safe_split_fits_the_budget_at_the_slow_end_and_the_median_split_does_no
     h100 = get_accelerator("h100")
     prior = mfu_prior("dense", h100, "bf16", params=median.params)
     low, central = prior.low, prior.central
-    c = budget / 1.5 / 2.49 * 3600 * 989.5e12 * central
+    c = budget / 1.5 / 3.99 * 3600 * 989.5e12 * central
     assert median.flops == pytest.approx(c, rel=1e-6)
     assert median.params == pytest.approx(math.sqrt(c / 120), rel=1e-6)
     safe_prior = mfu_prior("dense", h100, "bf16", params=safe.params)
-    assert safe.flops == pytest.approx(budget / 1.5 / 2.49 * 3600 * 989.5e12 * safe_prior.low,
+    assert safe.flops == pytest.approx(budget / 1.5 / 3.99 * 3600 * 989.5e12 * safe_prior.low,
                                        rel=1e-6)
     assert safe.params < median.params * math.sqrt(low / central) * 1.01
     assert safe.tokens_per_param == pytest.approx(split.ratio)
@@ -146,9 +149,9 @@ def test_safe_split_is_the_median_split_when_your_mfu_is_the_slow_end() -> None:
 def test_flop_budget_on_a_priced_gpu_has_dollars() -> None:
     split = budget_table(BudgetTableSpec(budget_flops="1e22", gpu="h100"))
     row = split.ratio_split
-    assert split.usd_per_gpu_hour == 2.49 and split.price.origin == "catalog"
+    assert split.usd_per_gpu_hour == 3.99 and split.price.origin == "catalog"  # RunPod, 2026-11
     assert split.price.as_of and split.price.kind
-    assert row.dollar_cost_with_failures == pytest.approx(row.gpu_hours * 2.49 * 1.5)
+    assert row.dollar_cost_with_failures == pytest.approx(row.gpu_hours * 3.99 * 1.5)
     assert row.dollar_cost_with_failures_range is not None
     unpriced = budget_table(BudgetTableSpec(budget_flops="1e22", gpu="tpu-v3"))
     assert unpriced.usd_per_gpu_hour is None
@@ -157,9 +160,10 @@ def test_flop_budget_on_a_priced_gpu_has_dollars() -> None:
 
 
 def test_your_price_replaces_the_catalog() -> None:
-    split = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100", usd_per_gpu_hour="$4.98"))
+    split = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100", usd_per_gpu_hour="$7.98"))
     catalog = budget_table(BudgetTableSpec(budget_flops=1e22, gpu="h100"))
     assert split.price.origin == "user" and split.price.kind is None
+    # $7.98 is twice the catalog's $3.99 (RunPod H100 SXM)
     assert split.ratio_split.dollar_cost_with_failures == pytest.approx(
         2 * catalog.ratio_split.dollar_cost_with_failures)
 

@@ -73,4 +73,4 @@ async def test_the_structured_content_has_the_table_as_shown(client: Client) -> 
     assert d["safe_split"]["budget_status"] == "within"
     assert (d["mfu_as_of"], d["peak_label"], d["ratio_source"]) == (
         "2026-12-01", "NVIDIA H100 page", "default")
-    assert d["price"]["label"] == "industry price survey"
+    assert d["price"]["label"] == "runpod.io/pricing"  # H100 SXM, RunPod Secure Cloud

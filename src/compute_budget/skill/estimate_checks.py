@@ -8,6 +8,7 @@ import math
 from .estimate_result import EstimateWarning, MfuUsed
 from .hardware.catalog import Accelerator, Precision, PriceUsed
 from .hardware.energy import load_energy_defaults
+from .hardware.mfu_table import load_mfu_priors
 from .model.source import differs
 from .quantities import MAX_FLOPS, MIN_FLOPS
 from .run_spec import RunSpec
@@ -16,7 +17,8 @@ from .vocabulary import COMPUTE_OPTIMAL_RATIO, DefaultUsed, flops_6nd
 __all__ = ["MFU_SUSPICIOUSLY_HIGH", "UNDER_TRAINED_WARNING", "estimate_warnings", "run_defaults"]
 
 MFU_SUSPICIOUSLY_HIGH = 0.75
-"""Above this MFU, warn: the best published end-to-end runs stay well below it."""
+"""Above this MFU, warn: the published end-to-end runs stay below it (the warning quotes the
+range those on the device's generation reached, from the calibration table)."""
 UNDER_TRAINED_WARNING = 0.5
 """Warn below this share of the compute-optimal tokens per parameter (10 of 20)."""
 SPARSE_FACTOR = 2.0
@@ -26,7 +28,7 @@ SPARSE_FACTOR = 2.0
 def estimate_warnings(spec: RunSpec, acc: Accelerator,
                       precision: Precision) -> list[EstimateWarning]:
     """Every warning of the estimate, in order."""
-    return (_mfu_warnings(spec.mfu) + _peak_warnings(spec, acc, precision)
+    return (_mfu_warnings(spec, acc) + _peak_warnings(spec, acc, precision)
             + _count_warnings(spec) + _family_warnings(spec)
             + _training_warnings(spec, spec.model.total))
 
@@ -47,10 +49,20 @@ def _peak_warnings(spec: RunSpec, acc: Accelerator,
     return []
 
 
-def _mfu_warnings(mfu: float | None) -> list[EstimateWarning]:
+def _mfu_warnings(spec: RunSpec, acc: Accelerator) -> list[EstimateWarning]:
+    """An MFU near the peak, with what the published runs on this generation reached."""
+    mfu = spec.mfu
     if mfu is None or mfu < MFU_SUSPICIOUSLY_HIGH:
         return []
-    return [EstimateWarning(code="mfu_near_peak", numbers={"mfu": mfu})]
+    seen = load_mfu_priors().observed(acc.generation,
+                                      "moe" if spec.resolved_family == "moe" else "dense")
+    numbers: dict[str, float | str | None] = {"mfu": mfu}
+    if seen is not None:
+        numbers |= {"n_runs": seen.n_runs, "spread": seen.spread, "label": seen.label,
+                    "family": seen.family, "low": seen.low, "high": seen.high,
+                    "highest": seen.highest, "optimism_low": mfu / seen.high,
+                    "optimism_high": mfu / seen.low}
+    return [EstimateWarning(code="mfu_near_peak", numbers=numbers)]
 
 
 def _count_warnings(spec: RunSpec) -> list[EstimateWarning]:
@@ -103,8 +115,8 @@ def run_defaults(spec: RunSpec, mfu: MfuUsed, price: PriceUsed) -> list[DefaultU
     energy = load_energy_defaults()
     candidates: list[tuple[bool, str, float | str | None, str]] = [
         (mfu.origin == "prior", "mfu", mfu.prior.central, "prior"),
-        (mfu.origin != "prior" and spec.mfu_convention is None, "mfu_convention", "6n",
-         "default"),
+        (mfu.origin in ("user", "achieved") and spec.mfu_convention is None, "mfu_convention",
+         "6n", "default"),
         (spec.usd_per_gpu_hour is None, "usd_per_gpu_hour", price.usd_per_gpu_hour,
          "catalog" if price.origin == "catalog" else "unknown"),
         (spec.precision is None, "precision", spec.resolved_precision, "device_default"),

@@ -118,7 +118,8 @@ ESTIMATE_BRIEF: dict[str, Any] = {
     "peak_source": True, "price": {"reference"}, "config_notes": True,
     "layout_cost": {"recompute", "tensor_parallel", "pipeline", "zero", "in_prior", "applied",
                     "total_range", "smallest_batch_tokens", "batch_origin"},
-    "mfu_used": {"prior": {"runs", "source", "basis", "trend"}},
+    "mfu_used": {"prior": {"runs", "source", "basis", "trend", "observed"},
+                 "own_runs": {"runs"}},
     "memory": MEMORY_BRIEF,
     "energy": {"board_power_w": {"source", "as_of"}, "pue": {"source", "as_of"},
                "grid_kg_co2_per_kwh": {"source", "as_of"}},
@@ -127,7 +128,8 @@ ESTIMATE_BRIEF: dict[str, Any] = {
 CATALOG_BRIEF: dict[str, Any] = {"notes": True, "accelerators": {"__all__": {
     "spec_source": True, "spec_as_of": True, "prices": True, "aliases": True,
     "board_power_w": True, "board_power_source": True, "generation": True, "vendor": True,
-    "memory_bandwidth_tbs": True, "default_price": {"offer", "source", "default"}}}}
+    "memory_bandwidth_tbs": True, "usable_memory_source": True,
+    "default_price": {"offer", "source", "default", "family", "kind"}}}}
 """The catalog without its sources and every price quote but the default."""
 
 
@@ -152,7 +154,9 @@ def tool_specs() -> list[ToolSpec]:
               undescribed=DESCRIBED_ON_ESTIMATE | DESCRIBED_ON_VERDICT,
               brief={"original": ESTIMATE_BRIEF | {"memory": True, "defaults_used": True,
                                                    "layout_cost": True, "flop_counts": True},
-                     "alternatives": {"__all__": {"estimate"}}},
+                     "alternatives": {"__all__": {
+                         "estimate": True,
+                         "detail": {"price_quote": {"source", "offer", "family"}}}}},
               trim=_drop_empty_items("alternatives")),
         _spec("estimate_memory", MemoryEstimate, brief=MEMORY_BRIEF,
               undescribed=DESCRIBED_ON_ESTIMATE,
@@ -160,9 +164,11 @@ def tool_specs() -> list[ToolSpec]:
                          "weights_bits", "seq_len", "micro_batch", "zero", "tp", "pp",
                          "recompute", "offload", "optimizer", "detail")),
         _spec("split_budget", BudgetTable,
-              brief={"mfu_used": {"prior"}, "peak_source": True, "price": {"reference"}},
+              brief={"mfu_used": {"prior": True, "own_runs": {"runs"}}, "peak_source": True,
+                     "price": {"reference"}},
               published=(*(f for f in BudgetTableSpec.model_fields if f != "utilization"),
-                         "detail")),
+                         "detail"),
+              undescribed=frozenset({"calibration"})),
         _spec("list_accelerators", Catalog, brief=CATALOG_BRIEF,
               trim=_drop_empty_items("accelerators")),
         _spec("compare_candidates", Comparison,
