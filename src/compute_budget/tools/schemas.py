@@ -41,8 +41,9 @@ LISTED_KEYS: dict[str, tuple[str, ...]] = {
 """Of a list argument whose objects take a whole run spec, the keys the schema lists (the others
 are accepted too; a strict client sends these)."""
 LISTED_ONCE = frozenset({"calibration"})
-"""List arguments listed only by the tool that describes them (the others accept them too): a
-list of declared objects costs a kilobyte a tool."""
+"""List arguments listed only by a tool that lists its whole spec and describes them
+(estimate_run_cost); the others accept them too: a list of declared objects costs a kilobyte a
+tool."""
 MAPPINGS: dict[str, tuple[str, str]] = {"available": ("gpu", "count")}
 """Mapping arguments published as a list of ``{key, value}`` objects: their two names."""
 _NULL = {"type": "null"}
@@ -121,11 +122,11 @@ def compact_input_schema(model: type[BaseModel],
     ``optional`` ones are not required (the tool asks the user for them when they are
     missing). Every argument has its line; the keys of the objects of an ``undescribed`` list
     argument go without theirs (the tool that owns the argument gives them), and one of
-    :data:`LISTED_ONCE` is not listed."""
+    :data:`LISTED_ONCE` is listed only when every argument is (``published`` None)."""
     full = model.model_json_schema()
     defs = full.get("$defs", {})
     names = [n for n in full.get("properties", {}) if (published is None or n in published)
-             and not (n in undescribed and n in LISTED_ONCE)]
+             and not (n in LISTED_ONCE and (published is not None or n in undescribed))]
     required = [r for r in full.get("required", []) if r in names and r not in optional]
     properties = {n: _property(full["properties"][n], defs, n, None, n not in required,
                                n in undescribed) for n in names}
