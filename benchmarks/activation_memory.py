@@ -7,17 +7,27 @@ Run by hand, never in the test suite, in an environment that has torch and trans
     python -m benchmarks.activation_memory --families llama3_8b,mixtral_8x7b --seq-lens 512,1024
 
 (or, to keep a CUDA torch build off a CPU-only machine, ``pip install torch 'transformers>=5'``
-into a separate venv and run the second line with its python). It writes
+into a separate venv and run the second line with its python, ``PYTHONPATH=src``; the whole run
+takes about 40 minutes on two cores and 12 GB). It writes
 ``benchmarks/data/activation_memory.json``, which the tests read to pin the analytic
-activation-memory formula to real numbers.
+activation-memory formula to real numbers. ``--merge`` keeps the families already in the file
+(for trying one); the committed file is one full run.
 
-Method, per model family:
+Every family the config reader accepts is measured (:data:`FAMILIES`), each at the attention
+implementation transformers picks for it by default (``from_config`` without
+``attn_implementation``: eager for Gemma 2, SDPA elsewhere; recorded) and at other variants
+(:class:`Variant`): eager where the default is SDPA, a FlashAttention stand-in for Gemma 2, a
+masked sliding window, and where the CPU cannot run what a GPU runs, the variant the formula is
+pinned to (:attr:`Family.pinned`).
+
+Method, per model family and variant:
 
 1. Build the model from a config with the real checkpoint's shapes (hidden, intermediate, heads,
-   KV heads, experts, top-k; see :data:`FAMILIES`) and random weights:
-   ``AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16, attn_implementation="sdpa")``,
-   on CPU, in train mode (dropout as the config says). The experts implementation is whatever
-   ``from_config`` picks by default (recorded).
+   KV heads, experts, top-k; see :data:`FAMILIES`; DeepSeek-V3 at a smaller size with its
+   layout) and random weights: ``AutoModelForCausalLM.from_config(config,
+   dtype=torch.bfloat16)`` with the variant's ``attn_implementation``, on CPU, in train mode
+   (dropout as the config says). The experts implementation is whatever ``from_config`` picks
+   by default (recorded).
 2. Run one forward pass with ``labels`` (so the loss is computed as in training), batch 1, random
    ``input_ids``, inside ``torch.autograd.graph.saved_tensors_hooks(pack, unpack)``. ``pack``
    records every tensor autograd saves for the backward pass, deduplicated by storage
@@ -29,18 +39,25 @@ Method, per model family:
 3. Per decoder layer: the same config with ``L1`` and ``L2`` layers gives totals ``T1``, ``T2``;
    ``bytes_per_layer = (T2 - T1) / (L2 - L1)`` and the rest, ``T1 - L1 * bytes_per_layer``, is
    the non-layer part (embedding output, final norm, LM-head input, fp32 logits, loss). This is
-   repeated at several sequence lengths: with SDPA attention no ``s × s`` score matrix is saved,
-   so ``bytes_per_token_per_layer = bytes_per_layer / (micro_batch · s)`` should not depend on
-   ``s``. The coefficient ``bytes_per_token_per_layer / hidden_size`` is reported too.
+   repeated at several sequence lengths: with a fused SDPA kernel and no mask no ``s × s``
+   tensor is saved, so ``bytes_per_token_per_layer = bytes_per_layer / (micro_batch · s)``
+   does not depend on ``s``; eager attention and a mask add terms linear in ``s`` (fitted in
+   ``fit_in_seq_len``). The coefficient ``bytes_per_token_per_layer / hidden_size`` is reported
+   too.
 4. A breakdown of one decoder layer (the last layer of the ``L2`` model, at the longest sequence)
    lists each distinct saved storage: the module that first saved it, the ops that saved it, its
    shape, dtype and bytes (also per token and per token per hidden). Storages that several layers
    save (RoPE cos/sin) are listed apart as shared, and the non-layer storages are listed too.
 
 Two CPU artefacts to keep in mind (both recorded in the JSON): when torch's CPU flash-attention
-kernel cannot run (attention dropout > 0, or q/k head dim != v head dim as in DeepSeek-V2's MLA)
+kernel cannot run (attention dropout > 0, or q/k head dim != v head dim as in DeepSeek's MLA)
 SDPA falls back to its math path, which saves fp32 copies of q, k, v and ``s × s`` probabilities
-that a GPU kernel would not; and CPU dropout saves a bf16 mask where CUDA saves a bool one.
+that a GPU kernel would not (the pinned variants avoid it: GPT-2 with attention dropout off,
+which a GPU flash kernel applies inside keeping only its RNG state; DeepSeek with an attention
+stand-in keeping what the GPU memory-efficient kernel keeps, :func:`register_kernel_standin`);
+and CPU dropout saves a bf16 mask where CUDA saves a bool one (each breakdown row says whether
+it is such a mask, and ``cpu_dropout_mask_bytes_per_token_per_layer`` sums them). CPU LayerNorm
+also keeps its mean and rstd in bf16 where CUDA keeps fp32 (4 bytes per token per norm).
 
 Tensors an autograd function keeps as plain ``ctx`` attributes instead of ``save_for_backward``
 (e.g. the expert offsets of transformers' grouped-mm fallback, a few hundred bytes) never reach
@@ -72,6 +89,38 @@ MICRO_BATCH = 1
 SEED = 0
 
 
+KERNEL_STANDIN = "gpu_kernel_standin"
+"""An attention implementation registered by this benchmark (:func:`register_kernel_standin`): it
+keeps what PyTorch's fused GPU kernels keep for their backward pass and nothing else."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One attention implementation a family is measured at."""
+
+    attn_implementation: str | None = None
+    """Passed to ``from_config``; None: transformers' default for the family (recorded)."""
+    config: dict[str, Any] = field(default_factory=dict)
+    """Config fields changed for this variant only."""
+    forced: str | None = None
+    """Set ``config._attn_implementation`` to this after building: an implementation
+    transformers refuses for the family at build time."""
+    notes: str = ""
+
+
+DEFAULT = Variant()
+EAGER = Variant(attn_implementation="eager",
+                notes="transformers' eager attention (matmul, fp32 softmax, matmul): keeps the "
+                      "s x s scores, checks the formula's eager term.")
+GPU_KERNEL = Variant(
+    attn_implementation=KERNEL_STANDIN,
+    notes="SDPA as a GPU runs it: torch's CPU flash kernel needs equal q/k and v head sizes, so "
+          "the attention core is a stand-in that keeps what the GPU memory-efficient kernel "
+          "keeps (query, key, value, output, an fp32 log-sum-exp: derivatives.yaml, "
+          "_scaled_dot_product_efficient_attention), the tensors exactly as transformers passes "
+          "them; everything else runs as in the default variant.")
+
+
 @dataclass(frozen=True)
 class Family:
     """One model family: a checkpoint's shapes as transformers config fields."""
@@ -84,29 +133,72 @@ class Family:
     notes: str = ""
     min_positions_field: str = "max_position_embeddings"
     """Config field that caps the sequence length; raised to the longest measured length."""
+    variants: dict[str, Variant] = field(default_factory=lambda: {"default": DEFAULT})
+    """Attention implementations measured, by label; ``default`` is transformers' default."""
+    pinned: str = "default"
+    """The variant the formula is pinned to: the default attention implementation as a GPU runs
+    it (another variant only where the CPU runs a path no GPU kernel takes)."""
 
+
+_LLAMA_8B = {
+    "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu",
+    "rms_norm_eps": 1e-5, "attention_dropout": 0.0, "attention_bias": False, "mlp_bias": False,
+    "tie_word_embeddings": False, "max_position_embeddings": 8192,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+}
+_PHI3_MINI = {
+    "vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192,
+    "num_attention_heads": 32, "num_key_value_heads": 32, "hidden_act": "silu",
+    "rms_norm_eps": 1e-5, "attention_dropout": 0.0, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
+    "sliding_window": 2047, "tie_word_embeddings": False, "max_position_embeddings": 4096,
+    "pad_token_id": 32000, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+}
+_DEEPSEEK_LITE = {
+    "vocab_size": 102400, "hidden_size": 2048, "intermediate_size": 10944,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512,
+    "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "n_routed_experts": 64, "num_experts_per_tok": 6, "n_shared_experts": 2,
+    "moe_intermediate_size": 1408, "first_k_dense_replace": 0, "topk_method": "greedy",
+    "n_group": 1, "topk_group": 1, "norm_topk_prob": False, "routed_scaling_factor": 1.0,
+    "output_router_logits": False, "hidden_act": "silu", "rms_norm_eps": 1e-6,
+    "attention_dropout": 0.0, "attention_bias": False, "tie_word_embeddings": False,
+    "max_position_embeddings": 163840,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+}
+_DEEPSEEK_V3_SMALL = {
+    "vocab_size": 129280, "hidden_size": 2048, "intermediate_size": 5632,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "n_routed_experts": 64, "num_experts_per_tok": 8, "n_shared_experts": 1,
+    "moe_intermediate_size": 512, "first_k_dense_replace": 0, "n_group": 8, "topk_group": 4,
+    "norm_topk_prob": True, "routed_scaling_factor": 2.5, "hidden_act": "silu",
+    "rms_norm_eps": 1e-6, "attention_dropout": 0.0, "attention_bias": False,
+    "tie_word_embeddings": False, "max_position_embeddings": 163840,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+}
 
 FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
+        Family(name="llama3_8b", checkpoint="meta-llama/Meta-Llama-3-8B", model_type="llama",
+               config=_LLAMA_8B),
         Family(
-            name="llama3_8b",
-            checkpoint="meta-llama/Meta-Llama-3-8B",
-            model_type="llama",
-            config={
-                "vocab_size": 128256,
-                "hidden_size": 4096,
-                "intermediate_size": 14336,
-                "num_attention_heads": 32,
-                "num_key_value_heads": 8,
-                "hidden_act": "silu",
-                "rms_norm_eps": 1e-5,
-                "attention_dropout": 0.0,
-                "attention_bias": False,
-                "mlp_bias": False,
-                "tie_word_embeddings": False,
-                "max_position_embeddings": 8192,
-                "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+            name="mistral_7b",
+            checkpoint="mistralai/Mistral-7B-v0.1",
+            model_type="mistral",
+            config={**_LLAMA_8B, "vocab_size": 32000, "sliding_window": 4096,
+                    "max_position_embeddings": 32768,
+                    "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
+            notes="A sliding window of 4096 in every layer: from there on transformers builds "
+                  "a mask, and SDPA with a mask gets K and V repeated to every query head.",
+            variants={
+                "default": DEFAULT,
+                "window_1024": Variant(
+                    config={"sliding_window": 1024},
+                    notes="The window set to 1024 so that at 1024 and 2048 tokens the mask is "
+                          "built: SDPA keeps it (16-bit s x s) and K and V repeated to the 32 "
+                          "query heads; checks the formula's masked-layer terms."),
             },
         ),
         Family(
@@ -128,6 +220,20 @@ FAMILIES: dict[str, Family] = {
                 "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
             },
             notes="q/k/v projections carry biases (built into qwen2); o_proj and MLP have none.",
+        ),
+        Family(
+            name="qwen3_8b",
+            checkpoint="Qwen/Qwen3-8B",
+            model_type="qwen3",
+            config={
+                "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288,
+                "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                "hidden_act": "silu", "rms_norm_eps": 1e-6, "attention_dropout": 0.0,
+                "attention_bias": False, "tie_word_embeddings": False,
+                "use_sliding_window": False, "max_position_embeddings": 40960,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+            },
+            notes="An RMSNorm of head_dim on every query and key head (q_norm, k_norm).",
         ),
         Family(
             name="mixtral_8x7b",
@@ -184,42 +290,123 @@ FAMILIES: dict[str, Family] = {
             "expert of 5632).",
         ),
         Family(
+            name="qwen3_moe_30b_a3b",
+            checkpoint="Qwen/Qwen3-30B-A3B",
+            model_type="qwen3_moe",
+            config={
+                "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+                "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+                "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
+                "decoder_sparse_step": 1, "mlp_only_layers": [], "norm_topk_prob": True,
+                "output_router_logits": False, "hidden_act": "silu", "rms_norm_eps": 1e-6,
+                "attention_dropout": 0.0, "attention_bias": False, "use_sliding_window": False,
+                "tie_word_embeddings": False, "max_position_embeddings": 40960,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+            },
+            notes="128 routed experts, top-8, no shared expert; q_norm and k_norm per head.",
+        ),
+        Family(
+            name="gemma2_9b",
+            checkpoint="google/gemma-2-9b",
+            model_type="gemma2",
+            config={
+                "vocab_size": 256000, "hidden_size": 3584, "intermediate_size": 14336,
+                "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
+                "hidden_activation": "gelu_pytorch_tanh", "rms_norm_eps": 1e-6,
+                "attention_dropout": 0.0, "attention_bias": False, "query_pre_attn_scalar": 256,
+                "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0,
+                "sliding_window": 4096, "tie_word_embeddings": True,
+                "max_position_embeddings": 8192,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+            },
+            notes="transformers' default attention for Gemma 2 is eager (its SDPA path is "
+                  "refused: SDPA has no logit soft-capping). Four RMSNorms per layer; final "
+                  "logit soft-capping (tanh) at the LM head.",
+            variants={
+                "default": DEFAULT,
+                "flash": Variant(
+                    config={"attn_logit_softcapping": None}, forced="sdpa",
+                    notes="A FlashAttention-2 stand-in: FlashAttention-2 soft-caps inside the "
+                          "kernel and keeps q, k, v, the output and the log-sum-exp, as SDPA's "
+                          "flash kernel does; transformers refuses SDPA for Gemma 2 at build "
+                          "time, so SDPA is set after building, with the attention soft-capping "
+                          "off (SDPA has none)."),
+            },
+        ),
+        Family(
+            name="gemma3_1b",
+            checkpoint="google/gemma-3-1b-pt",
+            model_type="gemma3_text",
+            config={
+                "vocab_size": 262144, "hidden_size": 1152, "intermediate_size": 6912,
+                "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
+                "hidden_activation": "gelu_pytorch_tanh", "rms_norm_eps": 1e-6,
+                "attention_dropout": 0.0, "attention_bias": False, "query_pre_attn_scalar": 256,
+                "attn_logit_softcapping": None, "final_logit_softcapping": None,
+                "sliding_window": 512, "sliding_window_pattern": 6,
+                "tie_word_embeddings": True, "max_position_embeddings": 32768,
+            },
+            notes="Four RMSNorms per layer and q_norm, k_norm per head; both differenced layers "
+                  "are local (sliding window 512, five local layers to one global), so at 512 "
+                  "tokens and above transformers builds a mask and SDPA gets K and V repeated "
+                  "to every query head.",
+            variants={"default": DEFAULT, "eager": EAGER},
+        ),
+        Family(
+            name="olmo2_7b",
+            checkpoint="allenai/OLMo-2-1124-7B",
+            model_type="olmo2",
+            config={
+                "vocab_size": 100352, "hidden_size": 4096, "intermediate_size": 11008,
+                "num_attention_heads": 32, "num_key_value_heads": 32, "hidden_act": "silu",
+                "rms_norm_eps": 1e-6, "attention_dropout": 0.0, "attention_bias": False,
+                "tie_word_embeddings": False, "max_position_embeddings": 4096,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+            },
+            notes="Norms after attention and after the MLP (none before), q_norm and k_norm over "
+                  "the whole projections; OLMo 2's RMSNorm multiplies its weight in fp32.",
+        ),
+        Family(
+            name="phi3_mini",
+            checkpoint="microsoft/Phi-3-mini-4k-instruct",
+            model_type="phi3",
+            config=_PHI3_MINI,
+            notes="Fused qkv_proj and gate_up_proj; a sliding window of 2047 (a mask at 2048 "
+                  "tokens, multi-head attention so nothing is repeated).",
+        ),
+        Family(
+            name="phi4",
+            checkpoint="microsoft/phi-4",
+            model_type="phi3",
+            config={**_PHI3_MINI, "vocab_size": 100352, "hidden_size": 5120,
+                    "intermediate_size": 17920, "num_attention_heads": 40,
+                    "num_key_value_heads": 10, "sliding_window": None,
+                    "max_position_embeddings": 16384, "pad_token_id": 100349,
+                    "rope_parameters": {"rope_type": "default", "rope_theta": 250000.0}},
+            notes="Phi-3 layout (fused qkv_proj and gate_up_proj) with grouped-query attention.",
+        ),
+        Family(
             name="deepseek_v2_lite",
             checkpoint="deepseek-ai/DeepSeek-V2-Lite",
             model_type="deepseek_v2",
-            config={
-                "vocab_size": 102400,
-                "hidden_size": 2048,
-                "intermediate_size": 10944,
-                "num_attention_heads": 16,
-                "num_key_value_heads": 16,
-                "kv_lora_rank": 512,
-                "q_lora_rank": None,
-                "qk_nope_head_dim": 128,
-                "qk_rope_head_dim": 64,
-                "v_head_dim": 128,
-                "n_routed_experts": 64,
-                "num_experts_per_tok": 6,
-                "n_shared_experts": 2,
-                "moe_intermediate_size": 1408,
-                "first_k_dense_replace": 0,
-                "topk_method": "greedy",
-                "n_group": 1,
-                "topk_group": 1,
-                "norm_topk_prob": False,
-                "routed_scaling_factor": 1.0,
-                "output_router_logits": False,
-                "hidden_act": "silu",
-                "rms_norm_eps": 1e-6,
-                "attention_dropout": 0.0,
-                "attention_bias": False,
-                "tie_word_embeddings": False,
-                "max_position_embeddings": 163840,
-                "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
-            },
+            config=_DEEPSEEK_LITE,
             notes="first_k_dense_replace set to 0 (checkpoint: 1) so that every differenced layer "
             "is an MoE layer; the checkpoint's YaRN RoPE scaling is replaced by default RoPE (it "
             "changes no saved shape).",
+            variants={"default": DEFAULT, "gpu_kernel": GPU_KERNEL},
+            pinned="gpu_kernel",
+        ),
+        Family(
+            name="deepseek_v3_small",
+            checkpoint="(DeepSeek-V3 layout at hidden 2048, 64 experts; deepseek-ai/DeepSeek-V3)",
+            model_type="deepseek_v3",
+            config=_DEEPSEEK_V3_SMALL,
+            notes="DeepSeek-V3's layout (low-rank query of 1536, latent KV of 512, sigmoid router "
+                  "with grouped top-k, 8 groups, 4 kept, top-8, one shared expert) at a size "
+                  "that fits this machine: hidden 2048, 16 heads, 64 routed experts of 512; "
+                  "first_k_dense_replace 0 so that every differenced layer is an MoE layer.",
+            variants={"default": DEFAULT, "gpu_kernel": GPU_KERNEL},
+            pinned="gpu_kernel",
         ),
         Family(
             name="gpt2_small",
@@ -245,27 +432,39 @@ FAMILIES: dict[str, Family] = {
             "saves its scaled keep-mask in the activation dtype (bf16, 2 bytes/element, through a "
             "mul); CUDA's fused native_dropout saves a bool mask (1 byte/element). Attention "
             "dropout also pushes SDPA off the flash kernel (see caveats).",
+            variants={
+                "default": DEFAULT,
+                "no_attention_dropout": Variant(
+                    config={"attn_pdrop": 0.0},
+                    notes="SDPA as a GPU runs it: the flash kernel applies attention dropout "
+                          "inside and keeps only its RNG seed and offset, so with attention "
+                          "dropout off torch's CPU flash kernel keeps what a GPU keeps; the "
+                          "residual and embedding dropouts stay on."),
+            },
+            pinned="no_attention_dropout",
+        ),
+        Family(
+            name="pythia_1b4",
+            checkpoint="EleutherAI/pythia-1.4b",
+            model_type="gpt_neox",
+            config={
+                "vocab_size": 50304, "hidden_size": 2048, "intermediate_size": 8192,
+                "num_attention_heads": 16, "hidden_act": "gelu", "layer_norm_eps": 1e-5,
+                "rotary_pct": 0.25, "rotary_emb_base": 10000, "use_parallel_residual": True,
+                "attention_dropout": 0.0, "hidden_dropout": 0.0, "attention_bias": True,
+                "tie_word_embeddings": False, "max_position_embeddings": 2048,
+            },
+            notes="GPT-NeoX: one fused query_key_value projection, rotary on a quarter of each "
+                  "head, LayerNorm, both norms reading the layer input (parallel residual).",
         ),
         Family(
             name="llama_h2048",
             checkpoint="(Llama-architecture shape check, no checkpoint)",
             model_type="llama",
-            config={
-                "vocab_size": 128256,
-                "hidden_size": 2048,
-                "intermediate_size": 8192,
-                "num_attention_heads": 16,
-                "num_key_value_heads": 8,
-                "hidden_act": "silu",
-                "rms_norm_eps": 1e-5,
-                "attention_dropout": 0.0,
-                "attention_bias": False,
-                "mlp_bias": False,
-                "tie_word_embeddings": False,
-                "max_position_embeddings": 8192,
-                "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
-            },
+            config={**_LLAMA_8B, "hidden_size": 2048, "intermediate_size": 8192,
+                    "num_attention_heads": 16, "num_key_value_heads": 8},
             layer_counts=(2, 4),
+            variants={"default": DEFAULT, "eager": EAGER},
         ),
     )
 }
@@ -402,21 +601,60 @@ def label_ops(loss: torch.Tensor, recorder: Recorder) -> list[str]:
     return node_names
 
 
-def build_model(family: Family, num_layers: int, max_seq: int) -> torch.nn.Module:
+def register_kernel_standin() -> None:
+    """Register :data:`KERNEL_STANDIN` with transformers' attention functions (see GPU_KERNEL).
+
+    Its autograd function computes attention without keeping anything, then saves query, key,
+    value, the output (laid out [batch, seq, heads, dim], as the GPU kernels write it) and an
+    fp32 log-sum-exp of [batch, heads, seq]: the inputs of
+    ``_scaled_dot_product_efficient_attention_backward`` in PyTorch's derivatives.yaml. Never
+    run backward through it.
+    """
+    import torch
+    from transformers import AttentionInterface
+
+    class KernelStandIn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, q: Any, k: Any, v: Any, scale: float) -> Any:
+            out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                                   scale=scale)
+            out = out.transpose(1, 2).contiguous().transpose(1, 2)
+            lse = q.new_empty(q.shape[:3], dtype=torch.float32)
+            ctx.save_for_backward(q, k, v, out, lse)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> Any:
+            raise NotImplementedError("a stand-in for measuring what is saved, never run back")
+
+    def attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any,
+                  dropout: float = 0.0, scaling: float | None = None, **kwargs: Any) -> Any:
+        out = KernelStandIn.apply(query, key, value, scaling)
+        return out.transpose(1, 2).contiguous(), None
+
+    AttentionInterface.register(KERNEL_STANDIN, attention)
+
+
+def build_model(family: Family, variant: Variant, num_layers: int,
+                max_seq: int) -> torch.nn.Module:
     """The family's model with ``num_layers`` decoder layers, random bf16 weights, train mode."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    fields = dict(family.config)
+    fields = {**family.config, **variant.config}
     fields["num_hidden_layers" if family.model_type != "gpt2" else "n_layer"] = num_layers
     positions = fields.get(family.min_positions_field)
     if positions is not None and positions < max_seq:
         fields[family.min_positions_field] = max_seq
     config = AutoConfig.for_model(family.model_type, **fields)
     torch.manual_seed(SEED)
-    model = AutoModelForCausalLM.from_config(
-        config, dtype=torch.bfloat16, attn_implementation="sdpa"
-    )
+    if variant.attn_implementation == KERNEL_STANDIN:
+        register_kernel_standin()
+    kwargs = {} if variant.attn_implementation is None else {
+        "attn_implementation": variant.attn_implementation}
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16, **kwargs)
+    if variant.forced is not None:
+        model.config._attn_implementation = variant.forced
     model.train()
     return model
 
@@ -448,6 +686,8 @@ def measure_once(model: torch.nn.Module, seq_len: int) -> dict[str, Any]:
     result = {
         "total_bytes": sum(r.nbytes for r in storages),
         "storages": storages,
+        "dropout_modules": {name for name, module in model.named_modules()
+                            if isinstance(module, torch.nn.Dropout)},
         "node_names": sorted(set(node_names)),
         "skipped_param_saves": recorder.skipped_param_saves,
         "forward_seconds": round(seconds, 2),
@@ -480,8 +720,10 @@ def relative_label(module: str, prefix: str) -> str:
     return stripped or "(decoder layer)"
 
 
-def describe(record: SavedStorage, prefix: str, tokens: int, hidden: int) -> dict[str, Any]:
-    """A saved storage as a JSON row."""
+def describe(record: SavedStorage, prefix: str, tokens: int, hidden: int,
+             dropout_modules: set[str]) -> dict[str, Any]:
+    """A saved storage as a JSON row; ``cpu_dropout_mask`` marks a dropout's keep-mask saved in
+    the activation dtype (CPU) where CUDA's native_dropout saves a bool."""
     return {
         "label": relative_label(record.module, prefix),
         "ops": record.ops,
@@ -493,26 +735,28 @@ def describe(record: SavedStorage, prefix: str, tokens: int, hidden: int) -> dic
         "bytes_per_token_per_hidden": record.nbytes / tokens / hidden,
         "saves": record.saves,
         "modules": sorted({relative_label(m, prefix) for m in record.modules}),
+        "cpu_dropout_mask": record.module in dropout_modules and record.dtype != "bool",
     }
 
 
-def breakdown(
-    storages: Sequence[SavedStorage], prefix: str, layer: int, tokens: int, hidden: int
-) -> dict[str, Any]:
+def breakdown(run: dict[str, Any], layer: int, tokens: int, hidden: int) -> dict[str, Any]:
     """Split one run's storages into one layer's own, layer-shared and non-layer ones."""
+    prefix = run["prefix"]
     own, shared, outside = [], [], []
-    for record in storages:
+    for record in run["storages"]:
         layers = {layer_of(m, prefix) for m in record.modules}
+        row = describe(record, prefix, tokens, hidden, run["dropout_modules"])
         if layers == {layer}:
-            own.append(describe(record, prefix, tokens, hidden))
+            own.append(row)
         elif len(layers - {None}) > 1:
-            shared.append(describe(record, prefix, tokens, hidden))
+            shared.append(row)
         elif layers == {None}:
-            outside.append(describe(record, prefix, tokens, hidden))
+            outside.append(row)
     return {
         "layer_index": layer,
         "layer_storages": own,
         "layer_total_bytes": sum(row["bytes"] for row in own),
+        "cpu_dropout_mask_bytes": sum(row["bytes"] for row in own if row["cpu_dropout_mask"]),
         "shared_across_layers": shared,
         "non_layer_storages": outside,
         "non_layer_total_bytes": sum(row["bytes"] for row in outside),
@@ -554,14 +798,14 @@ def fit_in_seq_len(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def measure_family(family: Family, seq_lens: Sequence[int]) -> dict[str, Any]:
-    """Totals at both layer counts and every sequence length, and one layer's breakdown."""
-    small, large = family.layer_counts
+def run_layer_counts(family: Family, variant: Variant, seq_lens: Sequence[int]
+                     ) -> tuple[dict[int, dict[int, dict[str, Any]]], dict[str, Any]]:
+    """Totals at both layer counts and every sequence length; what the model was built as."""
     totals: dict[int, dict[int, dict[str, Any]]] = {}
     info: dict[str, Any] = {}
-    for num_layers in (small, large):
+    for num_layers in family.layer_counts:
         build_start = time.perf_counter()
-        model = build_model(family, num_layers, max(seq_lens))
+        model = build_model(family, variant, num_layers, max(seq_lens))
         build_seconds = time.perf_counter() - build_start
         totals[num_layers] = {}
         for seq_len in seq_lens:
@@ -570,32 +814,29 @@ def measure_family(family: Family, seq_lens: Sequence[int]) -> dict[str, Any]:
             run["build_seconds"] = round(build_seconds, 2)
             run["prefix"] = layer_list_prefix(model, num_layers)
             totals[num_layers][seq_len] = run
-            print(
-                f"    total {run['total_bytes']:,} B, forward {run['forward_seconds']} s",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(f"    total {run['total_bytes']:,} B, forward {run['forward_seconds']} s",
+                  file=sys.stderr, flush=True)
         config = model.config
         info = {
             "hidden_size": hidden_size(model),
             "attn_implementation": config._attn_implementation,
             # Dense models carry the config default ("eager") though they have no experts.
             "experts_implementation": getattr(config, "_experts_implementation", None)
-            if any("Experts" in type(m).__name__ for m in model.modules())
-            else None,
-            "config_used": {
-                key: getattr(config, key, None)
-                for key in sorted({*family.config, family.min_positions_field})
-            },
-            "params": {
-                **info.get("params", {}),
-                str(num_layers): sum(p.numel() for p in model.parameters()),
-            },
+            if any("Experts" in type(m).__name__ for m in model.modules()) else None,
+            "config_used": {key: getattr(config, key, None)
+                            for key in sorted({*family.config, family.min_positions_field})},
+            "params": {**info.get("params", {}),
+                       str(num_layers): sum(p.numel() for p in model.parameters())},
         }
         del model
         gc.collect()
+    return totals, info
 
-    hidden = info["hidden_size"]
+
+def differenced(family: Family, totals: dict[int, dict[int, dict[str, Any]]],
+                seq_lens: Sequence[int], hidden: int) -> list[dict[str, Any]]:
+    """Per-layer bytes at each sequence length, from the two layer counts."""
+    small, large = family.layer_counts
     rows = []
     for seq_len in seq_lens:
         tokens = MICRO_BATCH * seq_len
@@ -603,46 +844,81 @@ def measure_family(family: Family, seq_lens: Sequence[int]) -> dict[str, Any]:
         t_large = totals[large][seq_len]["total_bytes"]
         per_layer = (t_large - t_small) / (large - small)
         per_token = per_layer / tokens
-        rows.append(
-            {
-                "seq_len": seq_len,
-                "micro_batch": MICRO_BATCH,
-                "total_bytes": {str(small): t_small, str(large): t_large},
-                "bytes_per_layer": per_layer,
-                "bytes_per_token_per_layer": per_token,
-                "coefficient_per_hidden": per_token / hidden,
-                "non_layer_bytes": t_small - small * per_layer,
-                "non_layer_bytes_per_token": (t_small - small * per_layer) / tokens,
-                "forward_seconds": {
-                    str(n): totals[n][seq_len]["forward_seconds"] for n in (small, large)
-                },
-                "loss": {str(n): totals[n][seq_len]["loss"] for n in (small, large)},
-            }
-        )
+        rows.append({
+            "seq_len": seq_len,
+            "micro_batch": MICRO_BATCH,
+            "total_bytes": {str(small): t_small, str(large): t_large},
+            "bytes_per_layer": per_layer,
+            "bytes_per_token_per_layer": per_token,
+            "coefficient_per_hidden": per_token / hidden,
+            "non_layer_bytes": t_small - small * per_layer,
+            "non_layer_bytes_per_token": (t_small - small * per_layer) / tokens,
+            "forward_seconds": {str(n): totals[n][seq_len]["forward_seconds"]
+                                for n in (small, large)},
+            "loss": {str(n): totals[n][seq_len]["loss"] for n in (small, large)},
+        })
+    return rows
 
+
+def attention_backend(node_names: Sequence[str]) -> str | None:
+    """Which attention kernel kept tensors, from the backward nodes met."""
+    kernels = [n for n in node_names if "ScaledDotProduct" in n or "KernelStandIn" in n]
+    if kernels:
+        return ", ".join(kernels)
+    if "SafeSoftmaxBackward0" in node_names:
+        return "math fallback"
+    if "SoftmaxBackward0" in node_names:
+        return "eager (matmul, softmax, matmul)"
+    return None
+
+
+def measure_variant(family: Family, variant: Variant, seq_lens: Sequence[int]) -> dict[str, Any]:
+    """One attention implementation of a family: per-layer bytes and one layer's breakdown."""
+    totals, info = run_layer_counts(family, variant, seq_lens)
+    hidden = info["hidden_size"]
+    rows = differenced(family, totals, seq_lens, hidden)
+    small, large = family.layer_counts
     longest = max(seq_lens)
     run = totals[large][longest]
-    detail = breakdown(run["storages"], run["prefix"], large - 1, MICRO_BATCH * longest, hidden)
+    tokens = MICRO_BATCH * longest
+    detail = breakdown(run, large - 1, tokens, hidden)
     detail["seq_len"] = longest
     detail["num_layers"] = large
     detail["matches_differenced_bytes_per_layer"] = detail["layer_total_bytes"] == next(
-        row["bytes_per_layer"] for row in rows if row["seq_len"] == longest
-    )
-    sdpa_nodes = [n for n in run["node_names"] if "ScaledDotProduct" in n]
-    math_fallback = not sdpa_nodes and "SafeSoftmaxBackward0" in run["node_names"]
+        row["bytes_per_layer"] for row in rows if row["seq_len"] == longest)
+    backend = attention_backend(run["node_names"])
     return {
-        "checkpoint": family.checkpoint,
-        "model_type": family.model_type,
-        "notes": family.notes,
         **info,
+        "variant_notes": variant.notes,
+        "config_overrides": variant.config,
+        "forced_attn_implementation": variant.forced,
         "layer_counts": [small, large],
-        "sdpa_backend": "math fallback" if math_fallback else ", ".join(sdpa_nodes) or None,
-        "caveats": [MATH_FALLBACK_CAVEAT] if math_fallback else [],
+        "sdpa_backend": backend,
+        "caveats": [MATH_FALLBACK_CAVEAT] if backend == "math fallback" else [],
+        "cpu_dropout_mask_bytes_per_token_per_layer": detail["cpu_dropout_mask_bytes"] / tokens,
         "param_or_buffer_saves_skipped": run["skipped_param_saves"],
         "build_seconds": {str(n): totals[n][seq_lens[0]]["build_seconds"] for n in (small, large)},
         "fit_in_seq_len": fit_in_seq_len(rows),
         "results": rows,
         "breakdown": detail,
+    }
+
+
+def measure_family(family: Family, seq_lens: Sequence[int],
+                   only: Sequence[str] | None = None) -> dict[str, Any]:
+    """Every variant of a family (or the ``only`` ones)."""
+    variants = {label: measure_variant(family, variant, seq_lens)
+                for label, variant in family.variants.items() if not only or label in only}
+    first = next(iter(variants.values()))
+    return {
+        "checkpoint": family.checkpoint,
+        "model_type": family.model_type,
+        "notes": family.notes,
+        "hidden_size": first["hidden_size"],
+        "config_used": first["config_used"],
+        "default_attention": variants.get("default", {}).get("attn_implementation"),
+        "pinned": family.pinned,
+        "variants": variants,
     }
 
 
@@ -659,6 +935,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=",".join(map(str, DEFAULT_SEQ_LENS)),
         help="comma-separated sequence lengths",
     )
+    parser.add_argument("--variants", default="",
+                        help="comma-separated variant labels to measure (default: all)")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other families already in --out (for trying one family; "
+                             "a committed file is one full run)")
     return parser.parse_args(argv)
 
 
@@ -676,9 +957,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     transformers.logging.set_verbosity_error()
 
     families: dict[str, Any] = {}
+    if args.merge and args.out.exists():
+        families = json.loads(args.out.read_text())["families"]
+    only = [v for v in args.variants.split(",") if v]
     for name in names:
         print(f"measuring {name}", file=sys.stderr, flush=True)
-        families[name] = measure_family(FAMILIES[name], seq_lens)
+        families[name] = measure_family(FAMILIES[name], seq_lens, only)
 
     document = {
         "description": "Bytes saved for backward by a transformers model in train mode "

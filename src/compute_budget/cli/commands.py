@@ -70,6 +70,8 @@ def _memory(p: argparse.ArgumentParser) -> None:
         flag(p, model, field, action="store_const", const=True)
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
          const=False, note="Give this flag for attention that stores the s×s attention scores.")
+    flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
+         note="Give this flag to count FlashAttention where transformers' default is eager.")
 
 
 def _params(p: argparse.ArgumentParser) -> None:
@@ -179,6 +181,8 @@ def _plan(p: argparse.ArgumentParser) -> None:
         flag(p, model, field, action="store_const", const=True)
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
          const=False, note="Give this flag for attention that stores the s×s attention scores.")
+    flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
+         note="Give this flag to count FlashAttention where transformers' default is eager.")
     flag(p, model, "calibration", metavar="FILE")
     p.add_argument("--plot", metavar="PNG",
                    help="Also draw cost against wall days per accelerator, with the deadline "

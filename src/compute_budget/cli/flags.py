@@ -135,6 +135,8 @@ def _layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     flag(p, model, "stack")
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
          const=False, note="Give this flag for attention that stores the s×s attention scores.")
+    flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
+         note="Give this flag to count FlashAttention where transformers' default is eager.")
 
 
 def _run_option_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:

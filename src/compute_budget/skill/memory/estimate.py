@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..hardware.host import host_platform
 from ..model.shape import ModelShape
 from ..vocabulary import GPUS_PER_NODE, FiniteResult, Recompute, Stack
-from .activations import LOGITS_BYTES
+from .activations import logits_bytes_per_element
 from .layout import LayoutChoice, search_layout
 from .lora import LoraTargets
 from .offload import OffloadCost, offload_cost
@@ -24,10 +24,13 @@ from .states import USABLE_FRACTION, Setup
 
 __all__ = ["MemoryBreakdown", "MemoryEstimate", "MemoryNote", "MemorySpec", "estimate_memory"]
 
-MemoryNote = Literal["too_tight", "sp_without_tp", "shape_guessed", "shape_given"]
+MemoryNote = Literal["too_tight", "sp_without_tp", "shape_guessed", "shape_given",
+                     "eager_attention_default"]
 """too_tight: within the reserved share of device memory; sp_without_tp: sequence parallelism
 has no effect at tp 1; shape_guessed / shape_given: no config, the activations follow a guessed
-or given shape."""
+or given shape; eager_attention_default: flash_attention was not given and transformers' default
+attention for this family is eager (Gemma 2), so the hf stack counts its s×s scores (worded in
+the activations line)."""
 
 
 class MemorySpec(OnDevices):
@@ -99,10 +102,13 @@ class MemoryEstimate(FiniteResult):
     optimizer: OptimizerInfo
     shape: ModelShape
     seq_len: int = Field(description="Sequence length in tokens.")
-    flash_attention: bool
+    flash_attention: bool = Field(
+        description="Whether the attention counted keeps no s×s scores; false: eager, as asked "
+                    "or by the family's default (note eager_attention_default).")
     logits_bytes_per_element: float = Field(
         description="Bytes the loss keeps per logit (s·b·V/t of them): 10 on the hf stack (fp32 "
-                    "log-softmax, bf16 logits, fp32 gradient), 4 on megatron.")
+                    "log-softmax, bf16 logits, fp32 gradient; 12 with soft-capped logits), 4 on "
+                    "megatron.")
     logits_bytes: float = Field(
         description="Part of the activations: the fp32 logits kept for the loss, bytes per "
                     "device; 0 when the vocabulary is unknown."
@@ -117,6 +123,20 @@ class MemoryEstimate(FiniteResult):
     notes: list[MemoryNote] = Field(description="Codes for things to check (see MemoryNote).")
 
 
+def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool) -> list[MemoryNote]:
+    """The codes of things to check (MemoryNote)."""
+    notes: list[MemoryNote] = []
+    if spec.resolved_attention == "eager_default":
+        notes.append("eager_attention_default")
+    if too_tight:
+        notes.append("too_tight")
+    if sp_without_tp:
+        notes.append("sp_without_tp")
+    if spec.model.architecture is None:
+        notes.append("shape_guessed" if spec.model.shape.guessed else "shape_given")
+    return notes
+
+
 def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     """Memory per device for ``spec`` at the cheapest layout that fits (module docstring)."""
     model = spec.model
@@ -125,18 +145,13 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     opt = resolve_optimizer(spec.optimizer or "adamw")
     setup = Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
                   optimizer_bytes=opt.bytes_per_param, stack=spec.resolved_stack,
-                  flash_attention=spec.flash_attention, capacity_bytes=capacity)
+                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity)
     layout, memory, choice = search_layout(model, setup, spec)
     total = memory.total
     fits = None if capacity is None else total <= USABLE_FRACTION * capacity
     headroom = None if capacity is None else capacity - total
-    notes: list[MemoryNote] = []
-    if fits is False and headroom is not None and headroom >= 0:
-        notes.append("too_tight")
-    if layout.sp and layout.tp == 1:
-        notes.append("sp_without_tp")
-    if model.architecture is None:
-        notes.append("shape_guessed" if model.shape.guessed else "shape_given")
+    notes = _notes(spec, fits is False and headroom is not None and headroom >= 0,
+                   layout.sp and layout.tp == 1)
     platform = None if acc is None or not layout.offload else host_platform(
         acc.key, getattr(spec, "host_memory_gbs", None))
     return MemoryEstimate(
@@ -170,9 +185,9 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         optimizer=opt,
         shape=model.shape,
         seq_len=setup.seq_len,
-        flash_attention=spec.flash_attention,
+        flash_attention=setup.flash_attention,
         logits_bytes=memory.logits,
-        logits_bytes_per_element=LOGITS_BYTES[setup.stack],
+        logits_bytes_per_element=logits_bytes_per_element(model.shape, setup.stack),
         usable_fraction=USABLE_FRACTION,
         activations_in_flight=layout.pp,
         notes=notes,

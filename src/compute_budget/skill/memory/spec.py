@@ -29,6 +29,7 @@ from ..model.shape import ModelShape
 from ..model.source import check_seq_len, default_seq_len
 from ..quantities import DeviceCount, OptionalCount, ParamCount
 from ..vocabulary import GPUS_PER_NODE, Recompute, Stack
+from .activations import AttentionCounted, attention_counted
 from .lora import LoraTargets, WeightsBits, decoder_linear_weights, lora_params
 from .optimizers import resolve_optimizer
 
@@ -129,13 +130,16 @@ class LayoutFields(BaseModel):
     )
     stack: Stack | None = Field(
         default=None,
-        description="Training stack for activation memory: hf (transformers + SDPA) or "
+        description="Training stack for activation memory: hf (Hugging Face transformers) or "
                     "megatron (fused kernels, Korthikanti et al. 2022). Default: megatron for "
                     "full training on more than 8 devices, else hf.",
     )
-    flash_attention: bool = Field(
-        default=True,
-        description="FlashAttention-style kernels that never store the s×s attention scores.",
+    flash_attention: bool | None = Field(
+        default=None,
+        description="Attention kernels that never store the s×s attention scores (SDPA's, "
+                    "FlashAttention); false: eager attention, which stores them. Default: on, "
+                    "except on the hf stack for a family whose transformers default is eager "
+                    "(Gemma 2).",
     )
 
     @field_validator("optimizer")
@@ -285,3 +289,9 @@ class OnDevices(ModelAndLayout):
     def resolved_stack(self) -> Stack:
         """The training stack given, or the default for this run (:meth:`stack_on`)."""
         return self.stack_on(self.gpu_count)
+
+    @property
+    def resolved_attention(self) -> AttentionCounted:
+        """The attention counted: flash_attention as given, else the stack's and the family's
+        default (:func:`~.activations.attention_counted`)."""
+        return attention_counted(self.flash_attention, self.resolved_stack, self.model.shape)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import ConfigError
+from .modeling import ModelingFacts
 
 __all__ = [
     "Architecture",
@@ -234,6 +235,11 @@ class Architecture(BaseModel):
         description="Layers of an MoE model that keep a dense MLP of intermediate_size "
                     "(DeepSeek first_k_dense_replace); the rest are MoE layers.",
     )
+    modeling: ModelingFacts = Field(
+        default_factory=ModelingFacts,
+        description="What the family's Hugging Face modeling code keeps for the backward pass "
+                    "beyond the sizes (norm dtype, fused QKV, activation, default attention, "
+                    "soft-capping, local layers); the Llama layout's by default.")
     defaults_used: tuple[ConfigNote, ...] = Field(
         default=(),
         description="Every value that was absent from the source and filled with a documented "

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError, InputError
 from .architecture import Architecture, ConfigNote, ConfigNoteCode, LatentAttention
-from .hf_families import Family, config_key, family_of
+from .hf_families import Family, config_key, family_of, modeling_facts
 
 __all__ = ["MAX_WHOLE", "from_hf_config", "read_hf_config", "value_not_shown"]
 
@@ -286,7 +286,7 @@ def _deepseek(r: _Reader, family: Family) -> dict[str, Any]:
     }
     experts = r.nullable("n_routed_experts")
     if experts:
-        first_dense = r.required("first_k_dense_replace")
+        first_dense = r.required("first_k_dense_replace", 0)
         freq = r.optional("moe_layer_freq", 1, "moe_layer_freq_default") or 1
         # DeepseekV2DecoderLayer: MoE when layer_idx >= first_k_dense_replace and
         # layer_idx % moe_layer_freq == 0.
@@ -381,14 +381,14 @@ def value_not_shown(field: str, allowed: str, *, missing: bool = False) -> Confi
     return error
 
 
-def _from_hf_config(
-    config: Mapping[str, object], source: str, record_defaults: bool
-) -> Architecture:
+def _from_hf_config(config: Mapping[str, object], source: str,
+                    record_defaults: bool) -> Architecture:
     if not isinstance(config, Mapping):
         raise ConfigError("config", config, "a JSON object of config.json fields")
     r = _Reader(config, record_defaults=record_defaults)
     family = family_of(config)
     fields = _READERS[family.reader](r, family)
+    fields["modeling"] = modeling_facts(config, family, fields["layers"])
     max_positions = fields.get("max_positions")
     if max_positions is not None and (
         isinstance(max_positions, bool) or not isinstance(max_positions, int) or max_positions < 1

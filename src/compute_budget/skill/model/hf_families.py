@@ -23,6 +23,17 @@ Layouts (transformers' modeling code of each family):
 - OLMo 2: norms after attention and after the MLP (none before), and q_norm / k_norm over the
   whole query (H·Q) and key (G·Q) projections.
 - DeepSeek-V2/V3: multi-head latent attention, routed + shared experts, leading dense layers.
+
+What the modeling code keeps for the backward pass beyond the sizes (:func:`modeling_facts`, a
+:class:`~.modeling.ModelingFacts`): Gemma's and OLMo 2's RMSNorms keep an fp32 normalised value;
+Phi-3, GPT-NeoX and GPT-2 slice Q, K and V from one projection, and Phi-3 and GPT-NeoX
+concatenate the rotated query (partial-rotary code); DeepSeek's router takes an fp32 copy of its
+input; transformers' default attention
+is eager for Gemma 2 (``Gemma2PreTrainedModel._supports_sdpa = False``: SDPA has no soft-capping)
+and SDPA elsewhere; Gemma 2 soft-caps its attention scores and final logits by default (50, 30);
+Gemma's local layers alternate with global ones (every other layer for Gemma 2, five in six for
+Gemma 3, or as ``layer_types`` lists them); Qwen's ``use_sliding_window`` makes the layers from
+``max_window_layers`` on local.
 """
 
 from __future__ import annotations
@@ -33,6 +44,7 @@ from typing import Literal
 
 from ..errors import ConfigError
 from .architecture import QkNorm
+from .modeling import AttentionImplementation, ModelingFacts
 
 __all__ = [
     "FAMILIES",
@@ -43,6 +55,7 @@ __all__ = [
     "Window",
     "config_key",
     "family_of",
+    "modeling_facts",
 ]
 
 Biases = Literal["flag", "attention_flag", "qkv", "qkv_flag", "none"]
@@ -76,16 +89,32 @@ class Family:
     moe: Moe = "none"
     keys: Mapping[str, str] = field(default_factory=dict)
     """Architecture field → this family's config key, where it is not the usual name."""
+    activation: tuple[str, str] = ("hidden_act", "silu")
+    """The config key of the MLP's activation and its default."""
+    norm_fp32: bool = False
+    fused_qkv: bool = False
+    rope_concat: bool = False
+    router_fp32: bool = False
+    attention: AttentionImplementation = "sdpa"
+    softcap_defaults: tuple[float | None, float | None] = (None, None)
+    """attn_logit_softcapping and final_logit_softcapping when the config leaves them out."""
+    local_every: int = 0
+    """Of every ``local_every`` layers all but the last are local (Gemma 2: 2; Gemma 3: the
+    config's sliding_window_pattern, default 6), unless ``layer_types`` lists them; 0: no
+    alternation."""
 
 
+_GEMMA_ACTIVATION = ("hidden_activation", "gelu_pytorch_tanh")
 _DEEPSEEK_KEYS = {"experts": "n_routed_experts", "shared_experts": "n_shared_experts",
                   "dense_layers": "first_k_dense_replace"}
 
 FAMILIES: dict[str, Family] = {
     "gpt2": Family("GPT2Config", reader="gpt2", keys={
         "layers": "n_layer", "hidden": "n_embd", "heads": "n_head",
-        "intermediate_size": "n_inner", "max_positions": "n_positions"}),
-    "gpt_neox": Family("GPTNeoXConfig", reader="gpt_neox"),
+        "intermediate_size": "n_inner", "max_positions": "n_positions"},
+        activation=("activation_function", "gelu_new"), fused_qkv=True),
+    "gpt_neox": Family("GPTNeoXConfig", reader="gpt_neox", activation=("hidden_act", "gelu"),
+                       fused_qkv=True, rope_concat=True),
     "llama": Family("LlamaConfig"),
     "mistral": Family("MistralConfig", biases="none", window="mistral"),
     "mixtral": Family("MixtralConfig", biases="none", window="given", moe="mixtral",
@@ -99,14 +128,21 @@ FAMILIES: dict[str, Family] = {
                         qk_norm="head", window="partial", moe="qwen3_moe",
                         keys={"experts": "num_experts"}),
     "gemma2": Family("Gemma2Config", biases="attention_flag", tied_default=True,
-                     head_dim_default=256, layer_norms=4, window="partial"),
+                     head_dim_default=256, layer_norms=4, window="partial",
+                     activation=_GEMMA_ACTIVATION, norm_fp32=True, attention="eager",
+                     softcap_defaults=(50.0, 30.0), local_every=2),
     "gemma3_text": Family("Gemma3TextConfig", biases="attention_flag", tied_default=True,
                           head_dim_default=256, qk_norm="head", layer_norms=4,
-                          window="partial"),
-    "phi3": Family("Phi3Config", biases="none", window="given"),
-    "olmo2": Family("Olmo2Config", biases="attention_flag", qk_norm="projection"),
-    "deepseek_v2": Family("DeepseekV2Config", reader="deepseek", keys=_DEEPSEEK_KEYS),
-    "deepseek_v3": Family("DeepseekV3Config", reader="deepseek", keys=_DEEPSEEK_KEYS),
+                          window="partial", activation=_GEMMA_ACTIVATION, norm_fp32=True,
+                          local_every=6),
+    "phi3": Family("Phi3Config", biases="none", window="given", fused_qkv=True,
+                   rope_concat=True),
+    "olmo2": Family("Olmo2Config", biases="attention_flag", qk_norm="projection",
+                    norm_fp32=True),
+    "deepseek_v2": Family("DeepseekV2Config", reader="deepseek", keys=_DEEPSEEK_KEYS,
+                          router_fp32=True),
+    "deepseek_v3": Family("DeepseekV3Config", reader="deepseek", keys=_DEEPSEEK_KEYS,
+                          router_fp32=True),
 }
 """model_type → its family: the one table of the families this tool reads."""
 
@@ -146,3 +182,43 @@ def config_key(name: str, model_type: object) -> str:
     family = FAMILIES.get(model_type) if isinstance(model_type, str) else None
     keys = family.keys if family is not None else {}
     return keys.get(name, _CONFIG_KEYS.get(name, name))
+
+
+def _number(config: Mapping[str, object], key: str, default: float | None) -> float | None:
+    value = config.get(key, default)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _local_layers(config: Mapping[str, object], family: Family, layers: int) -> int:
+    """Layers with a sliding window when only some have one (module docstring)."""
+    types = config.get("layer_types")
+    if isinstance(types, list) and len(types) == layers:
+        return sum(1 for t in types if t == "sliding_attention")
+    if family.local_every:
+        pattern = _number(config, "sliding_window_pattern", family.local_every)
+        every = int(pattern) if pattern and pattern >= 1 else family.local_every
+        return layers - layers // every
+    if config.get("use_sliding_window") is True:
+        first = _number(config, "max_window_layers", 28)
+        return max(0, layers - int(first if first is not None else 0))
+    return 0
+
+
+def modeling_facts(config: Mapping[str, object], family: Family, layers: int) -> ModelingFacts:
+    """What ``config``'s modeling code keeps for the backward pass beyond the sizes (module
+    docstring); the family's defaults where the config leaves a key out."""
+    key, default = family.activation
+    activation = config.get(key, default)
+    attn_cap, logit_cap = family.softcap_defaults
+    local = _local_layers(config, family, layers) if family.window == "partial" else 0
+    window = _number(config, "sliding_window", 4096)
+    return ModelingFacts(
+        norm_fp32=family.norm_fp32, fused_qkv=family.fused_qkv, rope_concat=family.rope_concat,
+        router_fp32=family.router_fp32,
+        activation=activation if isinstance(activation, str) else default,
+        attention=family.attention,
+        attention_softcap=_number(config, "attn_logit_softcapping", attn_cap) is not None,
+        logit_softcap=_number(config, "final_logit_softcapping", logit_cap) is not None,
+        local_window=int(window) if local and window and window >= 1 else None,
+        local_layers=local if local and window and window >= 1 else 0,
+    )

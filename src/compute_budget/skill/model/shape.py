@@ -24,7 +24,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .architecture import Architecture, LatentAttention
+from .architecture import Architecture, LatentAttention, NormKind, QkNorm
+from .modeling import ModelingFacts
 
 __all__ = ["ACTIVE_EXPERT_SHARE", "DEFAULT_EXPERTS_PER_TOKEN", "HEAD_DIM_GUESS", "ExpertsOrigin",
            "ModelShape", "Projection", "ShapeOrigin", "default_experts",
@@ -105,6 +106,20 @@ class ModelShape(BaseModel):
     mla: LatentAttention | None = Field(default=None, description="Latent attention sizes.")
     vocab: int | None = Field(default=None, description="Vocabulary size V, when known.")
     dropout: float = Field(default=0.0, description="Hidden dropout probability in training.")
+    norm: NormKind = Field(default="rmsnorm", description="layernorm or rmsnorm.")
+    layer_norms: int = Field(default=2, description="Norms of width h per layer (2; Gemma: 4).")
+    shared_norm_input: bool = Field(
+        default=False, description="The layer's norms read one input (GPT-NeoX's parallel "
+                                   "residual).")
+    qk_norm: QkNorm = Field(default="none", description="Query/key norm: none, head, projection.")
+    rotary: bool = Field(default=True, description="Rotary positions: the attention keeps "
+                                                   "rotated copies of Q and K.")
+    sliding_window: int | None = Field(default=None,
+                                       description="Sliding window of the layers with one.")
+    sliding_layers: int = Field(default=0, description="Layers with the sliding window.")
+    modeling: ModelingFacts = Field(
+        default_factory=ModelingFacts,
+        description="What the family's Hugging Face modeling code keeps beyond the sizes.")
     origin: ShapeOrigin = Field(description="Where the shape comes from: config, given or guessed "
                                             "(see ShapeOrigin).")
     reference: str | None = Field(
@@ -168,7 +183,11 @@ def shape_from_architecture(arch: Architecture) -> ModelShape:
                              or arch.expert_intermediate_size or 0),
         shared_expert_gate=arch.shared_expert_gate,
         moe_layers=arch.moe_layers, mla=arch.mla, vocab=arch.vocab_size, dropout=arch.dropout,
-        origin="config", reference=arch.source,
+        norm=arch.norm, layer_norms=arch.layer_norms, shared_norm_input=arch.parallel_residual,
+        qk_norm=arch.qk_norm, rotary=arch.position_embedding == "rotary",
+        sliding_window=arch.sliding_window or arch.modeling.local_window,
+        sliding_layers=arch.layers if arch.sliding_window else arch.modeling.local_layers,
+        modeling=arch.modeling, origin="config", reference=arch.source,
         experts_origin="config" if arch.experts else None,
         experts_per_token_origin="config" if arch.experts else None,
     )
