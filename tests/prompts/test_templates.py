@@ -39,19 +39,19 @@ def test_estimate_template() -> None:
     assert render_estimate(estimate_run(WORKED), detail="full") == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
-| | estimate | range (MFU 0.40 – 0.24) |
+| | estimate | range (MFU 0.40 – 0.25) |
 |---|---|---|
 | Compute | 4.20 × 10²¹ FLOPs | |
-| Wall time | 1,169 h (48.7 days) | 1,169 – 1,908 h (48.7 – 79.5 days) |
-| GPU-hours | 9,348 GPU-h | 9,348 – 15,263 GPU-h |
-| Cost | $14,022 | $14,022 – $22,894 |
-| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $34,341 |
-| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 9,524 kWh |
+| Wall time | 1,169 h (48.7 days) | 1,169 – 1,877 h (48.7 – 78.2 days) |
+| GPU-hours | 9,348 GPU-h | 9,348 – 15,017 GPU-h |
+| Cost | $14,022 | $14,022 – $22,526 |
+| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $33,789 |
+| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 9,371 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 312 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
-- MFU: 0.40, given by you. For comparison, the dense prior is 0.24–0.56; the range above spans both.
+- MFU: 0.40, given by you. For comparison, the dense prior is 0.25–0.58; the range above spans both.
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
@@ -69,25 +69,25 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 47B params (13B active) × 1T tokens on 64 × H100 SXM (bf16)
 
-| | estimate | range (MFU 0.30 – 0.13) |
+| | estimate | range (MFU 0.35 – 0.15) |
 |---|---|---|
 | Compute | 7.80 × 10²² FLOPs | |
-| Wall time | 867 h (36.1 days) | 572 – 1,303 h (23.8 – 54.3 days) |
-| GPU-hours | 55,467 GPU-h | 36,612 – 83,410 GPU-h |
-| Cost | $138,114 | $91,164 – $207,690 |
-| Cost with failure budget (×1.50) | **$207,171** | $136,746 – $311,535 |
-| Energy | 60,570 kWh, 29.1 t CO2e | 39,980 – 91,083 kWh |
+| Wall time | 744 h (31.0 days) | 491 – 1,133 h (20.5 – 47.2 days) |
+| GPU-hours | 47,611 GPU-h | 31,426 – 72,506 GPU-h |
+| Cost | $189,970 | $125,391 – $289,300 |
+| Cost with failure budget (×1.50) | **$284,955** | $188,086 – $433,951 |
+| Energy | 51,992 kWh, 25.0 t CO2e | 34,317 – 79,177 kWh |
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Layout cost: ×1.01 on time (ZeRO-3 ×1.05, less the ×1.04 this model's parallelism costs at any scale, already in the prior). At the prior's hardware utilisation the run takes that much longer than at a layout that needs no memory savings: the MFU used is the prior ÷ 1.01.
 - Peak: 1,979 TFLOP/s bf16 per device (the device's default training precision). Source: given by you
-- MFU: 0.20 — a prior, not a measurement. The Hopper dense prior (11 published runs, 0.23 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations)) × 0.85, the median ratio of the 5 published BF16 MoE runs (on Hopper) to the dense prior at their active parameters, with a band of ×/÷ 1.51. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family moe inferred (fewer active than total parameters). Give a measured MFU or achieved TFLOP/s to replace it.
-- Price: $2.49 per GPU-hour, on-demand, as of 2026-Q1 (industry price survey (secondary)). Prices differ 2–4x between providers and commitments: give yours to replace it.
+- MFU: 0.23 — a prior, not a measurement. The Hopper dense prior for MoE (12 published runs, 0.23 at 10B active parameters, ×1.14 per tenfold more (one slope fitted across generations)) at the active parameters, with no MoE ratio: the 5 published MoE runs (on Hopper) do not support one under grouped cross-validation, with a band of ×/÷ 1.52. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 5 published MoE runs on Hopper ran at 0.15–0.26 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 57 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family moe inferred (fewer active than total parameters). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
+- Price: $3.99 per GPU-hour, on-demand, as of 2026-11 (runpod.io/pricing, Secure Cloud (RunPod-operated, per-second billing, no commitment), read 2026-11-09 (secondary transcription in github.com/datareceipts/data-receipts, GPU pricing vendors table); Community Cloud lists the same GPU lower). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 391 TFLOP/s and 5,008 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 455 TFLOP/s and 5,834 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 700 W per device (NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: max thermal design power up to 700 W (configurable); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.2 (calibrated prior); usd_per_gpu_hour=2.49 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.233 (calibrated prior); usd_per_gpu_hour=3.99 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 61.0 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: ZeRO-3 communication ×1.05); shape guessed from N; 64 experts, top-8, assumed from params and active_params (give experts and experts_per_token). The memory tool has the breakdown.
 
 **Check these:**
@@ -100,24 +100,24 @@ def test_estimate_template_unknown_price() -> None:
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 1B params × 20B tokens on 16 × TPU v3 (per chip) (bf16)
 
-| | estimate | range (MFU 0.38 – 0.15) |
+| | estimate | range (MFU 0.45 – 0.14) |
 |---|---|---|
 | Compute | 1.20 × 10²⁰ FLOPs | |
-| Wall time | 69.4 h (2.89 days) | 44.2 – 109 h (1.84 – 4.55 days) |
-| GPU-hours | 1,111 GPU-h | 708 – 1,748 GPU-h |
+| Wall time | 68.9 h (2.87 days) | 38.1 – 125 h (1.59 – 5.19 days) |
+| GPU-hours | 1,102 GPU-h | 609 – 1,993 GPU-h |
 | Cost | unknown: no price for TPU v3 (per chip) in the catalog | give a price per GPU-hour |
-| GPU-hours with failure budget (×1.50) | 1,666 GPU-h | |
-| Energy | 454 kWh, 218 kg CO2e | 289 – 715 kWh |
+| GPU-hours with failure budget (×1.50) | 1,652 GPU-h | |
+| Energy | 450 kWh, 216 kg CO2e | 249 – 814 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 123 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): cloud.google.com/tpu/docs/v3: 'Peak compute per chip 123 teraflops (bf16)', 'HBM2 capacity and bandwidth 32 GiB, 900 GBps' (2 TensorCores per chip; 16 GiB each, as in the Gopher paper). Patterson et al. 2021 Table 4 also uses 123 TFLOPS per chip.
-- MFU: 0.24 — a prior, not a measurement. Only 1 published dense run on TPU v3, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 33 published dense runs pooled across Ampere, Hopper, TPU v3, Volta and TPU v4: 0.28 at 10B active parameters, ×1.16 per tenfold more (one slope fitted across generations), with a band of ×/÷ 1.57 that covers 90% of them. Source: compute-budget calibration set calibration_runs.csv: 52 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family dense inferred (no active parameter count below the total). Give a measured MFU or achieved TFLOP/s to replace it.
+- MFU: 0.25 — a prior, not a measurement. Only 1 published dense run on TPU v3, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 37 published dense runs pooled across Ampere, Hopper, TPU v3, Volta, TPU v4 and Blackwell: 0.28 at 10B active parameters, ×1.14 per tenfold more (one slope fitted across generations), with a band of ×/÷ 1.81 that covers 85% of the published runs held out one organisation or model family at a time with one level for every generation. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the one published dense run on TPU v3 ran at 0.30 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 57 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-01. Family dense inferred (no active parameter count below the total). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
 - Price: unknown for TPU v3 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 30.0 TFLOP/s and 5,002 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 30.3 TFLOP/s and 5,043 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 262 W per device (cloud.google.com/tpu/docs/v3: 'Measured min/mean/max power 123/220/262 W' per chip; the measured maximum is used (mean 220 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.244 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.246 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 19.9 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 2 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
@@ -193,8 +193,8 @@ The net gain 1 ± 0.5 clears its uncertainty: 98% that it beats the baseline, < 
 Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.
 
 **Kill criteria** (launch and watch):
-- Throughput at least 1,820 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
-- By day 4.9: at least 6.16B tokens trained, at that floor.
+- Throughput at least 1,850 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
+- By day 4.9: at least 6.26B tokens trained, at that floor.
 - By the end: the metric at least 1.5 above today's, the low end of the gain, 2 − 0.5 = 1.5. No level at a checkpoint follows from the gain alone: a run from scratch starts far below the model it is to beat. Small runs, given as points, turn the gain into a loss curve with a level to reach at a checkpoint.
 
 Budget: about $1,411 spent by day 4.9 at the planned rate: a pace to plan by, not a reason to stop.
@@ -243,8 +243,8 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 |---|---|---|---|---|---|
 | Smaller scale | 3.5B params × 50B tokens from scratch: same tokens per parameter, ¼ of the FLOPs; the gap you are testing usually shows at this scale | 12.2 | 2,337 | $3,506 | $10,517 (75%) |
 | Shorter run first | 30B tokens (30% of the plan), then decide on the rest from its curve | 14.6 | 2,804 | $4,207 | $9,816 (70%) |
-| Other hardware | same FLOPs on 8 × MI300X at $1.71/GPU-h (on-demand, 2025), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $3,815 | $10,208 (73%); uncalibrated: from no saving to $10,208 |
-| Other hardware | same FLOPs on 8 × B200 (HGX/DGX B200) at $4.99/GPU-h (on-demand, 2026), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.75 | 1,296 | $6,469 | $7,554 (54%); uncalibrated: from no saving ($3,946 more) to $7,554 |
+| Other hardware | same FLOPs on 8 × MI300X at $2.59/GPU-h (on-demand, 2026-10), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $5,778 | $8,244 (59%); uncalibrated: from no saving ($4,616 more) to $8,244 |
+| Other hardware | same FLOPs on 8 × GB200 (per GPU in NVL72) at $10.50/GPU-h (on-demand, 2026-09), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.08 | 1,167 | $12,250 | $1,772 (13%); uncalibrated: from no saving ($25,494 more) to $1,772 |
 
 A different idea: the same money buys about 4 smaller-scale runs; spend it on another experiment instead if one promises more gain per dollar (the compare tool ranks candidate runs by it).
 
@@ -278,23 +278,23 @@ def test_split_template_dollars() -> None:
     assert render_split(split) == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.23): 9.58B parameters on 192B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.23): 7.47B parameters on 149B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.15): 7.75B parameters on 155B tokens**: 46.2 days and $33,114 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.15): 6.02B parameters on 120B tokens**: 28.6 days and $32,883 at the median MFU.
 
-Each row spends 1.10 × 10²² FLOPs at the MFU prior for its size.
+Each row spends 6.70 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 1B | 1.84T | 1,836 | 80.9 – 122 | $38,693 | $58,040 – $87,500 | yes | yes |
-| 3B | 612B | 204.0 | 75.3 – 113 | $35,981 | $53,972 – $81,338 | yes | yes |
-| 7B | 262B | 37.47 | 71.0 – 107 | $33,921 | $50,881 – $77,000 | yes | yes |
-| **9.58B** | **192B** | **20** | 69.7 – 105 | $33,333 | $50,000 – $75,490 | at slow end | yes |
+| 1B | 1.12T | 1,116 | 49.0 – 74.2 | $37,500 | $56,250 – $85,227 | yes | yes |
+| 3B | 372B | 124.0 | 45.7 – 69.9 | $35,047 | $52,570 – $80,357 | yes | yes |
+| 7B | 159B | 22.78 | 43.7 – 66.1 | $33,482 | $50,223 – $76,014 | yes | yes |
+| **7.47B** | **149B** | **20** | 43.5 – 66.1 | $33,333 | $50,000 – $76,014 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, given by you; the count sets the days, not the dollars.
-- MFU: 0.23 (0.15 – 0.35), a prior from 11 published runs on Hopper, calibrated 2026-12-01; give a measured one.
-- Price: $2.49/GPU-h on-demand, 2026-Q1 (industry price survey); give yours.
+- MFU: 0.23 (0.15 – 0.34), a prior from 12 published runs on Hopper, calibrated 2026-12-01; give a measured one.
+- Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
 
@@ -329,13 +329,13 @@ Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no sourc
 
 | name | device | BF16 TFLOP/s | FP16 TFLOP/s | FP8 TFLOP/s | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
-| `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $2.49/h (on-demand, 2026-Q1) |
-| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (on-demand, 2024) |
+| `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $3.99/h (on-demand, 2026-11) |
+| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (on-demand, 2026-01) |
 
 **Sources**
-- H100 SXM: NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'. Price $4.92/h: reserved, 2025-01, AWS Capacity Blocks pricing page. Price $2.49/h: on-demand, 2026-Q1, industry price survey (secondary).
+- H100 SXM: NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'. Price $4.92/h: reserved, 2025-01, AWS Capacity Blocks pricing page. Price $3.99/h: on-demand, 2026-11, runpod.io/pricing, Secure Cloud (RunPod-operated, per-second billing, no commitment), read 2026-11-09 (secondary transcription in github.com/datareceipts/data-receipts, GPU pricing vendors table); Community Cloud lists the same GPU lower.
 
-- A10G (AWS G5): AWS-only variant of the A10. Baseten blog 'NVIDIA A10 vs A10G for ML model inference': same 24 GB GDDR6 / 600 GB/s as A10, but lower tensor throughput than the A10 (the A10 'prioritizes tensor compute, while the A10G has a higher CUDA core performance'). No vendor datasheet with an A10G dense tensor TFLOPS figure was found in this pass, so the peaks stay unknown: give peak_tflops, or use 'a10' (BF16 125 dense) as an upper bound. Price $1.01/h: on-demand, 2024, instance price index (secondary).
+- A10G (AWS G5): AWS-only variant of the A10. Baseten blog 'NVIDIA A10 vs A10G for ML model inference': same 24 GB GDDR6 / 600 GB/s as A10, but lower tensor throughput than the A10 (the A10 'prioritizes tensor compute, while the A10G has a higher CUDA core performance'). No vendor datasheet with an A10G dense tensor TFLOPS figure was found in this pass, so the peaks stay unknown: give peak_tflops, or use 'a10' (BF16 125 dense) as an upper bound. Price $1.01/h: on-demand, 2026-01, aws.amazon.com/ec2/pricing/on-demand, us-east-1 Linux, g5.xlarge (1x A10G, 4 vCPU) $1.006/h, as compiled from instances.vantage.sh in github.com/tsaol/aws-gpu (GPU instance table, updated 2026-01-21; secondary).
 """)
 
 
@@ -371,14 +371,14 @@ def test_estimate_template_short_by_default() -> None:
     assert text == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
-| | estimate | range (MFU 0.40 – 0.24) |
+| | estimate | range (MFU 0.40 – 0.25) |
 |---|---|---|
 | Compute | 4.20 × 10²¹ FLOPs | |
-| Wall time | 1,169 h (48.7 days) | 1,169 – 1,908 h (48.7 – 79.5 days) |
-| GPU-hours | 9,348 GPU-h | 9,348 – 15,263 GPU-h |
-| Cost | $14,022 | $14,022 – $22,894 |
-| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $34,341 |
-| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 9,524 kWh |
+| Wall time | 1,169 h (48.7 days) | 1,169 – 1,877 h (48.7 – 78.2 days) |
+| GPU-hours | 9,348 GPU-h | 9,348 – 15,017 GPU-h |
+| Cost | $14,022 | $14,022 – $22,526 |
+| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $33,789 |
+| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 9,371 kWh |
 
 **Assumptions** (the full detail has every source and the breakdowns)
 - Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).
