@@ -136,13 +136,16 @@ def compact_input_schema(model: type[BaseModel],
     return schema
 
 
-def compact_output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The published output schema of a result model: its top-level keys, each any JSON value
-    (``{}``). The keys are the contract (``tests/test_contracts.py``); their types and nested
-    keys are the result model's, which ``detail: "full"`` returns whole. Typing them in the
-    portable dialect (one type, or type or null) would cost 2 KB of ``tools/list``."""
-    return {"type": "object",
-            "properties": {info.alias or name: {} for name, info in model.model_fields.items()}}
+def compact_output_schema(model: type[BaseModel], extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The published output schema of a result model: an object whose top-level keys (the
+    model's and ``extra``, the door's own) are named in its description. The keys are the
+    contract (``tests/test_contracts.py``); their types and nested keys are the result model's,
+    which ``detail: "full"`` returns whole. Declaring them as properties would need a type each
+    to pass the Inspector's portability check (an empty ``{}`` constrains nothing), which costs
+    more of ``tools/list`` than its budget leaves; named in a sentence they cost no more than
+    as bare keys."""
+    keys = [info.alias or name for name, info in model.model_fields.items()] + list(extra)
+    return {"type": "object", "description": f"Keys: {', '.join(keys)}."}
 
 
 # --- the arguments a portable schema sends, as the models take them ------------------------
@@ -205,8 +208,8 @@ def _node_problems(path: str, node: dict[str, Any], typed: bool) -> Iterator[str
         yield f"{path}: type is an array"
     elif kind is None and (typed or node):
         yield f"{path}: no type"
-    if kind == "object" and not node.get("properties"):
-        yield f"{path}: object without declared properties"
+    if kind == "object" and not node.get("properties") and (typed or path != "$"):
+        yield f"{path}: object without declared properties"  # an output's root names its keys
     if kind == "array" and typed and "items" not in node:
         yield f"{path}: array without items"
     if any(not isinstance(v, str) for v in node.get("enum", ())):
@@ -220,7 +223,8 @@ def _node_problems(path: str, node: dict[str, Any], typed: bool) -> Iterator[str
 def portability_problems(schema: dict[str, Any], *, output: bool = False) -> list[str]:
     """What keeps ``schema`` out of the portable dialect (module docstring); [] when nothing.
     An input schema also needs a description on every argument and null accepted by every
-    property that is not required; an output schema may leave a value untyped (any JSON)."""
+    property that is not required; an output schema may leave a value untyped (any JSON), and
+    its root may be an object that names its keys in its description."""
     problems: list[str] = []
     if schema.get("type") != "object":
         problems.append("$: the root is not an object")
