@@ -78,3 +78,23 @@ def test_skill_example_numbers_are_what_the_tools_say() -> None:
     assert round(est.dollar_cost_with_failures / 1000) == 26
     assert decision_summary(est, 0.3, 0.2, 1.0).verdict == "no-go"
     assert "**no-go**: even 0.5 (gain + σ) is below 1.0" in SKILL
+
+
+def test_server_json_is_fit_for_the_mcp_registry() -> None:
+    # issue 19: the registry's own rules (modelcontextprotocol/registry, server.json format and
+    # official registry requirements): one slash in a reverse-DNS name, a description of at
+    # most 100 characters, concrete versions equal to the package's, a transport per package,
+    # and the PyPI package's README naming the server (mcp-name).
+    import tomllib
+
+    server = json.loads((ROOT / "server.json").read_text(encoding="utf-8"))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert server["$schema"].startswith("https://static.modelcontextprotocol.io/schemas/")
+    namespace, _, name = server["name"].partition("/")
+    assert "/" not in name and namespace.startswith("io.github.") and name == project["name"]
+    assert len(server["description"]) <= 100
+    (package,) = server["packages"]
+    assert package["registryType"] == "pypi" and package["identifier"] == project["name"]
+    assert server["version"] == package["version"] == project["version"]
+    assert package["transport"] == {"type": "stdio"}
+    assert f"<!-- mcp-name: {server['name']} -->" in README
