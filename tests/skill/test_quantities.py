@@ -157,3 +157,13 @@ def test_gain_schemas_state_their_bounds() -> None:
         "type": "number", "minimum": -1e12, "maximum": 1e12}
     assert TypeAdapter(Uncertainty).json_schema() == {
         "type": "number", "minimum": 0.0, "maximum": 1e12}
+
+
+def test_a_nested_field_keeps_its_name_when_errors_use_flag_names() -> None:
+    # issue 17's calibration: "calibration[0].gpu_count" must not become "…[0].--gpus"
+    from compute_budget.skill.errors import _rename
+
+    aliases = {"gpu_count": "--gpus", "max_gpu_count": "--max-gpus"}
+    assert _rename("calibration[0].gpu_count: bad; see max_gpu_count", aliases) == \
+        "calibration[0].gpu_count: bad; see --max-gpus"
+    assert _rename("gpu_count: bad", aliases) == "--gpus: bad"

@@ -198,7 +198,7 @@ def _rename(text: str, aliases: dict[str, str]) -> str:
             break
     for name, alias in aliases.items():
         if "_" in name:
-            text = re.sub(rf"(?<![\w-]){re.escape(name)}(?!\w)", alias, text)
+            text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?!\w)", alias, text)
     return text
 
 
