@@ -14,22 +14,8 @@ import pytest
 from inline_snapshot import snapshot
 
 from tests.conftest import Cli
-
-CANDIDATES = """name,params,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty
-bigger-model,13B,260B,h100,64,2.0,0.8
-more-data,7B,500B,h100,64,1.5,0.4
-distill,3B,300B,a100,32,0.8,0.3
-"""
-# A clean saturating curve L = 2.245 + 960.9·C^-0.1693 (as in tests/test_fit_cli.py).
-POINTS = """compute,loss
-1e17,3.52
-3e17,3.30
-1e18,3.11
-3e18,2.96
-1e19,2.83
-3e19,2.73
-1e20,2.64
-"""
+from tests.test_compare_cli import CSV as CANDIDATES
+from tests.test_fit_cli import POINTS  # a clean saturating curve read off at seven computes
 
 
 def _reply(cli: Cli, *argv: str) -> str:

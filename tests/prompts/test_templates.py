@@ -368,6 +368,9 @@ def test_number_formats(func, value, text) -> None:
 def test_estimate_template_short_by_default() -> None:
     text = render_estimate(estimate_run(WORKED))
     assert len(text) <= 1500  # issue 9: an estimate reply at most 1,500 characters
+    # the same with the MFU prior (its end-to-end sentence) and the closing question
+    priored = WORKED.model_copy(update={"mfu": None, "usd_per_gpu_hour": None})
+    assert len(render_estimate(estimate_run(priored))) <= 1500
     assert text == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
@@ -383,7 +386,7 @@ def test_estimate_template_short_by_default() -> None:
 **Assumptions** (the full detail has every source and the breakdowns)
 - Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).
 - MFU: 0.40, given by you.
-- Sequence: 4096 tokens per sequence (assumed: give yours; it changes cost and layout).
+- Sequence: 4096 tokens per sequence (assumed: give yours).
 - Price: $1.50/GPU-h, given by you.
 - Energy: 400 W per device (datasheet maximum; an upper bound, devices only), PUE 1.56 (industry average, Uptime Institute survey 2024), 0.480 kg CO2e/kWh (world average, Ember 2023).
 - Memory: fits, 61.2 GiB of 80.0 GiB at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (shape guessed from N).

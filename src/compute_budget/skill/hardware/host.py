@@ -37,6 +37,13 @@ HOST_LINK_GBS: dict[HostLink, float] = {
 _HOST_MEMORY_GBS: dict[HostLink, tuple[float, int]] = {
     "pcie3": (256.0, 8), "pcie4": (409.6, 8), "pcie5": (614.4, 8), "nvlink-c2c": (500.0, 1)}
 """Host memory bandwidth (GB/s, theoretical) and the devices sharing it, by platform."""
+_PLATFORM: dict[HostLink, str] = {
+    "pcie3": "2 Xeon sockets, 6 channels of DDR4-2666 each (DGX-2 class)",
+    "pcie4": "DGX A100: 2 × EPYC 7742, 8 channels of DDR4-3200 each",
+    "pcie5": "DGX H100: 2 × Xeon Platinum 8480C, 8 channels of DDR5-4800 each",
+    "nvlink-c2c": "one Grace CPU's LPDDR5X (NVIDIA Grace datasheet)",
+}
+"""The server each default host bandwidth is taken from (module docstring)."""
 
 _LINKS: dict[HostLink, tuple[str, ...]] = {
     "pcie3": ("v100", "t4"),
@@ -63,6 +70,8 @@ class HostPlatform(BaseModel):
     devices_per_host: int = Field(description="Devices sharing one host's memory bandwidth.")
     memory_origin: Literal["default", "user"] = Field(
         description="default: the platform usual for this device's generation; user: given.")
+    platform: str | None = Field(
+        description="With the default: the server it is taken from; None when given.")
 
 
 def host_platform(key: str, memory_gbs: float | None = None) -> HostPlatform | None:
@@ -78,4 +87,5 @@ def host_platform(key: str, memory_gbs: float | None = None) -> HostPlatform | N
     return HostPlatform(
         link=link, link_gbs=HOST_LINK_GBS[link], devices_per_host=devices,
         memory_gbs=per_device if memory_gbs is None else memory_gbs,
-        memory_origin="default" if memory_gbs is None else "user")
+        memory_origin="default" if memory_gbs is None else "user",
+        platform=_PLATFORM[link] if memory_gbs is None else None)

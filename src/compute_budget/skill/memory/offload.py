@@ -67,6 +67,8 @@ class OffloadCost(BaseModel):
     link_gbs: float = Field(description="Host link bandwidth, one direction, theoretical, GB/s.")
     host_memory_gbs: float = Field(description="Host memory bandwidth per device, GB/s.")
     host_memory_origin: str = Field(description="default or user (see HostPlatform).")
+    host_platform: str | None = Field(
+        default=None, description="With the default bandwidth: the server it is taken from.")
     link_bytes: float = Field(description="Bytes over the host link per step per device.")
     cpu_bytes: float = Field(description="Host memory traffic of the CPU optimizer step, bytes.")
     seconds_per_step: float = Field(
@@ -95,6 +97,7 @@ def offload_cost(params_per_device: float, platform: HostPlatform) -> OffloadCos
     return OffloadCost(
         params_per_device=params_per_device, link=platform.link, link_gbs=platform.link_gbs,
         host_memory_gbs=platform.memory_gbs, host_memory_origin=platform.memory_origin,
+        host_platform=platform.platform,
         link_bytes=link_bytes, cpu_bytes=cpu_bytes,
         seconds_per_step=work(central, weights_share),
         seconds_per_step_range=(work(fast, 1.0), work(slow, 1.0)))
