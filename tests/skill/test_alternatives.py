@@ -314,7 +314,8 @@ def test_ablation_smaller_proxy_keeps_tokens_per_parameter() -> None:
         ("h200", 4.59, "on-demand"),  # RunPod Secure Cloud
         ("a100-40gb", 1.99, "on-demand"),  # Lambda (RunPod lists no 40 GB part)
         ("h800", None, None),  # the price DeepSeek-V3's report assumed is no quote: dropped
-        ("mi325x", None, None),  # no public list prices it: unknown, never $0
+        ("mi325x", 3.8, "on-demand"),  # DigitalOcean (RunPod, Lambda, AWS list none)
+        ("h20", None, None),  # no public list prices it: unknown, never $0
     ],
 )
 def test_on_demand_quote(gpu: str, price: float | None, kind: str | None) -> None:

@@ -5,11 +5,13 @@ really allocate.
 The rule (``PRICE_SOURCES``): a device's default is the newest on-demand quote, and it comes from
 the first of these public on-demand lists that prices the device — RunPod Secure Cloud, Lambda,
 AWS EC2 (us-east-1, the one-GPU instance), DigitalOcean, CoreWeave; TPUs at Google Cloud's
-per-chip list. Golden figures below cite the list and the read date each quote names.
+per-chip list; Trainium at AWS, per chip. A spot-only offer is a spot quote, never the default.
+Golden figures below cite the list and the read date each quote names.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -22,6 +24,7 @@ from compute_budget.skill.hardware.catalog import (
     get_accelerator,
     list_accelerators,
 )
+from tests.conftest import Cli
 
 # What each list is recognised by in a quote's source (its public address).
 SOURCE_ADDRESS = {
@@ -43,14 +46,13 @@ def _peak(acc: Accelerator) -> float | None:
     return acc.peak_tflops.bf16 or acc.peak_tflops.fp16
 
 
-def test_at_least_23_devices_have_a_sourced_on_demand_price() -> None:
-    # The issue asks for 26; the public lists we could read price 23 (report: H20, Trainium2,
-    # MI325X, MI250X, RTX 5090, Gaudi 2/3, TPU v3/v7, A800, H800, B300's Ultra siblings are not on
-    # them). The floor guards against losing any.
+def test_at_least_26_devices_have_a_sourced_on_demand_price() -> None:
+    # Issue 17 asks for 26. Still unpriced (no public list we could read prices them on demand):
+    # H20, A800, H800, GB300, MI250X, MI350X and MI355X (spot only), TPU v3 and v7, Gaudi 2 and 3.
     priced = {a.key for a in _priced()}
-    assert len(priced) >= 23
+    assert len(priced) >= 26
     assert {"gh200", "l4", "t4", "a10", "mi300x", "b200", "tpu-v5e", "tpu-v5p",
-            "tpu-v6e"} <= priced
+            "tpu-v6e", "trainium2", "rtx-5090", "mi325x"} <= priced
 
 
 def test_every_quote_is_sourced_and_dated() -> None:
@@ -116,6 +118,9 @@ def test_the_h100_pcie_is_no_longer_dearer_than_the_faster_sxm() -> None:
         ("b200", 6.79, "2026-10", "runpod"),  # RunPod Pods B200, read 2026-10-07
         ("gb200", 10.5, "2026-09", "coreweave"),  # $42.00/h per 4-GPU instance
         ("tpu-v5e", 1.2, "2025", "google-cloud"),
+        ("trainium2", 2.235, "2025-11", "aws"),  # trn2.48xlarge $35.76/h (us-east-2) / 16 chips
+        ("rtx-5090", 0.89, "2026-01", "runpod"),  # RunPod Secure Cloud RTX 5090
+        ("mi325x", 3.8, "2026-10", "digitalocean"),  # gpu-mi325x1-256gb, /v2/sizes 2026-10-08
     ],
 )
 def test_golden_defaults(key: str, usd: float, as_of: str, family: str) -> None:
@@ -124,10 +129,54 @@ def test_golden_defaults(key: str, usd: float, as_of: str, family: str) -> None:
     assert (quote.usd_per_gpu_hour, quote.as_of, quote.family) == (usd, as_of, family)
 
 
-@pytest.mark.parametrize("key", ["h20", "trainium2", "mi325x", "tpu-v3", "gaudi3"])
+@pytest.mark.parametrize(
+    ("key", "shown", "source"),
+    [
+        ("trainium2", "$2.23/h (on-demand, 2025-11)", "github.com/tsaol/aws-gpu"),
+        ("rtx-5090", "$0.89/h (on-demand, 2026-01)", "github.com/carsonpo/gpus"),
+        ("mi325x", "$3.80/h (on-demand, 2026-10)", "github.com/shyamsfo/bernoulli"),
+    ],
+)
+def test_each_new_price_is_shown_with_its_date_and_source(cli: Cli, key: str, shown: str,
+                                                          source: str) -> None:
+    # `compute-budget gpus`: the table row carries the price, kind and date; --sources says where
+    # it comes from; the JSON has the full quote.
+    code, out, _ = cli("gpus", "--query", key, "--sources")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith(f"| `{key}` |"))
+    assert row.endswith(f"| {shown} |")
+    assert source in out.split("**Sources**", 1)[1]
+    code, out, _ = cli("gpus", "--query", key, "--json")
+    (device,) = [d for d in json.loads(out) if d["key"] == key]
+    quote = device["default_price"]
+    assert quote["kind"] == "on-demand" and source in quote["source"]
+    assert quote["as_of"] == shown.rsplit(", ", 1)[1].rstrip(")")
+
+
+def test_a_spot_only_device_lists_its_spot_price_but_no_default(cli: Cli) -> None:
+    code, out, _ = cli("gpus", "--query", "mi355x", "--sources")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("| `mi355x` |"))
+    assert row.endswith("| unknown |")
+    assert "Price $2.97/h: spot, 2026-10" in out
+
+
+@pytest.mark.parametrize("key", ["h20", "a800", "gb300", "tpu-v3", "tpu-v7", "gaudi3",
+                                 "mi350x", "mi355x"])
 def test_an_unpriced_device_is_unknown_not_zero(key: str) -> None:
     used = get_accelerator(key).price(None)
     assert (used.usd_per_gpu_hour, used.origin) == (None, None)
+
+
+@pytest.mark.parametrize(("key", "usd"), [("mi350x", 2.46), ("mi355x", 2.97)])
+def test_a_spot_only_offer_is_a_spot_quote_never_the_default(key: str, usd: float) -> None:
+    # DigitalOcean's API (/v2/sizes, read 2026-10-08) lists the MI350X and MI355X droplets as spot
+    # only (gpu-mi350x1-288gb-spot, gpu-mi355x1-288gb-spot): a price of that kind, chosen by name.
+    acc = get_accelerator(key)
+    assert acc.default_price is None and acc.price_kinds == ("spot",)
+    spot = acc.price(None, "spot")
+    assert (spot.usd_per_gpu_hour, spot.kind, spot.as_of) == (usd, "spot", "2026-10")
+    assert spot.reference and "DigitalOcean" in spot.reference and "-spot" in spot.reference
 
 
 # --- usable memory with ECC on GDDR -----------------------------------------------------------
