@@ -1,6 +1,7 @@
 """``compute-budget-mcp --http`` in the open: the body limit, 50 concurrent sessions, the session
 cap with its idle timeout, and the bearer token, each against a real server subprocess on
-127.0.0.1 (see ``compute_budget.tools.http``)."""
+127.0.0.1 (see ``compute_budget.tools.http``). The call lease and the per-client cap have their
+own tests in ``test_sessions.py``."""
 
 import http.client
 import json
@@ -20,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from compute_budget.tools.http import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
     DEFAULT_SESSION_IDLE_TIMEOUT_S,
     TOKEN_ENV,
     HttpLimits,
@@ -72,14 +74,17 @@ def default_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 # --- the command line -----------------------------------------------------------------------
 
 def test_defaults_and_flags() -> None:
-    assert HttpLimits() == HttpLimits(1024 * 1024, 100, 300.0, None)
-    assert (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT_S) \
-        == (1024 * 1024, 100, 300.0)
+    assert HttpLimits() == HttpLimits(1024 * 1024, 100, 50, 300.0, None)
+    assert (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT,
+            DEFAULT_SESSION_IDLE_TIMEOUT_S) == (1024 * 1024, 100, 50, 300.0)
     assert TOKEN not in repr(HttpLimits(token=TOKEN))
 
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--max-sessions", "5"], "--max-sessions: only with --http"),
+    (["--max-sessions-per-client", "5"], "--max-sessions-per-client: only with --http"),
+    (["--http", "--max-sessions-per-client", "0"],
+     "--max-sessions-per-client must be a positive whole number, got 0"),
     (["--token", TOKEN], "--token: only with --http"),
     (["--http", "--max-sessions", "0"], "--max-sessions must be a positive whole number, got 0"),
     (["--http", "--max-body-bytes", "-1"], "--max-body-bytes must be a positive whole number"),
@@ -104,7 +109,14 @@ def test_body_under_the_limit_is_served(default_server: str) -> None:
     body = json.dumps(INITIALIZE).encode()
     padded = body[:-1] + b" " * (DEFAULT_MAX_BODY_BYTES - len(body)) + b"}"
     assert len(padded) == DEFAULT_MAX_BODY_BYTES
-    assert _post(default_server, padded)[0] == 200
+    status, session = _post(default_server, padded)
+    assert status == 200 and session
+    # End the session, so the fifty below find their client's fifty slots free.
+    connection = http.client.HTTPConnection(default_server.split("/")[2], timeout=10)
+    connection.request("DELETE", "/mcp", headers={
+        **HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"})
+    assert connection.getresponse().status == 200
+    connection.close()
 
 
 @pytest.mark.external
@@ -166,18 +178,23 @@ async def test_fifty_concurrent_sessions_get_their_own_answers(default_server: s
 @pytest.mark.external
 @pytest.mark.anyio
 async def test_idle_sessions_expire_and_a_new_client_gets_in(tmp_path: Path) -> None:
+    """A session with no call goes; a connected client that calls stays. Until issue 18 an open
+    GET stream alone kept a session alive, and this test had the connected client only hold its
+    stream; now only calls do (an event stream held without calls could lock every slot), so
+    the connected client calls, as often as an assistant at work, while the other idles out."""
     timeout = 0.5
     with _running(tmp_path / "stderr.log", "--max-sessions", "2",
                   "--session-idle-timeout", str(timeout)) as url:
-        async with Client(url, mode="legacy") as busy:  # holds a GET stream: never idle
+        async with Client(url, mode="legacy") as busy:  # holds a GET stream, and calls
             status, idle = await anyio.to_thread.run_sync(_initialize, url)
             assert status == 200 and idle
             assert (await anyio.to_thread.run_sync(_initialize, url))[0] == 503  # the cap
 
-            # The raw session goes idle at once; within the timeout (plus slack) room frees up.
+            # The raw session makes no call; within the timeout (plus slack) room frees up.
             started = time.monotonic()
             with anyio.fail_after(10 * timeout):
                 while (status := (await anyio.to_thread.run_sync(_initialize, url))[0]) == 503:
+                    await busy.list_tools()
                     await anyio.sleep(0.1)
             assert status == 200
             assert time.monotonic() - started > timeout / 2
@@ -185,7 +202,7 @@ async def test_idle_sessions_expire_and_a_new_client_gets_in(tmp_path: Path) -> 
                               {"mcp-session-id": idle, "mcp-protocol-version": "2025-06-18"})
             assert (await anyio.to_thread.run_sync(expired))[0] == 404
 
-            # The client that kept its stream open outlived the timeout and still works.
+            # The client that kept calling outlived the timeout and still works.
             result = await busy.call_tool("estimate_run_cost", RUN)
             assert not result.is_error
 

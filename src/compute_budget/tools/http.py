@@ -13,9 +13,15 @@ What a request meets, outermost first:
 - a ``config`` that names a file is refused unless the operator gave ``--config-dir DIR``, and
   then read only if it resolves inside DIR (:func:`config_policy_from_args`); an inline JSON
   object is always accepted;
-- a new session while ``--max-sessions`` are open → 503; a session with no request in flight
-  (an open GET stream counts as one) for ``--session-idle-timeout`` seconds is ended, and its
-  ID answers 404 so the client starts a new one (the SDK's ``StreamableHTTPSessionManager``).
+- a session keeps its slot by making calls (any POST or DELETE), not by holding its GET event
+  stream open: once it has made no call for ``--session-idle-timeout`` seconds (its bare
+  ``initialize`` for ten), a new client that needs the slot takes it, and the session is
+  ended, its ID answering 404 (:mod:`.session_leases`);
+- a new session when its client (remote address) holds ``--max-sessions-per-client`` with
+  none to give up → 429, while ``--max-sessions`` are open with none to give up → 503, each
+  with ``Retry-After``;
+- a session with no request in flight at all (an open GET stream counts as one here) for
+  ``--session-idle-timeout`` seconds is ended (the SDK's ``StreamableHTTPSessionManager``).
   Clients that speak the sessionless 2026 protocol hold no session.
 """
 
@@ -39,10 +45,12 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..skill.model.source import ConfigPolicy
+from .session_leases import LeaseTable, SessionLeaseMiddleware
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_MAX_SESSIONS_PER_CLIENT",
     "DEFAULT_SESSION_IDLE_TIMEOUT_S",
     "HOST",
     "TOKEN_ENV",
@@ -70,10 +78,16 @@ DEFAULT_MAX_SESSIONS: Final = 100
 """A local server answers one person's assistants: 100 open sessions is ample and bounds the
 memory and tasks they hold (the SDK's default is 10,000)."""
 
+DEFAULT_MAX_SESSIONS_PER_CLIENT: Final = 50
+"""Half the default session cap: one address cannot hold every slot. Every ordinary client of a
+server on 127.0.0.1 arrives from 127.0.0.1, so there it bounds them all together; 50 sessions at
+once are still ample for one person's assistants."""
+
 DEFAULT_SESSION_IDLE_TIMEOUT_S: Final = 300.0
-"""Five minutes. A connected SDK client keeps a GET stream open, so its session never goes idle;
-the timeout ends abandoned sessions, and bounds how long sessions someone opened and left can
-keep new clients out (the SDK's default is 30 minutes)."""
+"""Five minutes. A session that has made no call for this long gives its slot to a new client
+that needs it (an open GET stream is not a call), and one with no request in flight at all is
+ended; so sessions opened and left keep new clients out for this long at most (the SDK's
+default is 30 minutes)."""
 
 
 @dataclass(frozen=True)
@@ -83,25 +97,32 @@ class HttpLimits:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     """Largest request body accepted, in bytes; a larger one gets 413."""
     max_sessions: int = DEFAULT_MAX_SESSIONS
-    """Most sessions open at once; a request that would open another gets 503."""
+    """Most sessions open at once; a request that would open another, with no session's slot
+    to take, gets 503."""
+    max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT
+    """Most sessions one remote address may hold; past it, with none of its own to give up,
+    429."""
     session_idle_timeout_s: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
-    """Seconds a session may go with no request in flight before it is ended."""
+    """Seconds without a call after which a session's slot goes to a new client that needs it;
+    a session with no request in flight at all (not even a GET stream) is then ended."""
     token: str | None = field(default=None, repr=False)
     """Bearer token every request must carry, or None for no token."""
 
 
 def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> HttpLimits:
     """The limits from parsed ``compute-budget-mcp`` arguments (``max_body_bytes``,
-    ``max_sessions``, ``session_idle_timeout``, ``token``; None means not given) and the
-    environment. Raises ValueError naming the flag; a message never contains the token."""
+    ``max_sessions``, ``max_sessions_per_client``, ``session_idle_timeout``, ``token``; None
+    means not given) and the environment. Raises ValueError naming the flag; a message never
+    contains the token."""
     given = {"--max-body-bytes": args.max_body_bytes, "--max-sessions": args.max_sessions,
+             "--max-sessions-per-client": args.max_sessions_per_client,
              "--session-idle-timeout": args.session_idle_timeout, "--token": args.token}
     if not args.http:
         flags = [flag for flag, value in given.items() if value is not None]
         if flags:
             raise ValueError(f"{', '.join(flags)}: only with --http")
         return HttpLimits()
-    for flag in ("--max-body-bytes", "--max-sessions"):
+    for flag in ("--max-body-bytes", "--max-sessions", "--max-sessions-per-client"):
         value = given[flag]
         if value is not None and value < 1:
             raise ValueError(f"{flag} must be a positive whole number, got {value!r}")
@@ -117,6 +138,7 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Ht
     return HttpLimits(
         max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
         max_sessions=args.max_sessions or DEFAULT_MAX_SESSIONS,
+        max_sessions_per_client=args.max_sessions_per_client or DEFAULT_MAX_SESSIONS_PER_CLIENT,
         session_idle_timeout_s=timeout or DEFAULT_SESSION_IDLE_TIMEOUT_S,
         token=token,
     )
@@ -174,6 +196,10 @@ def build_http_app(server: MCPServer, limits: HttpLimits) -> ASGIApp:
         max_sessions=limits.max_sessions,
         session_idle_timeout=limits.session_idle_timeout_s,
     )
+    table = LeaseTable(idle_timeout_s=limits.session_idle_timeout_s,
+                       max_sessions=limits.max_sessions,
+                       max_per_client=limits.max_sessions_per_client)
+    app = SessionLeaseMiddleware(app, server.session_manager, table)
     if limits.token is not None:
         app = BearerTokenMiddleware(app, limits.token)
     return app

@@ -202,9 +202,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-sessions", type=int, metavar="N",
                         help="with --http: most sessions open at once; a client that would open "
                              f"another gets 503 (default {http.DEFAULT_MAX_SESSIONS})")
+    parser.add_argument("--max-sessions-per-client", type=int, metavar="N",
+                        help="with --http: most sessions one client address may hold; past it "
+                             f"429 (default {http.DEFAULT_MAX_SESSIONS_PER_CLIENT})")
     parser.add_argument("--session-idle-timeout", type=float, metavar="SECONDS",
-                        help="with --http: end a session after this long with no request in "
-                             f"flight (default {http.DEFAULT_SESSION_IDLE_TIMEOUT_S:g})")
+                        help="with --http: a session that makes no call for this long gives its "
+                             "slot to a new client (an open event stream is not a call) "
+                             f"(default {http.DEFAULT_SESSION_IDLE_TIMEOUT_S:g})")
     parser.add_argument("--max-body-bytes", type=int, metavar="BYTES",
                         help="with --http: refuse a larger request body with 413 (default "
                              f"{http.DEFAULT_MAX_BODY_BYTES}, 1 MiB)")
