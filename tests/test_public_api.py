@@ -37,6 +37,8 @@ def test_public_surface() -> None:
         # issue 17: the team's own runs
         "OwnRun", "OwnRunsMfu", "PAST_RUN_COLUMNS", "PastRun", "own_runs_mfu",
         "parse_calibration",
+        # issue 20: a probe's measurement
+        "PROBE_FORMAT", "ProbeReport", "ProbeResult", "ProbeSpec", "probe_report",
     ])
     for name in compute_budget.__all__:
         assert getattr(compute_budget, name) is getattr(skill, name)

@@ -27,6 +27,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("skill.advice",),
     ("skill.planning",),
     ("skill", ""),  # the facades: skill/__init__ and compute_budget/__init__
+    ("probe",),  # torch's side of the probe (issue 20): imports skill, run by an operation
     ("prompts",),
     ("operations",),
     ("tools", "cli"),

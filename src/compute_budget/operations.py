@@ -86,6 +86,21 @@ def _catalog_reply(result: Any, reply: Reply) -> str:
     return prompts.render_accelerators(result.accelerators, show_sources=reply.full)
 
 
+def _probe(spec: Any) -> Any:
+    """Measure ``spec``'s model on this machine's device: the ``probe`` extra's torch runner
+    (imported only here; without torch it raises a ProbeError naming the extra)."""
+    from .probe import run_probe
+    from .skill.model.source import hf_config_of
+
+    spec = spec.checked()
+    result = run_probe(
+        hf_config_of(spec), name=spec.preset or spec.model_id or "config",
+        seq_len=spec.resolved_seq_len, micro_batch=spec.micro_batch or 1,
+        precision=spec.precision, recompute=spec.recompute, lora_rank=spec.lora_rank,
+        steps=spec.steps, device=spec.device, attn_implementation=spec.attn_implementation)
+    return sk.probe_report(spec, result)
+
+
 def _plain(render: Callable[[Any], str]) -> Callable[[Any, Reply], str]:
     def reply(result: Any, _: Reply) -> str:
         return render(result)
@@ -126,6 +141,8 @@ OPERATIONS: tuple[Operation, ...] = (
               "CatalogQuery", _skill("find_accelerators"), _catalog_reply),
     Operation("params", None, "Exact parameter counts of an architecture, by component",
               "ModelSource", _skill("report_of"), _plain(prompts.render_params)),
+    Operation("probe", None, "Measure the model on this device: memory, step time, MFU "
+              "(needs the probe extra)", "ProbeSpec", _probe, _plain(prompts.render_probe)),
 )
 """Every operation, in the order of the procedure, then the planning ones."""
 

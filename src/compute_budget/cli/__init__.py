@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> str:
     if getattr(args, "utilization", None) is not None:
         sys.stderr.write("note: --utilization is deprecated; use --mfu\n")
     result = operation.call(spec)
+    if flags.after is not None:
+        result = flags.after(args, result)
     if operation.picture is not None and getattr(args, "plot", None) is not None:
         _write_plot(args.plot, operation.picture(spec, result), getattr(args, "force", False))
     full = args.detail == "full" or getattr(args, "sources", False)

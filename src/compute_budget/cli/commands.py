@@ -74,12 +74,36 @@ def _memory(p: argparse.ArgumentParser) -> None:
          note="Give this flag to count FlashAttention where transformers' default is eager.")
 
 
-def _params(p: argparse.ArgumentParser) -> None:
+def _probe(p: argparse.ArgumentParser) -> None:
+    model = sk.ProbeSpec
+    _params(p, listing=False)
+    for field, metavar in (("seq_len", "S"), ("micro_batch", "B"), ("lora_rank", "R"),
+                           ("steps", "K"), ("device", "DEV")):
+        flag(p, model, field, metavar=metavar)
+    for field in ("precision", "recompute", "attn_implementation"):
+        flag(p, model, field)
+    p.add_argument("--out", default="probe.json", metavar="FILE",
+                   help="Write the measurement here, for `--probe FILE` of estimate, decide, "
+                        "split and plan (default probe.json; a new file or an earlier probe's).")
+    p.add_argument("--force", action="store_true",
+                   help="let --out overwrite a file that is not an earlier probe's")
+
+
+def _write_probe(args: argparse.Namespace, report: Any) -> Any:
+    """The measurement written to ``--out``; the report then names the file."""
+    from .output import write_probe
+
+    write_probe(args.out, report.probe.model_dump_json(indent=1) + "\n", force=args.force)
+    return report.model_copy(update={"file": args.out})
+
+
+def _params(p: argparse.ArgumentParser, listing: bool = True) -> None:
     flag(p, sk.ModelSource, "config", metavar="PATH")
     flag(p, sk.ModelSource, "preset", metavar="NAME")
     flag(p, sk.ModelSource, "model_id", "--model", metavar="ORG/NAME")
-    p.add_argument("--list", dest="list_presets", action="store_true",
-                   help="list the presets and exit")
+    if listing:
+        p.add_argument("--list", dest="list_presets", action="store_true",
+                       help="list the presets and exit")
 
 
 def _split(p: argparse.ArgumentParser) -> None:
@@ -94,6 +118,7 @@ def _split(p: argparse.ArgumentParser) -> None:
     flag(p, model, "gpu", metavar="NAME", note="(`compute-budget gpus`)")
     flag(p, model, "utilization", metavar="U")
     flag(p, model, "calibration", metavar="FILE")
+    flag(p, model, "probe", metavar="FILE")
 
 
 def _split_fields(args: argparse.Namespace, model: Any) -> Fields:
@@ -184,6 +209,7 @@ def _plan(p: argparse.ArgumentParser) -> None:
     flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
          note="Give this flag to count FlashAttention where transformers' default is eager.")
     flag(p, model, "calibration", metavar="FILE")
+    flag(p, model, "probe", metavar="FILE")
     p.add_argument("--plot", metavar="PNG",
                    help="Also draw cost against wall days per accelerator, with the deadline "
                         "and the budget, to this PNG file.")
@@ -215,5 +241,6 @@ FLAGS: dict[str, CommandFlags] = {
     "optimal": CommandFlags(_optimal),
     "plan": CommandFlags(_plan, _plan_fields),
     "gpus": CommandFlags(_gpus, json=lambda r: list(r.accelerators)),
+    "probe": CommandFlags(_probe, after=_write_probe),
 }
 """Each command's flags (the command's operation is in :mod:`compute_budget.operations`)."""

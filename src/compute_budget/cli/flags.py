@@ -9,6 +9,7 @@ spec's default applies), so the spec reports every missing and bad value at once
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 from collections.abc import Callable
@@ -33,6 +34,9 @@ _FILE_HELP = {
                    "active-params, precision, name. They fit your own MFU on your hardware, "
                    "shrunk toward the calibrated prior by their number (not with --mfu or "
                    "--achieved-tflops).",
+    "probe": "The JSON file `compute-budget probe` wrote on this device: its measured step time "
+             "and memory replace the MFU prior and scale the activation formula; communication "
+             "stays modelled (not with --mfu, --achieved-tflops or --calibration).",
 }
 """The help of a field the command line reads from a file (the columns hyphenated, so that
 the help does not name them as flags)."""
@@ -149,6 +153,7 @@ def _run_option_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> Non
     for field in ("mfu_convention", "precision", "family", "kind"):
         flag(p, model, field)
     flag(p, model, "calibration", metavar="FILE")
+    flag(p, model, "probe", metavar="FILE")
 
 
 def _hyphens(text: str) -> str:
@@ -172,11 +177,24 @@ def _parse_calibration(text: str, *, fmt: str | None = None) -> list[Any]:
         raise InputError(_hyphens(exc.field), exc.value, _hyphens(exc.allowed)) from None
 
 
+def _parse_probe(text: str, *, fmt: str | None = None) -> Any:
+    """A probe file's JSON, checked as the spec will check it (its errors name the key)."""
+    if fmt != "json":
+        raise InputError("probe", None, "the JSON file compute-budget probe wrote")
+    data = json.loads(text)
+    sk.ProbeResult.model_validate(data)
+    return data
+
+
 def _read_calibration(fields: Fields) -> Fields:
-    """The ``--calibration`` file's runs in place of its path (:mod:`.files` reads it)."""
+    """The ``--calibration`` file's runs and the ``--probe`` file's measurement in place of
+    their paths (:mod:`.files` reads them)."""
     path = fields.get("calibration")
     if isinstance(path, str):
         fields["calibration"] = read_data(path, "--calibration", _parse_calibration)
+    path = fields.get("probe")
+    if isinstance(path, str):
+        fields["probe"] = read_data(path, "--probe", _parse_probe)
     return fields
 
 
@@ -203,6 +221,8 @@ class CommandFlags:
     """args → the spec's fields; default: the flags given under the spec's field names."""
     json: Callable[[Any], Any] | None = None
     """result → what ``--json`` prints; default: the result."""
+    after: Callable[[argparse.Namespace, Any], Any] | None = None
+    """(args, result) → the result, once the command has written what it writes (a file)."""
 
     def spec_fields(self, args: argparse.Namespace, model: type[BaseModel]) -> Fields:
         if self.fields is not None:

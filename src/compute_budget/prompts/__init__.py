@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         OptimalSplit,
         ParamReport,
         PlanReport,
+        ProbeReport,
         PublishedPrediction,
         RunEstimate,
         ScalingFit,
@@ -36,6 +37,7 @@ __all__ = [
     "render_params",
     "render_plan",
     "render_presets",
+    "render_probe",
     "render_split",
 ]
 
@@ -104,6 +106,11 @@ def render_accelerators(
     return render("accelerators", catalog=catalog,
                   accelerators=list(accelerators or catalog.accelerators),
                   show_sources=show_sources)
+
+
+def render_probe(report: ProbeReport) -> str:
+    """A probe's measurement and what it changes in an estimate."""
+    return render("probe", r=report)
 
 
 def render_params(report: ParamReport) -> str:

@@ -85,6 +85,10 @@ if TYPE_CHECKING:
     )
     from .hardware.cost import CostEstimate as CostEstimate, estimate_run_cost as estimate_run_cost
     from .hardware.energy import EnergyEstimate as EnergyEstimate, energy_of as energy_of
+    from .hardware.measured import (
+        PROBE_FORMAT as PROBE_FORMAT,
+        ProbeResult as ProbeResult,
+    )
     from .hardware.mfu import (
         MfuPrior as MfuPrior,
         ModelFamily as ModelFamily,
@@ -104,6 +108,11 @@ if TYPE_CHECKING:
         estimate_memory as estimate_memory,
     )
     from .memory.layout import LayoutChoice as LayoutChoice, Slowdown as Slowdown
+    from .memory.probe_report import (
+        ProbeReport as ProbeReport,
+        ProbeSpec as ProbeSpec,
+        probe_report as probe_report,
+    )
     from .memory.remedies import Remedy as Remedy
     from .memory.spec import ModelAndLayout as ModelAndLayout
     from .model.architecture import (
@@ -203,6 +212,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "hardware.cost": ("CostEstimate", "estimate_run_cost"),
     "hardware.energy": ("EnergyEstimate", "energy_of"),
+    "hardware.measured": ("PROBE_FORMAT", "ProbeResult"),
+    "memory.probe_report": ("ProbeReport", "ProbeSpec", "probe_report"),
     "hardware.mfu": ("MfuPrior", "ModelFamily", "mfu_prior"),
     "hardware.own_runs": (
         "OwnRun", "OwnRunsMfu", "PAST_RUN_COLUMNS", "PastRun", "own_runs_mfu", "parse_calibration"

@@ -36,13 +36,14 @@ from .estimate_result import (
     FlopsMethod,
     LayoutCost,
     MfuUsed,
-    RunAssumptions,
     RunEstimate,
     WithoutOffload,
+    assumptions_of,
 )
 from .hardware.catalog import Accelerator, Precision, load_catalog, source_label
 from .hardware.cost import CostEstimate, cost_from_flops
 from .hardware.energy import energy_of
+from .hardware.measured import measured_mfu
 from .hardware.mfu import mfu_prior
 from .hardware.own_runs import own_runs_mfu
 from .memory.estimate import MemoryEstimate, estimate_memory
@@ -149,6 +150,12 @@ def mfu_used(spec: RunSpec, acc: Accelerator, precision: Precision, peak: float,
     prior = mfu_prior(spec.resolved_family, acc, precision, params=spec.model.active)
     common = dict(prior=prior, family=spec.resolved_family, family_inferred=spec.family is None,
                   achieved_tflops=spec.achieved_tflops)
+    if spec.probe is not None:
+        probe = measured_mfu(spec.probe, peak, layout)
+        mfu = probe.step_mfu / layout  # the recomputation is in the measured time
+        return mfu, MfuUsed(origin="measured", range=(min(prior.low / (ratio * layout), mfu), mfu),
+                            convention="6n", given=probe.step_mfu, recompute_divided=False,
+                            probe=probe, **common | {"achieved_tflops": probe.achieved_tflops})
     if spec.mfu is None and spec.achieved_tflops is None:
         cost = ratio * layout
         own = None if spec.calibration is None else own_runs_mfu(spec.calibration, prior)
@@ -281,11 +288,7 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
     memory = estimate_memory(spec) if check_memory else None
     recompute = memory.recompute if memory is not None else spec.recompute or "none"
     ratio = flops.recompute_ratio(recompute)
-    in_prior = 1.0 if memory is None else model_parallel_at_scale(spec)
-    other = 1.0 if memory is None else max(1.0, _model_parallel(memory) / in_prior)
-    mfu, used = mfu_used(spec, acc, precision, peak, flops, ratio, other)
-    layout = layout_cost(spec, memory, ratio, flops.per_token / (peak * 1e12 * mfu), in_prior)
-    mfu, used = _with_offload(mfu, used, layout)
+    mfu, used, layout = _mfu_and_layout(spec, acc, precision, peak, flops, memory, ratio)
     price = acc.price(spec.usd_per_gpu_hour, kind=spec.price_kind)
     band = cost_band(flops.per_token * spec.tokens, spec, peak, mfu, used.range,
                      price.usd_per_gpu_hour)
@@ -329,6 +332,20 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
     )
 
 
+def _mfu_and_layout(spec: RunSpec, acc: Accelerator, precision: Precision, peak: float,
+                    flops: TokenFlops, memory: MemoryEstimate | None, ratio: float
+                    ) -> tuple[float, MfuUsed, LayoutCost | None]:
+    """Steps 2 and 3: the layout's cost and the MFU it leaves. A probe measured one device
+    with its recomputation: every model-parallel cost is charged, the recomputation is not."""
+    probed = spec.probe is not None
+    in_prior = 1.0 if memory is None or probed else model_parallel_at_scale(spec)
+    other = 1.0 if memory is None else max(1.0, _model_parallel(memory) / in_prior)
+    mfu, used = mfu_used(spec, acc, precision, peak, flops, ratio, other)
+    layout = layout_cost(spec, memory, 1.0 if probed else ratio,
+                         flops.per_token / (peak * 1e12 * mfu), in_prior)
+    return (*_with_offload(mfu, used, layout), layout)
+
+
 def _with_offload(mfu: float, used: MfuUsed, layout: LayoutCost | None) -> tuple[float, MfuUsed]:
     """A prior MFU divided by the offload factor, its band by the factor's range."""
     if layout is None or layout.offload is None or layout.offload_range is None \
@@ -337,22 +354,6 @@ def _with_offload(mfu: float, used: MfuUsed, layout: LayoutCost | None) -> tuple
     fast, slow = layout.offload_range
     low, high = used.range
     return mfu / layout.offload, used.model_copy(update={"range": (low / slow, high / fast)})
-
-
-def assumptions_of(estimate: RunEstimate) -> RunAssumptions:
-    """What a short reply must say about ``estimate``'s run beside its answer (issue 16)."""
-    m = estimate.memory
-    offload = m is not None and m.offload
-    return RunAssumptions(
-        seq_len=estimate.seq_len, seq_len_inferred=estimate.seq_len_inferred,
-        native_context=estimate.native_context, precision=estimate.precision,
-        micro_batch=None if m is None else m.micro_batch,
-        zero=None if m is None else m.zero, tp=None if m is None else m.tp,
-        pp=None if m is None else m.pp, recompute=estimate.recompute,
-        offload_only=offload and m is not None and "offload" in m.layout.open_knobs,
-        host_bytes_per_node=m.host_bytes_per_node if m is not None and offload else None,
-        without_offload=estimate.without_offload, own_runs=estimate.mfu_used.own_runs,
-        own_runs_mfu=estimate.mfu if estimate.mfu_used.own_runs is not None else None)
 
 
 def _active(spec: RunSpec) -> float | None:

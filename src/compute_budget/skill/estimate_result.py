@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .hardware.catalog import Precision, PriceUsed
 from .hardware.cost import CostEstimate
 from .hardware.energy import EnergyEstimate
+from .hardware.measured import MeasuredMfu
 from .hardware.mfu import MfuPrior, ModelFamily
 from .hardware.own_runs import OwnRunsMfu
 from .memory.estimate import MemoryEstimate
@@ -34,6 +35,7 @@ __all__ = [
     "RunEstimate",
     "WarningCode",
     "WithoutOffload",
+    "assumptions_of",
 ]
 
 MAX_PLAN_DAYS = 365.0
@@ -43,7 +45,7 @@ FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "sca
 Feasibility = Literal["ok", "does_not_fit", "too_long"]
 WarningCode = Literal["sparse_peak", "peak_above_catalog", "mfu_near_peak", "params_differ",
                       "active_params_differ", "moe_without_active_params", "under_trained"]
-MfuOrigin = Literal["user", "prior", "achieved", "own_runs"]
+MfuOrigin = Literal["user", "prior", "achieved", "own_runs", "measured"]
 
 
 def _absent(value: object) -> bool:
@@ -58,7 +60,8 @@ class MfuUsed(BaseModel):
 
     origin: MfuOrigin = Field(
         description="user (given), prior (the calibrated prior), achieved (converted from a "
-                    "measured TFLOP/s) or own_runs (the prior shrunk toward your past runs).")
+                    "measured TFLOP/s), own_runs (the prior shrunk toward your past runs) or "
+                    "measured (a probe on the device).")
     range: Range = Field(description="MFU band [low, high] used for the ranges (fractions).")
     prior: MfuPrior = Field(description="The prior for this family, hardware and precision.")
     family: ModelFamily = Field(description="Model family of the prior.")
@@ -77,6 +80,10 @@ class MfuUsed(BaseModel):
         default=None, exclude_if=_absent,
         description="With calibration: your runs' level, their weight against the prior and "
                     "the band they give, before the layout's cost; left out otherwise.")
+    probe: MeasuredMfu | None = Field(
+        default=None, exclude_if=_absent,
+        description="With a probe: the measured step MFU and the modelled communication "
+                    "dividing it; left out otherwise.")
 
 
 class LayoutCost(BaseModel):
@@ -158,6 +165,12 @@ class RunAssumptions(BaseModel):
     own_runs_mfu: float | None = Field(
         default=None, exclude_if=_absent,
         description="With calibration: the MFU used, from your runs after the layout's cost.")
+    probe: MeasuredMfu | None = Field(
+        default=None, exclude_if=_absent,
+        description="With a probe: the measured MFU and where; left out otherwise.")
+    probe_mfu: float | None = Field(
+        default=None, exclude_if=_absent,
+        description="With a probe: the MFU used, measured, after the layout's communication.")
 
 
 class EstimateWarning(BaseModel):
@@ -263,3 +276,21 @@ class RunEstimate(CostEstimate):
     energy: EnergyEstimate = Field(
         description="kWh and CO2 of the run from board power, PUE and grid intensity, each an "
                     "assumption with its source; kWh None when the board power is unknown.")
+
+
+def assumptions_of(estimate: RunEstimate) -> RunAssumptions:
+    """What a short reply must say about ``estimate``'s run beside its answer (issue 16)."""
+    m = estimate.memory
+    offload = m is not None and m.offload
+    return RunAssumptions(
+        seq_len=estimate.seq_len, seq_len_inferred=estimate.seq_len_inferred,
+        native_context=estimate.native_context, precision=estimate.precision,
+        micro_batch=None if m is None else m.micro_batch,
+        zero=None if m is None else m.zero, tp=None if m is None else m.tp,
+        pp=None if m is None else m.pp, recompute=estimate.recompute,
+        offload_only=offload and m is not None and "offload" in m.layout.open_knobs,
+        host_bytes_per_node=m.host_bytes_per_node if m is not None and offload else None,
+        without_offload=estimate.without_offload, own_runs=estimate.mfu_used.own_runs,
+        own_runs_mfu=estimate.mfu if estimate.mfu_used.own_runs is not None else None,
+        probe=estimate.mfu_used.probe,
+        probe_mfu=estimate.mfu if estimate.mfu_used.probe is not None else None)

@@ -10,11 +10,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from .errors import InputError
 from .hardware.catalog import GPU_DESCRIPTION, Accelerator, AcceleratorKey, Precision, PriceKind
 from .hardware.energy import BoardPower, GridIntensity, Pue, load_energy_defaults
+from .hardware.measured import (
+    PROBE_DESCRIPTION,
+    ProbeResult,
+    adopt_probe_setup,
+    check_probe_use,
+    probe_of,
+)
 from .hardware.mfu import ModelFamily
 from .hardware.own_runs import Calibration, check_runs_use
 from .memory.spec import OnDevices
@@ -107,6 +114,8 @@ class RunOptions(BaseModel):
                     "ablation; it shapes the advice and the alternatives.",
     )
     calibration: Calibration | None = Field(default=None, description=CALIBRATION_DESCRIPTION)
+    probe: Annotated[ProbeResult | None, BeforeValidator(probe_of)] = Field(
+        default=None, description=PROBE_DESCRIPTION)
 
     @model_validator(mode="after")
     def _options_consistent(self) -> RunOptions:
@@ -163,12 +172,18 @@ class RunSpec(OnDevices, RunOptions, PriceAndEnergy):
 
     gpu: AcceleratorKey = Field(description=GPU_DESCRIPTION)  # required here
 
+    _adopt_probe = model_validator(mode="before")(adopt_probe_setup)
+
     @model_validator(mode="after")
     def _device_consistent(self) -> RunSpec:
         if self.peak_tflops is None:
             self.accelerator.peak(self.resolved_precision)  # raises when the peak is unknown
         if self.price_kind is not None and self.usd_per_gpu_hour is None:
             self.accelerator.price(None, kind=self.price_kind)  # raises when it has no such quote
+        check_probe_use(self.probe, {"mfu": self.mfu, "achieved_tflops": self.achieved_tflops,
+                                     "calibration": self.calibration},
+                        device=self.accelerator.key, precision=self.resolved_precision,
+                        params=self.total_params, trainable=self.model.trainable)
         return self
 
     @property

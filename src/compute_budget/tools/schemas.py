@@ -46,6 +46,9 @@ LISTED_ONCE = frozenset({"calibration"})
 tool."""
 MAPPINGS: dict[str, tuple[str, str]] = {"available": ("gpu", "count")}
 """Mapping arguments published as a list of ``{key, value}`` objects: their two names."""
+JSON_TEXT = frozenset({"probe"})
+"""Object arguments published as a string holding their JSON (a file another program wrote,
+passed on whole; the server parses it): the object's own keys would cost more than the budget."""
 _NULL = {"type": "null"}
 
 
@@ -62,6 +65,8 @@ def _branches(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> list[Mappin
 def _value(schema: Mapping[str, Any], defs: Mapping[str, Any], name: str,
            brief: bool = False) -> dict[str, Any]:
     """The portable schema of one non-null value of argument ``name`` (no description)."""
+    if name in JSON_TEXT:
+        return {"type": "string"}
     branches = _branches(schema, defs)
     for branch in branches:
         if branch.get("type") == "array":

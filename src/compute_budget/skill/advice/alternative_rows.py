@@ -35,6 +35,7 @@ __all__ = [
     "hardware_rows",
     "is_on_demand",
     "lora_row",
+    "measured_as_mfu",
     "more_seeds_row",
     "on_demand_quote",
     "same_model",
@@ -52,6 +53,12 @@ MAX_SEEDS = 10_000
 UNCALIBRATED_SCOPES = ("nearest", "pooled")
 """MFU prior scopes borrowed from other hardware (no published runs on this generation)."""
 _ON_DEMAND = re.compile(r"on[- ]demand", re.IGNORECASE)
+
+
+def measured_as_mfu(spec: RunSpec, original: RunEstimate) -> dict[str, object]:
+    """A probe measured this model on this device: a row with another model, device or
+    fine-tuning carries the measured MFU over as a given one, not the measurement itself."""
+    return {} if spec.probe is None else {"probe": None, "mfu": original.mfu}
 
 
 def seeds_needed(predicted_gain: float | None,
@@ -124,7 +131,7 @@ def _on_other_devices(spec: RunSpec,
             "gpu": acc.key, "usd_per_gpu_hour": quote.usd_per_gpu_hour, "peak_tflops": None,
             "precision": original.precision, "achieved_tflops": None,
             "mfu": None if original.mfu_used.origin in ("prior", "own_runs")
-            else original.mfu}))
+            else original.mfu, "probe": None}))
         if candidate.feasibility != "does_not_fit":
             out.append((candidate, quote))
     return out
@@ -172,7 +179,8 @@ def lora_row(spec: RunSpec, original: RunEstimate) -> Alternative | None:
     if spec.model.shape.hidden < LORA_RANK:
         return None
     lora_fields = {"lora_rank": LORA_RANK, "lora_targets": "all-linear",
-                   "trainable_params": None, "weights_bits": None}
+                   "trainable_params": None, "weights_bits": None,
+                   **measured_as_mfu(spec, original)}
     bits = 16
     lora = estimate_run(spec.model_copy(update=lora_fields))
     if lora.feasibility == "does_not_fit" and (spec.tp or 1) == 1:
@@ -190,8 +198,8 @@ def smaller_base_row(spec: RunSpec, original: RunEstimate) -> Alternative | None
         return None
     fields = spec.model_dump(include=set(RunSpec.model_fields),
                              exclude={"config", "model_id", "params", "active_params", "tp",
-                                      "pp", "ep", "sp"})  # parallelism: searched anew
-    fields["preset"] = smaller
+                                      "pp", "ep", "sp", "probe"})  # parallelism: searched anew
+    fields |= {"preset": smaller, **measured_as_mfu(spec, original)}
     if spec.trainable_params is not None:  # the same share of adapters
         share = spec.trainable_params / spec.model.total
         fields["trainable_params"] = share * counts_of(PRESETS[smaller]).total

@@ -72,6 +72,7 @@ from .alternative_rows import (
     from_estimate,
     hardware_rows,
     lora_row,
+    measured_as_mfu,
     more_seeds_row,
     same_model,
     smaller_base_row,
@@ -168,7 +169,7 @@ def _smaller_scale(spec: RunSpec, derived: RunSpec, original: RunEstimate,
                           else original.active_params / half),
         "trainable_params": (None if spec.trainable_params is None
                              else spec.trainable_params / half),
-        "tokens": spec.tokens / half,
+        "tokens": spec.tokens / half, **measured_as_mfu(spec, original),
     }), flops_per_token=original.flops_per_token / half, flops_method="scaled")
     return from_estimate("smaller_scale", kind, smaller, original)
 

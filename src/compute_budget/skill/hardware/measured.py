@@ -16,19 +16,28 @@ rest (the allocator's reserve and temporaries: framework overhead). What it cann
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..errors import InputError
+
 __all__ = [
     "NOT_MEASURED",
+    "PROBE_DESCRIPTION",
     "PROBE_FORMAT",
     "MeasuredMemory",
+    "MeasuredMfu",
     "ProbeDevice",
     "ProbeModel",
     "ProbeResult",
     "ProbeSetup",
+    "adopt_probe_setup",
+    "check_probe_use",
+    "measured_mfu",
+    "probe_of",
 ]
 
 PROBE_FORMAT = "compute-budget-probe/1"
@@ -159,3 +168,113 @@ class ProbeResult(_Strict):
             if abs(implied - self.mfu) > 0.01 * max(implied, 1e-9):
                 raise ValueError("mfu is not achieved_tflops / peak_tflops")
         return self
+
+
+PROBE_DESCRIPTION = (
+    "The JSON compute-budget probe wrote: one device's measured step time and memory for this "
+    "model. Replaces the MFU prior and scales the activation formula; communication stays "
+    "modelled. Not with mfu, achieved_tflops or calibration.")
+"""The ``probe`` field's description (run options and the budget split)."""
+
+_PARAMS_TOLERANCE = 0.02
+
+
+def probe_of(value: object) -> object:
+    """A ``probe`` given as the JSON text of its file, parsed (models validate the result)."""
+    if isinstance(value, str | bytes):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            raise ValueError("not JSON: give the text of the file compute-budget probe wrote "
+                             "(a JSON object)") from None
+    return value
+
+
+def _mismatch(what: str, probed: object, run: object, advice: str) -> InputError:
+    return InputError("probe", f"{what} {probed}",
+                      f"the run's {what} is {run}: {advice}")
+
+
+def check_probe_use(probe: ProbeResult | None, replaced_by: dict[str, object], *,
+                    device: str | None, precision: str, params: float | None = None,
+                    trainable: float | None = None) -> None:
+    """Raise an :class:`InputError` on ``probe`` when it does not measure this run: another
+    device, precision or model, or beside a value it replaces (a given MFU or throughput, past
+    runs)."""
+    if probe is None:
+        return
+    given = [name for name, value in replaced_by.items() if value is not None]
+    if given:
+        raise InputError("probe", probe.device.name,
+                         f"not together with {' or '.join(given)}: the probe's measurement "
+                         "replaces them")
+    if device is None or probe.device.accelerator != device:
+        raise _mismatch("device", probe.device.accelerator or probe.device.name, device,
+                        "a probe prices only the device it ran on; probe that device, or give "
+                        "achieved_tflops")
+    if probe.setup.precision != precision:
+        raise _mismatch("precision", probe.setup.precision, precision,
+                        "probe at the run's precision")
+    for what, probed, run in (("parameter count", probe.model.params, params),
+                              ("trainable parameter count", probe.model.trainable_params,
+                               trainable)):
+        if run is not None and abs(probed - run) > _PARAMS_TOLERANCE * run:
+            raise _mismatch(what, f"{probed:.4g}", f"{run:.4g}",
+                            "probe the same model (and the same LoRA rank)")
+
+
+def _same(given: object, value: object) -> bool:
+    try:
+        return float(given) == float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(given) == str(value)
+
+
+def adopt_probe_setup(data: object) -> object:
+    """Raw run arguments with the probe's context and recomputation filled in where the run
+    leaves them out (a probe measures one context and one recomputation mode); a run that gives
+    other values is refused, since the measured time and activations hold only for the probe's.
+    Arguments without a valid probe pass unchanged (its validation reports it)."""
+    if not isinstance(data, dict) or data.get("probe") is None:
+        return data
+    try:
+        probe = ProbeResult.model_validate(probe_of(data["probe"]))
+    except ValueError:
+        return data
+    out = dict(data, probe=probe)
+    for name, value in (("seq_len", probe.setup.seq_len), ("recompute", probe.setup.recompute)):
+        given = out.get(name)
+        if given is None:
+            out[name] = value
+        elif not _same(given, value):
+            raise _mismatch(name, value, given, f"probe again at {name} {given}, or leave "
+                                                f"{name} out to use the probe's")
+    return out
+
+
+class MeasuredMfu(BaseModel):
+    """What a probe gave the estimate's MFU: its step's MFU on the run's peak, and the modelled
+    cost of the layout's communication that divides it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    device: str = Field(description="The device the probe ran on.")
+    measured_at: str = Field(description="The probe's date, YYYY-MM-DD.")
+    step_mfu: float = Field(description="The probe's achieved TFLOP/s over the run's peak.")
+    achieved_tflops: float = Field(description="Measured TFLOP/s on the one device.")
+    step_time_s: float = Field(description="Measured seconds per step of the full model.")
+    micro_batch: int = Field(description="Sequences per step in the probe.")
+    communication: float = Field(
+        description="The layout's modelled TP, PP and ZeRO-3 cost (≥ 1) dividing "
+                    "step_mfu; 1 on one device.")
+    not_measured: tuple[str, ...] = Field(description="Codes of what the probe cannot see.")
+
+
+def measured_mfu(probe: ProbeResult, peak_tflops: float, communication: float) -> MeasuredMfu:
+    """The probe's MFU on ``peak_tflops`` (the run's peak), before ``communication``."""
+    return MeasuredMfu(
+        device=probe.device.name, measured_at=probe.measured_at.date().isoformat(),
+        step_mfu=min(1.0, probe.achieved_tflops / peak_tflops),
+        achieved_tflops=probe.achieved_tflops, step_time_s=probe.step_time_s,
+        micro_batch=probe.setup.micro_batch, communication=communication,
+        not_measured=probe.not_measured)

@@ -333,8 +333,10 @@ def activation_bytes(
     sp: bool = False,
     recompute: Recompute = "none",
     flash_attention: bool = True,
+    scale: float = 1.0,
 ) -> tuple[float, float]:
-    """(activations, of which logits) in bytes on the busiest device.
+    """(activations, of which logits) in bytes on the busiest device; ``scale`` multiplies the
+    layers' part (a probe's measurement over the formula's, :func:`layer_slope`).
 
     With a 1F1B pipeline of p stages the first stage holds p micro-batches in flight, each for
     L/p layers: L layers' worth in all (Korthikanti et al. 2022, Sec. 4.2.3), so pipeline
@@ -353,6 +355,19 @@ def activation_bytes(
         per_token = kept + working
     else:
         per_token = sum(_per_token(c, tp, sp) * n for c, n in coefficients) * in_flight_share
+    per_token *= scale
     logits = 0.0 if shape.vocab is None else logits_bytes(
         seq_len, micro_batch, shape.vocab, tp, stack, logits_bytes_per_element(shape, stack))
     return per_token * tokens + logits, logits
+
+
+def layer_slope(shape: ModelShape, *, stack: Stack, seq_len: int, recompute: Recompute,
+                flash_attention: bool) -> float:
+    """Bytes per token that one more decoder layer keeps on one device: what a probe measures
+    as the difference between two depths (with full recomputation only the layer's input)."""
+    if recompute == "full":
+        return BF16 * shape.hidden
+    return sum(_per_token(layer_bytes_per_token(shape, stack, moe=moe, seq_len=seq_len,
+                                                flash_attention=flash_attention,
+                                                recompute=recompute, local=local), 1, False) * n
+               for moe, local, n in _layer_kinds(shape)) / shape.layers

@@ -7,14 +7,16 @@ of this type the run needs. The run estimate carries the same result as its memo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..hardware.host import host_platform
+from ..hardware.measured import ProbeResult
 from ..model.shape import ModelShape
 from ..vocabulary import GPUS_PER_NODE, FiniteResult, Recompute, Stack
-from .activations import logits_bytes_per_element
+from .activations import layer_slope, logits_bytes_per_element
 from .layout import LayoutChoice, search_layout
 from .lora import LoraTargets
 from .offload import OffloadCost, offload_cost
@@ -22,7 +24,8 @@ from .optimizers import OptimizerInfo, resolve_optimizer
 from .spec import OnDevices
 from .states import USABLE_FRACTION, Setup
 
-__all__ = ["MemoryBreakdown", "MemoryEstimate", "MemoryNote", "MemorySpec", "estimate_memory"]
+__all__ = ["MeasuredMemoryUse", "MemoryBreakdown", "MemoryEstimate", "MemoryNote", "MemorySpec",
+           "estimate_memory"]
 
 MemoryNote = Literal["too_tight", "sp_without_tp", "shape_guessed", "shape_given",
                      "eager_attention_default"]
@@ -50,7 +53,29 @@ class MemoryBreakdown(BaseModel):
     activations: float = Field(
         description="Stored activations, bytes per device (the loss's fp32 logits included)."
     )
-    total: float = Field(description="weights + gradients + optimizer + activations, bytes.")
+    overhead: float | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="With a probe: its measured temporaries and allocator reserve at this "
+                    "layout's share of the model states, bytes; left out otherwise.")
+    total: float = Field(description="weights + gradients + optimizer + activations "
+                                     "(+ overhead), bytes.")
+
+
+class MeasuredMemoryUse(BaseModel):
+    """What a probe changed in the memory answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    device: str = Field(description="The device the probe ran on.")
+    measured_at: str = Field(description="The probe's date, YYYY-MM-DD.")
+    measured_bytes_per_token_per_layer: float = Field(
+        description="Activation bytes one decoder layer kept per token, measured.")
+    formula_bytes_per_token_per_layer: float = Field(
+        description="The same by the formula, at the probe's context and recomputation.")
+    activation_scale: float = Field(
+        description="measured / formula: the factor on every layout's layer activations.")
+    overhead_bytes: float = Field(
+        description="Measured overhead on the probe's one device holding every model state.")
 
 
 class MemoryEstimate(FiniteResult):
@@ -120,6 +145,10 @@ class MemoryEstimate(FiniteResult):
     activations_in_flight: int = Field(
         description="Micro-batches whose activations the first pipeline stage holds at once."
     )
+    measured: MeasuredMemoryUse | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="With a probe: the measured activations and overhead used; left out "
+                    "otherwise.")
     notes: list[MemoryNote] = Field(description="Codes for things to check (see MemoryNote).")
 
 
@@ -146,6 +175,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     setup = Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
                   optimizer_bytes=opt.bytes_per_param, stack=spec.resolved_stack,
                   flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity)
+    setup, measured = _probed(setup, model.shape, getattr(spec, "probe", None))
     layout, memory, choice = search_layout(model, setup, spec)
     total = memory.total
     fits = None if capacity is None else total <= USABLE_FRACTION * capacity
@@ -158,6 +188,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         per_gpu_bytes=MemoryBreakdown(
             weights=memory.weights, gradients=memory.gradients, optimizer=memory.optimizer,
             activations=memory.activations, total=total,
+            overhead=memory.overhead if measured is not None else None,
         ),
         fits=fits,
         accelerator=acc.name if acc is not None else None,
@@ -191,4 +222,24 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         usable_fraction=USABLE_FRACTION,
         activations_in_flight=layout.pp,
         notes=notes,
+        measured=measured,
     )
+
+
+def _probed(setup: Setup, shape: ModelShape, probe: ProbeResult | None
+            ) -> tuple[Setup, MeasuredMemoryUse | None]:
+    """``setup`` with a probe's measured activations (as a factor on the formula's layers) and
+    overhead; unchanged without one."""
+    if probe is None:
+        return setup, None
+    formula = layer_slope(shape, stack=setup.stack, seq_len=probe.setup.seq_len,
+                          recompute=probe.setup.recompute,
+                          flash_attention=setup.flash_attention)
+    measured = probe.memory.activation_bytes_per_token_per_layer
+    scale = measured / formula if formula > 0 and measured > 0 else 1.0
+    use = MeasuredMemoryUse(
+        device=probe.device.name, measured_at=probe.measured_at.date().isoformat(),
+        measured_bytes_per_token_per_layer=measured, formula_bytes_per_token_per_layer=formula,
+        activation_scale=scale, overhead_bytes=probe.memory.overhead_bytes)
+    return replace(setup, activation_scale=scale, overhead_bytes=probe.memory.overhead_bytes,
+                   states_bytes=probe.memory.model_states_bytes), use

@@ -77,6 +77,12 @@ class Setup:
     flash_attention: bool = True
     capacity_bytes: float | None = None
     """Device memory in bytes; None when unknown (no fit can be judged)."""
+    activation_scale: float = 1.0
+    """A probe's measured activations over the formula's (1 without a probe)."""
+    overhead_bytes: float = 0.0
+    """A probe's measured overhead on one device holding every model state (0 without)."""
+    states_bytes: float = 0.0
+    """The model states that probe held, bytes: the overhead scales with a layout's share."""
 
     @property
     def usable_bytes(self) -> float | None:
@@ -103,11 +109,14 @@ class DeviceBytes(NamedTuple):
     """Part of the weights: the full layers ZeRO-3 gathers (0 below stage 3)."""
     host: float
     """Bytes per device kept in CPU memory instead (offloaded gradients and optimizer state)."""
+    overhead: float = 0.0
+    """A probe's measured temporaries and allocator reserve, at this layout's share."""
 
     @property
     def total(self) -> float:
-        """weights + gradients + optimizer + activations."""
-        return self.weights + self.gradients + self.optimizer + self.activations
+        """weights + gradients + optimizer + activations + measured overhead."""
+        return (self.weights + self.gradients + self.optimizer + self.activations
+                + self.overhead)
 
 
 def model_state_bytes(
@@ -198,7 +207,10 @@ def device_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> DeviceBy
     activations, logits = activation_bytes(
         model.shape, stack=setup.stack, seq_len=setup.seq_len, micro_batch=layout.micro_batch,
         tp=layout.tp, pp=layout.pp, sp=layout.sp, recompute=layout.recompute,
-        flash_attention=setup.flash_attention,
+        flash_attention=setup.flash_attention, scale=setup.activation_scale,
     )
+    states = weights + gradients + optimizer
+    overhead = (setup.overhead_bytes * min(1.0, states / setup.states_bytes)
+                if setup.states_bytes > 0 else setup.overhead_bytes)
     return DeviceBytes(weights + gathered, gradients, optimizer, activations, logits, gathered,
-                       host_bytes(model, layout, setup))
+                       host_bytes(model, layout, setup), overhead)

@@ -29,6 +29,7 @@ __all__ = [
     "data_json",
     "load_config",
     "parse_config_json",
+    "read_config_object",
     "too_deep_error",
 ]
 
@@ -232,3 +233,10 @@ def load_config(
         raise _uniform_refusal() from None
     data.pop("_name_or_path", None)  # the file's own text is not echoed back to the caller
     return from_hf_config(data, source=shown)
+
+
+def read_config_object(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON object of a local ``config.json``, read with :func:`load_config`'s checks (for
+    a program that builds the model itself, such as the probe)."""
+    shown = os.fspath(path)
+    return parse_config_json(_read_config_file(shown, None), shown)

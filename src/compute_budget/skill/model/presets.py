@@ -28,7 +28,8 @@ from ..errors import ConfigError
 from .architecture import Architecture, ConfigNote
 from .hf_config import read_hf_config
 
-__all__ = ["PRESETS", "PUBLISHED_PARAMS", "PublishedParams", "get_preset", "list_presets"]
+__all__ = ["PRESETS", "PUBLISHED_PARAMS", "PublishedParams", "get_preset", "list_presets",
+           "preset_config"]
 
 
 class PublishedParams(BaseModel):
@@ -102,3 +103,13 @@ def get_preset(name: str) -> Architecture:
     close = difflib.get_close_matches(key, list(PRESETS), n=3, cutoff=0.5)
     hint = ("did you mean " + ", ".join(repr(c) for c in close) + "? ") if close else ""
     raise ConfigError("preset", name, f"{hint}known presets: {', '.join(PRESETS)}")
+
+
+def preset_config(name: str) -> dict[str, Any]:
+    """The Hugging Face config.json object the preset ``name`` was read from (a copy)."""
+    get_preset(name)  # raises for an unknown name
+    key = _preset_key(name)
+    text = resources.files("compute_budget.skill").joinpath("data/presets.json").read_text(
+        encoding="utf-8")
+    config: dict[str, Any] = json.loads(text)["presets"][key]["config"]
+    return config

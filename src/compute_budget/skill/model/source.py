@@ -39,12 +39,13 @@ from .config_file import (
     config_too_deep,
     load_config,
     parse_config_json,
+    read_config_object,
     too_deep_error,
 )
 from .hf_config import from_hf_config, value_not_shown
 from .hub import check_model_id, fetch_config
 from .param_count import count_params
-from .presets import PRESETS, get_preset
+from .presets import PRESETS, get_preset, preset_config
 
 __all__ = [
     "DEFAULT_SEQ_LEN",
@@ -55,6 +56,7 @@ __all__ = [
     "check_seq_len",
     "default_seq_len",
     "differs",
+    "hf_config_of",
     "param_report",
     "report_of",
     "set_config_policy",
@@ -257,3 +259,20 @@ def report_of(source: ModelSource) -> ParamReport:
 def differs(given: float | None, counted: float, tolerance: float = 0.02) -> bool:
     """True when a user-given count is more than ``tolerance`` away from the counted one."""
     return given is not None and not math.isclose(given, counted, rel_tol=tolerance)
+
+
+def hf_config_of(source: ModelSource) -> dict[str, Any]:
+    """The Hugging Face config.json object behind ``source``: the preset's packaged one, the
+    config given (a path read as :func:`.config_file.load_config` reads it, or the object), or
+    the Hub id's cached config.json. For a program that builds the model itself (the probe)."""
+    if source.preset is not None:
+        return preset_config(source.preset)
+    if isinstance(source.config, dict):
+        return dict(source.config)
+    if isinstance(source.config, str):
+        if source.config.lstrip().startswith("{"):
+            return parse_config_json(source.config)
+        return read_config_object(source.config)
+    if source.model_id is not None:
+        return fetch_config(source.model_id)
+    raise InputError("model", None, "a preset, a config or a Hugging Face model id")

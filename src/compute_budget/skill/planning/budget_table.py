@@ -23,41 +23,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError
 
 from ..errors import ComputeBudgetError, InputError
 from ..estimate import MAX_PLAN_DAYS, estimate_run
 from ..estimate_result import LayoutCost, MfuUsed
 from ..hardware.catalog import (
     Accelerator,
-    AcceleratorKey,
     Precision,
     PriceUsed,
     get_accelerator,
     load_catalog,
     source_label,
 )
+from ..hardware.measured import measured_mfu
 from ..hardware.mfu import mfu_prior
 from ..hardware.mfu_table import load_mfu_priors
-from ..hardware.own_runs import Calibration, check_runs_use, own_runs_mfu, own_runs_prior
-from ..quantities import (
-    FlopCount,
-    FlopRate,
-    OptionalCount,
-    ParamCount,
-    Price,
-    TokensPerParam,
-    UsdAmount,
-)
-from ..run_spec import CALIBRATION_DESCRIPTION, RunSpec
+from ..hardware.own_runs import Calibration, own_runs_mfu, own_runs_prior
+from ..run_spec import RunSpec
 from ..scaling.lesson import split_budget
-from ..vocabulary import (
-    COMPUTE_OPTIMAL_RATIO,
-    DEFAULT_FAILURE_BUDGET,
-    FailureBudget,
-    FiniteResult,
-    Mfu,
-)
+from ..vocabulary import FiniteResult
 from .budget_pricing import (
     BudgetRowGroup,
     BudgetTableRow,
@@ -68,6 +53,7 @@ from .budget_pricing import (
     mfu_clamps,
     price_row,
 )
+from .budget_spec import DEFAULT_GPU_COUNT, BudgetTableSpec
 
 __all__ = [
     "DEFAULT_GPU_COUNT",
@@ -79,107 +65,7 @@ __all__ = [
 ]
 
 RateBasis = Literal["none", "your_rate", "gpu_with_prior", "gpu_with_your_mfu",
-                    "gpu_with_own_runs"]
-
-DEFAULT_GPU_COUNT = 8
-"""Devices when a GPU type is given without a count: one 8-device server (HGX/DGX nodes and
-the usual cloud instance, e.g. AWS p5.48xlarge = 8 × H100)."""
-
-
-class BudgetTableSpec(BaseModel):
-    """A compute budget to split, and the rate at which it is spent."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    budget_flops: FlopCount | None = Field(
-        default=None, description="Compute budget C in FLOPs (e.g. 6e14 or '1e24')."
-    )
-    budget_usd: UsdAmount | None = Field(
-        default=None,
-        description="Or a budget in US dollars, e.g. '$400k'. Turned into "
-                    "FLOPs with gpu, MFU and price, after setting the failure budget aside.",
-    )
-    failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
-    ratio: TokensPerParam = Field(
-        default=COMPUTE_OPTIMAL_RATIO,
-        description="Tokens per parameter of the highlighted split (20: Chinchilla).",
-    )
-    params: list[ParamCount] | None = Field(
-        default=None, max_length=50,
-        description="Model sizes for the rows. Default: four decades around the optimum.",
-    )
-    flops_per_sec: FlopRate | None = Field(
-        default=None,
-        description="Peak FLOP/s of the whole machine, or give gpu. For the time columns "
-                    "(the lesson uses 1e12). Without either, no time is shown.",
-    )
-    gpu: AcceleratorKey | None = Field(
-        default=None,
-        description="Catalog accelerator for the FLOP/s and the price, e.g. 'h100'.",
-    )
-    gpu_count: OptionalCount = Field(
-        default=None, ge=1, le=10_000_000,
-        description=f"Number of devices, with gpu (default {DEFAULT_GPU_COUNT}, one server). "
-                    "It changes the wall time, not the dollars.",
-    )
-    mfu: Mfu | None = Field(
-        default=None,
-        description="Share of the peak FLOP/s achieved, in (0, 1]. With gpu, the model "
-                    "FLOPs utilisation (default: the calibrated dense prior for the device, with "
-                    "its low-high band); with flops_per_sec, the utilisation (default 1).",
-    )
-    usd_per_gpu_hour: Price | None = Field(
-        default=None,
-        description="Price in US dollars per device-hour, with gpu. ('2.49' or '$2.49'; "
-                    "default: the catalog's dated price).",
-    )
-    calibration: Calibration | None = Field(default=None, description=CALIBRATION_DESCRIPTION)
-
-    utilization: Mfu | None = Field(
-        default=None, description="Deprecated: the old name of mfu; give mfu.")
-
-    @model_validator(mode="after")
-    def _renamed(self) -> BudgetTableSpec:
-        if self.utilization is None:
-            return self
-        if self.mfu is not None:
-            raise InputError("utilization", self.utilization,
-                             "not together with mfu (utilization is its old name)")
-        # The old name stands for mfu: the (frozen) spec takes it as mfu, once, here.
-        object.__setattr__(self, "mfu", self.utilization)
-        self.__pydantic_fields_set__.add("mfu")
-        return self
-
-    @model_validator(mode="after")
-    def _one_budget(self) -> BudgetTableSpec:
-        if (self.budget_flops is None) == (self.budget_usd is None):
-            raise InputError("budget_flops", self.budget_flops,
-                             "exactly one of budget_flops or budget_usd")
-        if self.budget_usd is not None and self.gpu is None:
-            raise InputError("gpu", None, "an accelerator, to turn budget_usd into FLOPs")
-        if self.gpu is not None and self.flops_per_sec is not None:
-            raise InputError("flops_per_sec", self.flops_per_sec,
-                             "not together with gpu (the FLOP/s then come from the device)")
-        check_runs_use(self.calibration, {"mfu": self.mfu}, device=self.gpu)
-        if self.gpu is None:
-            if self.mfu is not None and self.flops_per_sec is None:
-                raise InputError("mfu", self.mfu,
-                                 "only with gpu or flops_per_sec (it scales their peak FLOP/s)")
-            if self.gpu_count is not None:
-                raise InputError("gpu_count", self.gpu_count,
-                                 "only with gpu (flops_per_sec is the whole machine's rate)")
-            if self.usd_per_gpu_hour is not None:
-                raise InputError("usd_per_gpu_hour", self.usd_per_gpu_hour,
-                                 "only with gpu (a price per device-hour)")
-            return self
-        acc = get_accelerator(self.gpu)
-        acc.peak(acc.default_precision)
-        if self.budget_usd is not None and self.usd_per_gpu_hour is None \
-                and acc.default_price is None:
-            raise InputError("usd_per_gpu_hour", None,
-                             f"a price: the catalog has none for {acc.name}")
-        return self
-
+                    "gpu_with_own_runs", "gpu_with_probe"]
 
 class BudgetTable(FiniteResult):
     """The split table for one budget."""
@@ -275,18 +161,22 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
     peak = acc.peak(precision)
     prior, runs = mfu_prior("dense", acc, precision), spec.calibration
     rate_basis: RateBasis = "gpu_with_prior" if runs is None else "gpu_with_own_runs"
-    if spec.mfu is not None:
-        # A given MFU caps the fast end and widens the slow end if below the prior
+    given = spec.mfu
+    measured = None if spec.probe is None else measured_mfu(spec.probe, peak, 1.0)
+    if measured is not None:
+        given, rate_basis = measured.step_mfu, "gpu_with_probe"
+    if given is not None:
+        # A given or measured MFU caps the fast end and widens the slow end if below the prior
         # (as in estimate_run).
-        mfu, rate_basis = spec.mfu, "gpu_with_your_mfu"
-        band = (min(prior.low, spec.mfu), spec.mfu)
+        mfu, band = given, (min(prior.low, given), given)
+        rate_basis = "gpu_with_your_mfu" if measured is None else rate_basis
     else:
         level = own_runs_prior(runs, prior)
         mfu, band = level.central, (level.low, level.high)
     chosen = acc.price(spec.usd_per_gpu_hour)
     gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
     machine = Machine(gpus, peak, mfu, band, chosen.usd_per_gpu_hour, spec.failure_budget,
-                      acc.key, prior_at=None if spec.mfu is not None else (
+                      acc.key, prior_at=None if given is not None else (
                           lambda n: own_runs_prior(runs, mfu_prior("dense", acc, precision,
                                                                    params=n))),
                       layout_at=_layout_of(acc.key, gpus, precision, runs))
@@ -297,10 +187,12 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
         peak_label=source_label(acc.spec_source), catalog_compiled=load_catalog().compiled,
         usd_per_gpu_hour=chosen.usd_per_gpu_hour, price=chosen,
         failure_budget=spec.failure_budget, mfu_used=MfuUsed(
-            origin="user" if spec.mfu is not None else "prior" if runs is None else "own_runs",
+            origin="measured" if measured is not None else "user" if spec.mfu is not None
+            else "prior" if runs is None else "own_runs",
             range=band, prior=prior, family="dense", family_inferred=True,
-            convention="6n" if spec.mfu is not None else None, given=spec.mfu,
-            achieved_tflops=None, recompute_divided=False),
+            convention="6n" if given is not None else None, given=given,
+            achieved_tflops=None if measured is None else measured.achieved_tflops,
+            recompute_divided=False, probe=measured),
     )
     return machine, rate_basis, hardware
 

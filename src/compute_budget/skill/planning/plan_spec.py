@@ -31,6 +31,7 @@ from pydantic import (
 from ..errors import InputError, describe_validation_error
 from ..estimate import MAX_PLAN_DAYS
 from ..hardware.catalog import Accelerator, get_accelerator, list_accelerators
+from ..hardware.measured import adopt_probe_setup
 from ..memory.spec import ModelAndLayout
 from ..quantities import (
     Count,
@@ -122,6 +123,7 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
     @model_validator(mode="before")
     @classmethod
     def _no_devices(cls, data: Any) -> Any:
+        data = adopt_probe_setup(data)
         if isinstance(data, dict):
             for name, instead in (("gpu", "gpus, the types to choose from"),
                                   ("gpu_count", "max_gpu_count or available, the most devices")):
@@ -159,8 +161,10 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
 
     @model_validator(mode="after")
     def _plan_consistent(self) -> PlanSpec:
-        for name in ("usd_per_gpu_hour", "peak_tflops", "achieved_tflops"):
+        for name in ("usd_per_gpu_hour", "peak_tflops", "achieved_tflops", "probe"):
             value = getattr(self, name)
+            if name == "probe" and value is not None:
+                value = value.device.accelerator or value.device.name
             if value is not None and (self.gpus is None or len(self.gpus) != 1):
                 raise InputError(name, value,
                                  "only with a single accelerator type in gpus (it is a figure "
