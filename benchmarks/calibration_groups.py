@@ -70,6 +70,10 @@ LINEAGES: tuple[Lineage, ...] = (
     # Google and DeepMind: TPU pods, one company (merged in 2023).
     Lineage(r"t5|mt5|ul2|flan-t5|bert|electra", "Google", architecture="encoder"),
     Lineage(r"gopher|chinchilla|palm|gemma|glam|lamda|gemini", "Google"),
+    # XLNet (CMU and Google Brain) was trained on Google's TPU v3 pods: grouped with Google. Its
+    # permutation objective with two-stream attention pretrains a bidirectional encoder for
+    # understanding tasks, so it is scored with the encoders.
+    Lineage(r"xlnet", "Google", "XLNet", architecture="encoder"),
     # Microsoft. Phi-3 and Phi-3.5 (mini, medium, MoE) are one family: one recipe, 2024.
     Lineage(r"phi-3", "Microsoft", "Phi-3"),
     Lineage(r"phi-|orca", "Microsoft"),
@@ -77,6 +81,9 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"deepseek", "DeepSeek"),
     Lineage(r"bloombergGPT", "Bloomberg"),  # before BLOOM, whose name it starts with
     Lineage(r"bloom", "BigScience"),
+    # Falcon2 and Falcon-Mamba (2024) share TII's Gigatron code base, SageMaker cluster and
+    # RefinedWeb data: one family, apart from the 2023 Falcon-7B/40B/180B.
+    Lineage(r"falcon2|falcon-mamba", "TII", "Falcon2 / Falcon-Mamba"),
     Lineage(r"falcon", "TII"),
     Lineage(r"mpt-|dbrx", "Databricks"),  # MosaicML joined Databricks in 2023
     Lineage(r"pythia|gpt-neox|gpt-j", "EleutherAI"),
@@ -93,6 +100,10 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"yi-", "01.AI"),
     Lineage(r"mixtral|mistral", "Mistral AI"),
     Lineage(r"granite", "IBM"),
+    Lineage(r"stablelm", "Stability AI"),
+    Lineage(r"zamba", "Zyphra"),
+    Lineage(r"biomedlm", "Stanford CRFM"),  # trained by CRFM on the MosaicML platform
+    Lineage(r"instella|amd-olmo", "AMD"),
 )
 """Every lineage of the calibration set, matched at the start of the model name, first match
 wins (BloombergGPT comes before BLOOM, whose name it starts with)."""

@@ -59,27 +59,29 @@ def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
     code, out, _ = cli("split", *COMMON["dollars on a gpu"])
     assert code == 0
     # Numbers as in test_json_rows_have_days_dollars_and_ranges: $50,000 / 1.5 / $3.99 =
-    # 8,354 GPU-h = 43.5 days on 8 devices for the ratio split; 100M and 1B share the MFU the
-    # prior has at 1B (the low end of its calibrated sizes), so they share a row.
+    # 8,354 GPU-h = 43.5 days on 8 devices for the ratio split; 100M takes the MFU the prior has
+    # at 0.4B (the low end of its calibrated sizes, Granite 3.0 1B-A400M's active parameters),
+    # so 100M and 1B have rows of their own.
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.23): 7.47B parameters on 149B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.22): 7.35B parameters on 147B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.15): 6.02B parameters on 120B tokens**: 28.6 days and $32,883 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.14): 5.79B parameters on 116B tokens**: 27.4 days and $31,542 at the median MFU.
 
-Each row spends 6.70 × 10²¹ FLOPs at the MFU prior for its size (calibrated down to 1B parameters, so 100M – 1B take the same days and cost).
+Each row spends 6.49 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M – 1B | 11.2T – 1.12T | 111,598 – 1,116 | 49.0 – 74.2 | $37,500 | $56,250 – $85,227 | yes | yes |
-| 10B | 112B | 11.16 | 42.8 – 64.8 | $32,751 | $49,127 – $74,503 | at slow end | yes |
-| 100B | 11.2B | 0.1116 | 50.3 – 76.9 | $38,524 | $57,786 – $88,361 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
-| **7.47B** | **149B** | **20** | 43.5 – 66.1 | $33,333 | $50,000 – $76,014 | at slow end | yes |
+| 100M | 10.8T | 108,126 | 52.4 – 83.2 | $40,147 | $60,221 – $95,614 | yes | yes |
+| 1B | 1.08T | 1,081 | 49.4 – 79.0 | $37,847 | $56,771 – $90,833 | yes | yes |
+| 10B | 108B | 10.81 | 42.7 – 67.8 | $32,733 | $49,099 – $77,857 | at slow end | yes |
+| 100B | 10.8B | 0.1081 | 49.7 – 79.1 | $38,048 | $57,073 – $90,886 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **7.35B** | **147B** | **20** | 43.5 – 69.2 | $33,333 | $50,000 – $79,562 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.23 (0.15 – 0.34), a prior from 12 published runs on Hopper, calibrated 2026-12-01; give a measured one.
+- MFU: 0.22 (0.14 – 0.35), a prior from 15 published runs on Hopper, calibrated 2026-12-01; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -92,18 +94,19 @@ def test_short_reply_for_a_flop_budget_on_a_gpu(cli: Cli) -> None:
 
 **At 20 tokens per parameter (Hoffmann et al. 2022): 9.13B parameters on 183B tokens**.
 
-Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size (calibrated down to 1B parameters, so 100M – 1B take the same days and cost).
+Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M – 1B | 16.7T – 1.67T | 166,667 – 1,667 | 73.1 – 111 | $56,005 | $84,007 – $127,283 | yes |
-| 10B | 167B | 16.67 | 63.8 – 96.8 | $48,912 | $73,369 – $111,268 | yes |
-| 100B | 16.7B | 0.1667 | 75.0 – 115 | $57,468 | $86,203 – $131,752 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 64.1 – 97.5 | $49,127 | $73,690 – $112,009 | yes |
+| 100M | 16.7T | 166,667 | 80.8 – 128 | $61,884 | $92,825 – $147,381 | yes |
+| 1B | 1.67T | 1,667 | 76.2 – 122 | $58,338 | $87,507 – $140,012 | yes |
+| 10B | 167B | 16.67 | 65.9 – 104 | $50,455 | $75,682 – $120,010 | yes |
+| 100B | 16.7B | 0.1667 | 76.5 – 122 | $58,577 | $87,866 – $139,854 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 66.2 – 105 | $50,683 | $76,025 – $120,873 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.23 (0.15 – 0.35), a prior from 12 published runs on Hopper, calibrated 2026-12-01; give a measured one.
+- MFU: 0.22 (0.14 – 0.35), a prior from 15 published runs on Hopper, calibrated 2026-12-01; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -132,13 +135,13 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
     _, short, _ = cli("split", *COMMON["dollars on a gpu"])
     _, full, _ = cli("split", *COMMON["dollars on a gpu"], "--detail", "full")
     quote = "'BFLOAT16 Tensor Core 1,979 teraFLOPS*'"  # the H100 page, as the catalog quotes it
-    calibration = ("with a band of ×/÷ 1.52 that covers 85% of the published runs held out one "
+    calibration = ("with a band of ×/÷ 1.59 that covers 85% of the published runs held out one "
                    "organisation or model family at a time")
     for text in (quote, calibration, "Hoffmann et al. 2022 (\"Chinchilla\")"):
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
     assert "$3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing)" in short
-    assert "a prior from 12 published runs on Hopper, calibrated 2026-12-01" in short
+    assert "a prior from 15 published runs on Hopper, calibrated 2026-12-01" in short
     assert "Devices: 8, the default (one server)" in short
 
 
@@ -155,10 +158,10 @@ def test_rows_over_a_dollar_budget_are_marked(cli: Cli) -> None:
     data = split_json(cli, *COMMON["dollars on a gpu"])
     rows = [line for line in out.splitlines() if line.startswith("| ")][1:]
     statuses = [line.split(" | ")[6] for line in rows]
-    # 100M – 1B cost $58,040 > $50,000 at the median, and 100B $57,503 (its offload layout's
-    # ×1.34); 10B and the 9.58B split stay within at the median but not at the slow end
-    # (tests/skill/test_split.py has the arithmetic).
-    assert statuses == ["yes", "at slow end", "yes", "at slow end"]
+    # 100M costs $60,221 and 1B $56,771 > $50,000 at the median, and 100B $57,073 (its offload
+    # layout's ×1.35); 10B and the 7.35B split stay within at the median but not at the slow
+    # end (tests/skill/test_split.py has the arithmetic).
+    assert statuses == ["yes", "yes", "at slow end", "yes", "at slow end"]
     assert [r["budget_status"] for r in data["rows"]] == [
         "over", "over", "over_at_slow_end", "over"]
     assert "| over $50,000? |" in out.splitlines()[out.splitlines().index(rows[0]) - 2]
@@ -169,9 +172,9 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
-    # nominal, × 1.5 = $42,004; at the slow end (the prior's low at 9.13B, 0.151) × 0.4 / 0.151.
+    # nominal, × 1.5 = $42,004; at the slow end (the prior's low at 9.13B, 0.140) × 0.4 / 0.140.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 12.1 | $28,002 | $42,004 – $111,268 |" in bold
+    assert "| 4.57 – 13.1 | $28,002 | $42,004 – $120,010 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -225,7 +228,7 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
     # 64 70 days.
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 851 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 888 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
-    assert "| 69.7 – 106 |" in out and "longer than any plan" not in out
+    assert "| 69.7 – 111 |" in out and "longer than any plan" not in out

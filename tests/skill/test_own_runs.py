@@ -240,7 +240,7 @@ def test_plans_and_alternatives_move_each_devices_prior_toward_the_runs() -> Non
 
 
 def test_the_published_scatter_of_one_organisation_is_what_the_calibration_shows() -> None:
-    """σ₀ (0.085 in log10) is the pooled scatter of the prior's residuals within one
+    """σ₀ (0.113 in log10) is the pooled scatter of the prior's residuals within one
     organisation's line of runs (the module docstring lists them); recomputed from the packaged
     table by organisation when it records one, else by the model lines named there."""
     lines = {"LLaMA-1": "LLaMA-1", "Llama 2": "Llama 2", "Llama 3": "Llama 3/4",

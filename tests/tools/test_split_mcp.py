@@ -60,10 +60,11 @@ async def test_the_full_detail_adds_the_quotes_and_the_calibration(client: Clien
 async def test_the_structured_content_has_the_table_as_shown(client: Client) -> None:
     result = await client.call_tool("split_budget", COMMON["dollars on a gpu"][0])
     d = result.structured_content
-    # 100M and 1B share a row (the MFU prior stops at 1B): one group of two, then one each.
-    assert [(g["first"], g["last"]) for g in d["row_groups"]] == [(0, 1), (2, 2), (3, 3)]
-    assert d["row_groups"][0]["mfu_prior_params"] == 1e9
-    assert [(g["first"], g["last"]) for g in d["mfu_clamps"]] == [(0, 1)]
+    # The MFU prior's size term stops at 0.4B active parameters, below 1B: 100M is clamped
+    # alone, so each of the four sizes keeps its own row and no rows are merged.
+    assert [(g["first"], g["last"]) for g in d["row_groups"]] == [(0, 0), (1, 1), (2, 2), (3, 3)]
+    assert d["row_groups"][0]["mfu_prior_params"] is None
+    assert d["mfu_clamps"] == []
     for row in [*d["rows"], d["ratio_split"]]:
         # nominal dollars × the 1.5 failure budget = the dollars with it
         assert row["dollar_cost_with_failures"] == pytest.approx(row["dollar_cost"] * 1.5)

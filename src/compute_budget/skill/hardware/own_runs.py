@@ -75,15 +75,16 @@ __all__ = [
     "parse_calibration",
 ]
 
-WITHIN_TEAM_SPREAD = 0.085
+WITHIN_TEAM_SPREAD = 0.113
 """σ₀, log10: the scatter of one organisation's published runs around the prior. The pooled
-standard deviation of log10(end-to-end MFU / the prior's fit) within the calibration set's
-organisation lines (``mfu_priors.json`` of 2026-12-01): LLaMA-1 (4 runs, 0.037), Llama 2 (4,
-0.045), Llama 3/3.1/4 (7, 0.124), Phi-3/3.5/4 (5, 0.053), Falcon (3, 0.051), Pythia (2, 0.119),
-DeepSeek LLM/V2 (2, 0.113): 0.085 over 27 runs, 20 degrees of freedom (a test recomputes it).
-Nearly the whole scatter of the prior's runs (0.094): a team's runs vary almost as much."""
+standard deviation of log10(end-to-end MFU / the prior's fit) within each organisation of the
+calibration set (``mfu_priors.json`` of 2026-12-01, 69 rows): Meta (16 runs, 0.086), Microsoft
+(8, 0.126), TII (5, 0.120), IBM (4, 0.190), Google (3, 0.008), EleutherAI (3, 0.088), BigCode
+(2, 0.118), DeepSeek (2, 0.163): 0.113 over 43 runs, 35 degrees of freedom (a test recomputes
+it). Nearly the whole scatter of the prior's runs (0.121): a team's runs vary almost as much."""
 SPREAD_PRIOR_RUNS = 4
-"""ν₀: how many runs' worth of evidence σ₀ counts as, the median size of those seven groups."""
+"""ν₀: how many runs' worth of evidence σ₀ counts as, the median size of those eight groups
+(3.5, rounded up)."""
 MAX_RUNS = 500
 """More past runs than this are refused: a calibration needs a handful, not a log file."""
 PAST_RUN_COLUMNS = ("name", "params", "active_params", "tokens", "gpu", "gpu_count",
