@@ -57,3 +57,11 @@ def missing_inputs_text(tool: str, missing: Sequence[tuple[str, str]], declined:
     """Which inputs are missing and what each means, for clients that cannot be asked."""
     rows = [{"name": name, "description": description} for name, description in missing]
     return render("mcp/missing_inputs", tool=tool, missing=rows, declined=declined).strip()
+
+
+def duplicate_keys_text(paths: Sequence[str]) -> str:
+    """The error of a tool call whose arguments repeat a key (``paths`` as the caller wrote
+    them, shown through the errors' filter)."""
+    from ..skill.errors import shown_field
+
+    return render("mcp/duplicate_keys", paths=[shown_field(p) for p in paths[:10]]).strip()

@@ -45,6 +45,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..skill.model.source import ConfigPolicy
+from .duplicate_keys import DuplicateKeysMiddleware
 from .session_leases import LeaseTable, SessionLeaseMiddleware
 
 __all__ = [
@@ -200,6 +201,7 @@ def build_http_app(server: MCPServer, limits: HttpLimits) -> ASGIApp:
                        max_sessions=limits.max_sessions,
                        max_per_client=limits.max_sessions_per_client)
     app = SessionLeaseMiddleware(app, server.session_manager, table)
+    app = DuplicateKeysMiddleware(app, limits.max_body_bytes)
     if limits.token is not None:
         app = BearerTokenMiddleware(app, limits.token)
     return app

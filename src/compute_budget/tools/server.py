@@ -236,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from ..skill.model.source import set_config_policy
     from . import http
+    from .duplicate_keys import serve_stdio
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -261,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.http:
         http.serve(server, args.port, args.log_level, limits)
     else:
-        server.run("stdio")
+        serve_stdio(server)  # server.run("stdio"), repeated argument keys refused
     return 0
 
 

@@ -37,9 +37,10 @@ from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..operations import Operation, Reply
-from ..prompts.mcp_texts import missing_inputs_text, tool_description
+from ..prompts.mcp_texts import duplicate_keys_text, missing_inputs_text, tool_description
 from ..skill import ComputeBudgetError, describe_error
 from ..skill.errors import not_finite_cause
+from .duplicate_keys import MARKER
 from .relay import RELAYED, relayed
 from .schemas import compact_input_schema, compact_output_schema, portable_arguments
 
@@ -290,6 +291,9 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
 
     async def handle(**kwargs: Any) -> CallToolResult:
         kwargs.pop(_CONTEXT, None)
+        repeated = kwargs.pop(MARKER, None)
+        if repeated:
+            raise ToolError(duplicate_keys_text([str(p) for p in repeated]))
         answers = [kwargs.pop(q.key, None) for q in spec.questions]
         given = _given(kwargs)
         arguments = await _validate(spec, given, _merge_answers(given, answers))
