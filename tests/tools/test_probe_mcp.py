@@ -39,6 +39,8 @@ async def test_the_estimate_uses_the_measurement(client: Client, probe: Any) -> 
     assert used["probe"]["device"] == "NVIDIA H100 80GB HBM3"
     assert used["probe"]["measured_at"] == "2026-12-01"
     assert "measured on 1 × NVIDIA H100 80GB HBM3" in _text(result)
+    relay = result.structured_content["relay"]  # for a client that reads only this
+    assert relay["mfu_source"].startswith("0.42, measured by a probe on 1 × NVIDIA H100")
 
 
 @pytest.mark.parametrize(("tool", "arguments"), [
