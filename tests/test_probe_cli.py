@@ -80,7 +80,7 @@ def test_the_probe_file_is_written_only_where_it_may_be(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["format"] == "compute-budget-probe/1"
     other = tmp_path / "data.json"
     other.write_text('{"keep": true}')
-    with pytest.raises(InputError, match="out: .* a new file or a probe file"):
+    with pytest.raises(InputError, match=r"out: .* a new file or a probe file"):
         write_probe(str(other), text)
     assert other.read_text() == '{"keep": true}'
     write_probe(str(other), text, force=True)
