@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import Cli
 
+pytestmark = pytest.mark.adversarial
+
 POINTS = "compute,loss\n1e17,3.52\n1e18,3.11\n1e19,2.83\n1e20,2.64\n"
 
 

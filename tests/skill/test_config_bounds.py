@@ -10,6 +10,8 @@ from compute_budget.skill.errors import ConfigError
 from compute_budget.skill.model.hf_config import MAX_WHOLE, from_hf_config
 from tests.conftest import Cli
 
+pytestmark = pytest.mark.adversarial
+
 LLAMA = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
          "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}
 HUGE = 10**300

@@ -14,7 +14,7 @@ from compute_budget.cli import build_parser
 from compute_budget.cli.parser import flag_names
 from tests.conftest import run_cli
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.adversarial]
 
 RUN = {"params": "7B", "tokens": "100B", "gpu": "h100", "gpu_count": 8}
 RUN_FLAGS = ["--params", "7B", "--tokens", "100B", "--gpu", "h100", "--gpus", "8"]

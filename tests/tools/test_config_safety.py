@@ -25,6 +25,8 @@ from compute_budget.skill.model import source as model_source_module
 from compute_budget.skill.model.source import ConfigPolicy, using_config_policy
 from compute_budget.tools.http import config_policy_from_args
 
+pytestmark = pytest.mark.adversarial
+
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
 LLAMA = json.loads((CONFIGS / "meta-llama-3-8b.json").read_text())
 SECRET = "sk-live-0123456789abcdef"

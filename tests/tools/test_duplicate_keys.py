@@ -22,6 +22,8 @@ from compute_budget.tools.duplicate_keys import (
 
 from .test_transports import SERVER, running_http_server
 
+pytestmark = pytest.mark.adversarial
+
 PLAN = ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plan_run",'
         '"arguments":{"params":"7B","tokens":"100B","deadline_days":30,'
         '"available":{"h100":8,"h100":512}}}}')

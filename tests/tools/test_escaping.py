@@ -12,7 +12,7 @@ from mcp import Client
 from compute_budget.prompts.render import inert
 from compute_budget.skill.errors import MAX_SHOWN_VALUE, InputError, shown_field, shown_value
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.adversarial]
 
 HOSTILE = "x\n# Heading\n| a | b |\x1b[31mred\x00\u202eevil\u200b*bold*`code`<b>[l](http://e)"
 INVISIBLE = ("\n", "\x1b", "\x00", "\u202e", "\u200b")

@@ -11,7 +11,7 @@ import pytest
 
 from compute_budget.tools import toolkit
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.adversarial]
 
 
 async def test_heavy_calls_leave_the_loop_and_queue() -> None:

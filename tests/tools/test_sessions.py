@@ -22,6 +22,8 @@ from compute_budget.tools.session_leases import HANDSHAKE_GRACE_S, LeaseTable
 from .test_http import HEADERS, INITIALIZE
 from .test_transports import RUN, running_http_server as _running
 
+pytestmark = pytest.mark.adversarial
+
 VERSION = "2025-06-18"  # the handshake version INITIALIZE offers
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
