@@ -30,7 +30,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("probe",),  # torch's side of the probe (issue 20): imports skill, run by an operation
     ("prompts",),
     ("operations",),
-    ("tools", "cli"),
+    ("tools", "cli", "probe"),
 )
 """From the ground up. A module may import its own floor's modules and those below, never a
 higher floor's; within a floor the graph must still be acyclic."""
