@@ -10,7 +10,7 @@ WIDTH = {"hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2,
          "num_hidden_layers": 8}
 FAMILIES: dict[str, dict[str, Any]] = {
     "dense_gqa": {"model_type": "llama", **WIDTH, "intermediate_size": 1536},
-    "moe": {"model_type": "qwen3_moe", **WIDTH, "moe_intermediate_size": 768,
+    "moe": {"model_type": "qwen3_moe", **WIDTH, "moe_intermediate_size": 384,
             "num_experts": 8, "num_experts_per_tok": 2},
     "gemma": {"model_type": "gemma3_text", **WIDTH, "intermediate_size": 1536},
 }
@@ -26,31 +26,19 @@ def direct_peak(depth: Any) -> int:
     return max(depth.peaks.values()) + depth.reserve_bytes
 
 
-def side_by_side(config: dict[str, Any], depths: tuple[int, ...], rounds: int,
-                 **options: Any) -> dict[int, Any]:
-    """Measure ``config`` at each of ``depths`` as the probe measures one depth (build, warm
-    up, timed steps, one metered step), with the timed steps taken in turns, one step of each
-    depth per round, so that a change in the machine's load falls on every depth alike.
-    Steps are timed by the process's CPU time (one thread: the wall time of a core no other
-    process shares)."""
+def side_by_side(config: dict[str, Any], depths: tuple[int, ...], rounds: int) -> dict[int, Any]:
+    """Measure ``config`` at each of ``depths`` as the probe measures its two on a CPU
+    (:func:`compute_budget.probe.measure.measure_together`: every depth built, warmed up and
+    metered, then ``rounds`` rounds of one timed step of each), the steps timed by the
+    process's CPU time (on one thread, the wall time of a core no other process shares)."""
     import torch
 
     from compute_budget.probe.allocator import kept_freed_memory
     from compute_budget.probe.build import full_config
-    from compute_budget.probe.measure import Setup, metered, prepare, release, timed_step
+    from compute_budget.probe.measure import Setup, measure_together
 
-    setup = Setup(seq_len=options.pop("seq_len", SEQ_LEN), micro_batch=1, precision="bf16",
-                  recompute="none", lora_rank=None, steps=rounds, attn_implementation=None,
-                  shallowest=min(depths), clock=time.process_time, **options)
-    device = torch.device("cpu")
-    cfg = full_config(config)
+    setup = Setup(seq_len=SEQ_LEN, micro_batch=1, precision="bf16", recompute="none",
+                  lora_rank=None, steps=rounds, attn_implementation=None,
+                  shallowest=min(depths), clock=time.process_time)
     with kept_freed_memory("cpu"):
-        prepared = [prepare(cfg, n, setup, device) for n in depths]
-        times: dict[int, list[float]] = {n: [] for n in depths}
-        for _ in range(rounds):
-            for p in prepared:
-                times[p.layers].append(timed_step(p))
-        measured = {p.layers: metered(p, tuple(times[p.layers])) for p in prepared}
-        del prepared
-        release(device)
-    return measured
+        return measure_together(full_config(config), depths, setup, torch.device("cpu"))

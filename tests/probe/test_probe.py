@@ -110,6 +110,7 @@ def test_layers_that_do_not_fit_are_refused_before_and_during_the_run(
     def out_of_memory(*_args: Any) -> Any:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
 
+    monkeypatch.setattr(measure, "measure_together", out_of_memory)
     monkeypatch.setattr(measure, "measure_depth", out_of_memory)
     with pytest.raises(ProbeError, match=r"^one decoder layer does not fit on cpu at full "
                                          r"width \(seq_len 128, micro_batch 2\)"):

@@ -6,8 +6,10 @@ trim of the heap's top) and takes them again at the next step, so every step pay
 per 4 KiB of each large tensor: in a virtual machine that doubled the step time of a 1B model
 and measured the kernel, not the model. CUDA's caching allocator keeps its blocks, and so do
 the allocators CPU training uses (jemalloc, tcmalloc). :func:`kept_freed_memory` sets
-``M_MMAP_MAX`` to 0 (large blocks come from the heap) and ``M_TRIM_THRESHOLD`` to its maximum
-(the heap is not trimmed) with ``mallopt``, and on exit restores glibc's defaults and trims.
+``M_MMAP_MAX`` to 0 (large blocks come from the heap) and ``M_TRIM_THRESHOLD`` to −1, which
+glibc stores as the largest size (the heap is never trimmed; ``INT_MAX``, 2 GiB, still let a
+1B model's step give back its activations), with ``mallopt``, and on exit restores glibc's
+defaults and trims.
 Elsewhere (another libc, another device) it does nothing.
 """
 
@@ -25,7 +27,8 @@ M_TRIM_THRESHOLD = -1
 M_MMAP_MAX = -4
 DEFAULT_TRIM_THRESHOLD = 128 * 1024
 DEFAULT_MMAP_MAX = 65536
-INT_MAX = 2**31 - 1
+NEVER = -1
+"""``mallopt`` takes an int and glibc keeps the threshold as a ``size_t``: −1 is SIZE_MAX."""
 
 
 def _glibc() -> Any:
@@ -47,7 +50,7 @@ def kept_freed_memory(device_type: str) -> Iterator[None]:
         yield
         return
     libc.mallopt(M_MMAP_MAX, 0)
-    libc.mallopt(M_TRIM_THRESHOLD, INT_MAX)
+    libc.mallopt(M_TRIM_THRESHOLD, NEVER)
     try:
         yield
     finally:

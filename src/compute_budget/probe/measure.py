@@ -4,9 +4,10 @@ and meter one more step's memory.
 A step is what training repeats: ``zero_grad``, the forward pass with
 the loss (under bf16 autocast for ``bf16``: fp32 weights, bf16 matrix multiplies), the
 backward pass, and ``AdamW.step`` (fp32 moments; only the trained weights: the LoRA adapters
-when there are some). One step warms up (it also creates the optimizer's moments), ``steps``
-steps are timed with the device synchronised before each clock reading, and one more step is
-metered (:mod:`.memory`) apart from the timed ones, since counting tensors slows a step.
+when there are some). One step warms up (it also creates the optimizer's moments), the next is
+metered (:mod:`.memory`; counting tensors slows a step, so it is not timed, and it warms up
+again: on a CPU the first steps still fault fresh memory in), then ``steps`` steps are timed
+with the device synchronised before each clock reading.
 
 The gradients stay allocated between steps (``zero_grad(set_to_none=False)`` zeroes them), as
 the contiguous gradient buffers of Megatron-LM and DeepSpeed do and as the estimate's memory
@@ -23,15 +24,15 @@ import statistics
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .backend import load
 from .build import at_depth, build_model
 from .memory import Meter, meter_for, state_tensors, storage_bytes
 
-__all__ = ["PHASES", "Depth", "Prepared", "Setup", "measure_depth", "metered", "prepare",
-           "release", "synchronizer", "timed_step"]
+__all__ = ["PHASES", "Depth", "Prepared", "Setup", "measure_depth", "measure_together",
+           "metered", "prepare", "release", "synchronizer", "timed_step"]
 
 torch: Any = load("torch")
 
@@ -156,9 +157,9 @@ def timed_step(prepared: Prepared) -> float:
     return clock() - start
 
 
-def metered(prepared: Prepared, times: tuple[float, ...]) -> Depth:
-    """Meter one more step of ``prepared``; with the ``times`` of its timed steps, its
-    :class:`Depth`."""
+def metered(prepared: Prepared, times: tuple[float, ...] = ()) -> Depth:
+    """Meter one more step of ``prepared``: its :class:`Depth`, with ``times`` as the times of
+    its timed steps."""
     model, optimizer = prepared.model, prepared.optimizer
     meter = meter_for(prepared.batch.device)
     meter.start(state_tensors(model, optimizer), model.parameters())
@@ -178,14 +179,32 @@ def metered(prepared: Prepared, times: tuple[float, ...]) -> Depth:
 
 
 def measure_depth(cfg: Any, layers: int, setup: Setup, device: Any) -> Depth:
-    """Build ``cfg`` with ``layers`` decoder layers on ``device``, time ``setup.steps`` steps
-    after the warm-up and meter one more; then free it all."""
+    """Build ``cfg`` with ``layers`` decoder layers on ``device``, warm up, meter a step,
+    time ``setup.steps`` steps; then free it all."""
     prepared = prepare(cfg, layers, setup, device)
+    memory = metered(prepared)
     times = tuple(timed_step(prepared) for _ in range(setup.steps))
-    depth = metered(prepared, times)
+    depth = replace(memory, step_times_s=times)
     del prepared
     release(device)
     return depth
+
+
+def measure_together(cfg: Any, depths: tuple[int, ...], setup: Setup,
+                     device: Any) -> dict[int, Depth]:
+    """Measure ``depths`` side by side: every depth built, warmed up and metered, then the timed
+    steps taken in turns (one step of each depth per round), so that a change in what else the
+    machine runs falls on every depth alike. For a CPU, which other processes share; it holds
+    all the depths' models at once."""
+    prepared = [prepare(cfg, n, setup, device) for n in depths]
+    memory = {p.layers: metered(p) for p in prepared}
+    times: dict[int, list[float]] = {n: [] for n in depths}
+    for _ in range(setup.steps):
+        for p in prepared:
+            times[p.layers].append(timed_step(p))
+    del prepared
+    release(device)
+    return {n: replace(memory[n], step_times_s=tuple(times[n])) for n in depths}
 
 
 def release(device: Any) -> None:

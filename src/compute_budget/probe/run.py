@@ -50,38 +50,60 @@ def _layers_phrase(layers: int) -> str:
     return "one decoder layer does" if layers == 1 else f"{layers} decoder layers do"
 
 
-def _measure(torch: Any, cfg: Any, layers: int, setup: Any, device: Any) -> Any:
-    from .measure import measure_depth, release
-
-    try:
-        return measure_depth(cfg, layers, setup, device)
-    except Exception as exc:
-        if not _too_big(torch, exc):
-            raise
-        release(device)
-        raise ProbeError(f"{_layers_phrase(layers)} not fit on {device} at full width "
-                         f"(seq_len {setup.seq_len}, micro_batch {setup.micro_batch}): give a "
-                         "shorter sequence, a smaller micro-batch, recompute 'full' or LoRA, "
-                         "or a device with more memory") from None
+def _too_big_error(layers: int, setup: Any, device: Any) -> ProbeError:
+    return ProbeError(f"{_layers_phrase(layers)} not fit on {device} at full width "
+                      f"(seq_len {setup.seq_len}, micro_batch {setup.micro_batch}): give a "
+                      "shorter sequence, a smaller micro-batch, recompute 'full' or LoRA, or a "
+                      "device with more memory")
 
 
-def _preflight(cfg: Any, layers: int, setup: Any, device: Any) -> None:
+def _measure(torch: Any, cfg: Any, depths: tuple[int, int], setup: Any, device: Any,
+             together: bool) -> tuple[Any, Any]:
+    """The two depths, side by side when ``together`` (:func:`.measure.measure_together`),
+    else one after the other (each freed before the next is built)."""
+    from .measure import measure_depth, measure_together, release
+
+    if together:
+        try:
+            measured = measure_together(cfg, depths, setup, device)
+            return measured[depths[0]], measured[depths[1]]
+        except Exception as exc:
+            if not _too_big(torch, exc):
+                raise
+            release(device)
+    done = []
+    for layers in depths:
+        try:
+            done.append(measure_depth(cfg, layers, setup, device))
+        except Exception as exc:
+            if not _too_big(torch, exc):
+                raise
+            release(device)
+            raise _too_big_error(layers, setup, device) from None
+    return done[0], done[1]
+
+
+def _preflight(cfg: Any, depths: tuple[int, int], setup: Any, device: Any) -> bool:
     """Refuse before building what cannot fit: the weights, gradients and AdamW moments of
-    the shallowest model alone exceed the memory the device has free (on a CPU the kernel
-    would otherwise kill the process)."""
+    the shallower model alone exceed the memory the device has free (on a CPU the kernel
+    would otherwise kill the process). True when the two depths are measured side by side: on
+    a CPU, where other processes share the cores, with room for both models twice over."""
     from .build import at_depth
     from .device import available_bytes
     from .params import count_params
 
     free = available_bytes(device)
     if free is None:
-        return
-    params, trainable = count_params(at_depth(cfg, layers, layers), setup)
-    needed = 4 * params + 12 * trainable
-    if needed > free:
-        raise ProbeError(f"{_layers_phrase(layers)} not fit on {device} at full width: their "
-                         f"weights, gradients and optimizer states take {needed / 2**30:.1f} "
-                         f"GiB and {free / 2**30:.1f} GiB are free")
+        return False
+    needed = []
+    for layers in depths:
+        params, trainable = count_params(at_depth(cfg, layers, depths[0]), setup)
+        needed.append(4 * params + 12 * trainable)
+    if needed[0] > free:
+        raise ProbeError(f"{_layers_phrase(depths[0])} not fit on {device} at full width: "
+                         f"their weights, gradients and optimizer states take "
+                         f"{needed[0] / 2**30:.1f} GiB and {free / 2**30:.1f} GiB are free")
+    return device.type == "cpu" and 2 * sum(needed) <= free
 
 
 def run_probe(config: Mapping[str, Any], *, name: str | None, seq_len: int, micro_batch: int,
@@ -90,9 +112,10 @@ def run_probe(config: Mapping[str, Any], *, name: str | None, seq_len: int, micr
               steps: int = 3, layers: tuple[int, int] = (1, 2), device: str | None = None,
               attn_implementation: str | None = None) -> ProbeResult:
     """Build ``config`` (a Hugging Face config.json mapping) at full width with ``layers[0]``
-    and ``layers[1]`` decoder layers and random weights, time ``steps`` training steps of each
-    (after one warm-up) on ``device`` (None: CUDA or ROCm, then MPS, then the CPU), meter one
-    step's memory, and extrapolate by layer to the config's depth (:mod:`.extrapolate`).
+    and ``layers[1]`` decoder layers and random weights on ``device`` (None: CUDA or ROCm,
+    then MPS, then the CPU), warm each up, meter one step's memory and time ``steps`` steps
+    (:mod:`.measure`; on a CPU with room for both, the two depths side by side), and
+    extrapolate by layer to the config's depth (:mod:`.extrapolate`).
 
     ProbeError when torch or transformers is missing, transformers cannot build the config's
     ``model_type``, or the measured layers do not fit on the device."""
@@ -108,10 +131,10 @@ def run_probe(config: Mapping[str, Any], *, name: str | None, seq_len: int, micr
     setup = Setup(seq_len=seq_len, micro_batch=micro_batch, precision=precision,
                   recompute=recompute, lora_rank=lora_rank, steps=steps,
                   attn_implementation=attn_implementation, shallowest=layers[0])
-    _preflight(cfg, layers[0], setup, chosen)
+    depths = (layers[0], layers[1])
+    together = _preflight(cfg, depths, setup, chosen)
     with kept_freed_memory(chosen.type):
-        low = _measure(torch, cfg, layers[0], setup, chosen)
-        high = _measure(torch, cfg, layers[1], setup, chosen)
+        low, high = _measure(torch, cfg, depths, setup, chosen, together)
     probe_device, acc = describe_device(chosen)
     software = {"torch": str(torch.__version__), "transformers": str(transformers.__version__),
                 "python": platform.python_version()}
