@@ -76,6 +76,17 @@ def test_lora_trains_only_the_adapters(torch: Any, baseline: ProbeResult) -> Non
 
 
 @pytest.mark.slow
+def test_lora_adapts_gpt2s_conv1d_projections_too(torch: Any) -> None:
+    from compute_budget.probe import run_probe
+
+    gpt2 = {"model_type": "gpt2", "n_embd": 128, "n_layer": 2, "n_head": 2, "vocab_size": 512,
+            "n_positions": 256, "bos_token_id": 0, "eos_token_id": 0}
+    result = run_probe(gpt2, name=None, seq_len=32, micro_batch=1, steps=1, lora_rank=RANK)
+    per_layer = (128 + 3 * 128) + (128 + 128) + (128 + 4 * 128) + (4 * 128 + 128)
+    assert result.model.trainable_params == 2 * RANK * per_layer
+
+
+@pytest.mark.slow
 def test_full_recomputation_keeps_fewer_activations(torch: Any, baseline: ProbeResult) -> None:
     recomputed = _probe(recompute="full")
     assert recomputed.setup.recompute == "full"

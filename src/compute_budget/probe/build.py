@@ -22,6 +22,7 @@ Cutting to ``n`` layers keeps the layers a deeper model starts with:
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -111,12 +112,12 @@ def _lora_class() -> Any:
         """A frozen Linear plus a trained low-rank update: W·x + (alpha / r)·B·A·x, with
         alpha = r (scale 1), A random (rank × in), B zeros (out × rank)."""
 
-        def __init__(self, base: Any, rank: int) -> None:
+        def __init__(self, base: Any, rank: int, sizes: tuple[int, int]) -> None:
             super().__init__()
             self.base = base
             options = {"device": base.weight.device, "dtype": base.weight.dtype}
-            self.lora_a = nn.Parameter(torch.empty(rank, base.in_features, **options))
-            self.lora_b = nn.Parameter(torch.zeros(base.out_features, rank, **options))
+            self.lora_a = nn.Parameter(torch.empty(rank, sizes[0], **options))
+            self.lora_b = nn.Parameter(torch.zeros(sizes[1], rank, **options))
             nn.init.kaiming_uniform_(self.lora_a, a=5**0.5)
             self.scale = 1.0
 
@@ -128,21 +129,34 @@ def _lora_class() -> Any:
     return LoraLinear
 
 
+def _projection_sizes(module: Any) -> tuple[int, int] | None:
+    """(in, out) of a Linear layer, or of transformers' Conv1D (GPT-2's projections, which
+    keep the weight transposed); None for anything else."""
+    if isinstance(module, torch.nn.Linear):
+        return int(module.in_features), int(module.out_features)
+    conv1d = getattr(load("transformers.pytorch_utils"), "Conv1D", None)
+    if conv1d is not None and isinstance(module, conv1d):
+        return int(module.weight.shape[0]), int(module.nf)
+    return None
+
+
 def add_lora(model: Any, rank: int) -> None:
     """Freeze every weight of ``model`` and put a LoRA adapter of ``rank`` on each Linear
-    layer of its decoder layers (attention and MLP projections; not the MoE routers). Expert
-    weights that transformers keeps as stacked 3-D parameters get none."""
+    (or Conv1D) layer of its decoder layers: the attention and MLP projections, not the MoE
+    routers. Expert weights that transformers keeps as stacked 3-D parameters get none."""
     lora = _lora_class()
     for param in model.parameters():
         param.requires_grad_(False)
-    linear = torch.nn.Linear
-    targets = [(name, module) for name, module in model.named_modules()
-               if isinstance(module, linear) and ".layers." in f".{name}"
+    targets = [(name, module, sizes) for name, module in model.named_modules()
+               if (sizes := _projection_sizes(module)) is not None
+               and re.search(r"(^|\.)(layers|h|blocks)\.\d+\.", name)
                and name.rsplit(".", 1)[-1] not in LORA_SKIPPED]
-    for name, module in targets:
+    if not targets:
+        raise ProbeError(f"model_type {model.config.model_type!r}: its decoder layers have no "
+                         "Linear projections for LoRA adapters")
+    for name, module, sizes in targets:
         parent_name, _, child = name.rpartition(".")
-        parent = model.get_submodule(parent_name)
-        setattr(parent, child, lora(module, rank))
+        setattr(model.get_submodule(parent_name), child, lora(module, rank, sizes))
 
 
 def build_model(cfg: Any, *, device: Any, attn_implementation: str | None,

@@ -41,7 +41,8 @@ def _check(seq_len: int, micro_batch: int, precision: str, recompute: str,
 
 
 def _too_big(torch: Any, exc: BaseException) -> bool:
-    if isinstance(exc, MemoryError | torch.OutOfMemoryError):
+    out_of_memory = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    if isinstance(exc, MemoryError | out_of_memory):
         return True
     return isinstance(exc, RuntimeError) and any(s in str(exc).lower() for s in _OUT_OF_MEMORY)
 
@@ -97,8 +98,10 @@ def _preflight(cfg: Any, depths: tuple[int, int], setup: Any, device: Any) -> bo
         return False
     needed = []
     for layers in depths:
-        params, trainable = count_params(at_depth(cfg, layers, depths[0]), setup)
-        needed.append(4 * params + 12 * trainable)
+        counted = count_params(at_depth(cfg, layers, depths[0]), setup)
+        if counted is None:
+            return False
+        needed.append(4 * counted[0] + 12 * counted[1])
     if needed[0] > free:
         raise ProbeError(f"{_layers_phrase(depths[0])} not fit on {device} at full width: "
                          f"their weights, gradients and optimizer states take "
@@ -151,7 +154,11 @@ def _result(config: Mapping[str, Any], cfg: Any, name: str | None, setup: Any,
     low, high = measured
     depths = (low.layers, high.layers)
     tokens = setup.seq_len * setup.micro_batch
-    params, trainable = count_params(cfg, setup)
+    counted = count_params(cfg, setup)
+    if counted is None:  # by layer, like the rest
+        counted = (round(linear(low.params, high.params, depths, full_layers)),
+                   round(linear(low.trainable_params, high.trainable_params, depths, full_layers)))
+    params, trainable = counted
     step_time = linear(low.step_time_s, high.step_time_s, depths, full_layers)
     flops = model_flops_per_token(config, setup.seq_len, params=params, trainable=trainable,
                                   lora=setup.lora_rank is not None,
