@@ -28,5 +28,9 @@ def load(name: str) -> Any:
 
 
 def require() -> tuple[Any, Any]:
-    """torch and transformers, or ProbeError when either is missing."""
-    return load("torch"), load("transformers")
+    """torch and transformers, or ProbeError when either is missing. transformers' own
+    warnings about the configs it builds (a ``loss_type`` it does not know, and the like) are
+    silenced: the probe builds random models, and its reply says what it measured."""
+    torch, transformers = load("torch"), load("transformers")
+    transformers.logging.set_verbosity_error()
+    return torch, transformers
