@@ -152,3 +152,23 @@ def test_the_probe_report_sets_the_measurement_beside_the_prior_and_formula() ->
     assert "| Step time | 0.0731 s" in text and "416 TFLOP/s" in text
     assert "the measured 0.42 replaces it" in text and "`--probe probe.json`" in text
     assert "Not measured on one device" in text
+
+
+def test_the_stack_is_the_code_the_probe_ran() -> None:
+    """A probe measured transformers: on 64 devices (where the default stack would be megatron)
+    the run is sized on the hf stack with the measured activations; a run that asks for
+    megatron keeps the formula's activations and still adds the measured overhead."""
+    many = estimate_run(RunSpec(**{**RUN, "gpu_count": 64}, probe=PROBE, tp=2))
+    assert many.memory is not None and many.memory.stack == "hf"
+    assert many.memory.measured is not None and many.memory.measured.applied
+    assert many.memory.measured.activation_scale == pytest.approx(1.10, rel=1e-6)
+    megatron = estimate_run(RunSpec(**{**RUN, "gpu_count": 64}, probe=PROBE, tp=2,
+                                    stack="megatron"))
+    plain = estimate_run(RunSpec(**{**RUN, "gpu_count": 64}, seq_len=4096, tp=2,
+                                 stack="megatron"))
+    assert megatron.memory is not None and plain.memory is not None
+    assert megatron.memory.measured is not None and not megatron.memory.measured.applied
+    assert megatron.memory.per_gpu_bytes.activations == pytest.approx(
+        plain.memory.per_gpu_bytes.activations)
+    assert megatron.memory.per_gpu_bytes.overhead is not None
+    assert "the probe measured transformers" in render_estimate(megatron)

@@ -234,7 +234,8 @@ def adopt_probe_setup(data: object) -> object:
     """Raw run arguments with the probe's context and recomputation filled in where the run
     leaves them out (a probe measures one context and one recomputation mode); a run that gives
     other values is refused, since the measured time and activations hold only for the probe's.
-    Arguments without a valid probe pass unchanged (its validation reports it)."""
+    The stack defaults to ``hf``, the code the probe ran (transformers). Arguments without a
+    valid probe pass unchanged (its validation reports it)."""
     if not isinstance(data, dict) or data.get("probe") is None:
         return data
     try:
@@ -249,6 +250,8 @@ def adopt_probe_setup(data: object) -> object:
         elif not _same(given, value):
             raise _mismatch(name, value, given, f"probe again at {name} {given}, or leave "
                                                 f"{name} out to use the probe's")
+    if out.get("stack") is None:
+        out["stack"] = "hf"
     return out
 
 

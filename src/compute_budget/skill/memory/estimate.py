@@ -74,6 +74,9 @@ class MeasuredMemoryUse(BaseModel):
         description="The same by the formula, at the probe's context and recomputation.")
     activation_scale: float = Field(
         description="measured / formula: the factor on every layout's layer activations.")
+    applied: bool = Field(
+        description="False on the megatron stack: the probe measured transformers, so the "
+                    "formula's activations stand (the overhead is added still).")
     overhead_bytes: float = Field(
         description="Measured overhead on the probe's one device holding every model state.")
 
@@ -232,14 +235,16 @@ def _probed(setup: Setup, shape: ModelShape, probe: ProbeResult | None
     overhead; unchanged without one."""
     if probe is None:
         return setup, None
-    formula = layer_slope(shape, stack=setup.stack, seq_len=probe.setup.seq_len,
+    formula = layer_slope(shape, stack="hf", seq_len=probe.setup.seq_len,
                           recompute=probe.setup.recompute,
-                          flash_attention=setup.flash_attention)
+                          flash_attention=probe.setup.attn_implementation != "eager")
     measured = probe.memory.activation_bytes_per_token_per_layer
     scale = measured / formula if formula > 0 and measured > 0 else 1.0
+    applied = setup.stack == "hf"  # what the probe ran: transformers
     use = MeasuredMemoryUse(
         device=probe.device.name, measured_at=probe.measured_at.date().isoformat(),
         measured_bytes_per_token_per_layer=measured, formula_bytes_per_token_per_layer=formula,
-        activation_scale=scale, overhead_bytes=probe.memory.overhead_bytes)
-    return replace(setup, activation_scale=scale, overhead_bytes=probe.memory.overhead_bytes,
+        activation_scale=scale, applied=applied, overhead_bytes=probe.memory.overhead_bytes)
+    return replace(setup, activation_scale=scale if applied else 1.0,
+                   overhead_bytes=probe.memory.overhead_bytes,
                    states_bytes=probe.memory.model_states_bytes), use
