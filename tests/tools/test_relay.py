@@ -72,3 +72,30 @@ async def test_relay_is_listed_and_kept_in_the_full_detail(client: Client) -> No
     assert full.structured_content is not None
     assert "relay" in full.structured_content
     assert "size_slope" in full.structured_content["mfu_used"]["prior"]
+
+
+async def test_the_planning_and_advice_tools_relay_their_answer(client: Client) -> None:
+    """Issue 19 item 3 for the other tools that price a run: the headline a model must say and
+    the question to ask, from the structured content alone."""
+    split = await _relay(client, "split_budget", {"budget_usd": "$400k", "gpu": "h100"})
+    assert split["headline"].startswith("Best size at the median MFU: ")
+    assert "within the budget even at the slow end" in split["headline"]
+    assert "calibrated prior" in split["mfu_source"] and "/GPU-h" in split["price_source"]
+    plan = await _relay(client, "plan_run", {"params": "7B", "tokens": "1T",
+                                             "deadline_days": 30, "gpus": ["h100"]})
+    assert plan["headline"].startswith("Cheapest: ") and "× H100 SXM" in plan["headline"]
+    assert "calibrated prior" in plan["mfu_source"]
+    stuck = await _relay(client, "plan_run", {"params": "70B", "tokens": "15T",
+                                              "deadline_days": 3, "max_gpu_count": 64})
+    assert stuck["headline"].startswith("No plan meets every constraint: the fastest plan")
+    assert "3-day deadline" in stuck["headline"] and stuck["ask"].endswith("?")
+    alternatives = await _relay(client, "suggest_alternatives",
+                                {**RUN, "kind": "continued-pretrain"})
+    assert alternatives["headline"].startswith("Largest saving: fewer tokens, $")
+    assert "if it stops at its check" in alternatives["headline"]
+    compare = await _relay(client, "compare_candidates", {"candidates": [
+        {"name": "small", "params": "1B", "tokens": "20B", "gpu": "h100", "gpu_count": 8,
+         "predicted_gain": 1, "gain_uncertainty": 0.3},
+        {"name": "big", "params": "7B", "tokens": "100B", "gpu": "h100", "gpu_count": 8,
+         "predicted_gain": 2, "gain_uncertainty": 0.5}]})
+    assert compare["headline"].startswith("Best gain per dollar: small (GO, $")

@@ -18,9 +18,9 @@ from ..skill import ComputeBudgetError, RunSpec, estimate_run
 
 __all__ = ["RELAYED", "relay", "relayed"]
 
-RELAYED = frozenset({"estimate_run_cost", "render_verdict", "estimate_memory"})
-"""The tools whose structured content carries ``relay`` (suggest_alternatives' original is
-estimate_run_cost's run, relayed there)."""
+RELAYED = frozenset({"estimate_run_cost", "render_verdict", "estimate_memory", "split_budget",
+                     "plan_run", "suggest_alternatives", "compare_candidates"})
+"""The tools whose structured content carries ``relay``."""
 PRIOR_WORKING = frozenset({
     "runs_on_generation", "min_runs", "borrowed_from", "device_peak_tflops",
     "reference_peak_tflops", "fp8_speedup", "reference_params", "size_slope", "size_factor",
