@@ -91,7 +91,7 @@ async def test_the_planning_and_advice_tools_relay_their_answer(client: Client) 
     assert "3-day deadline" in stuck["headline"] and stuck["ask"].endswith("?")
     alternatives = await _relay(client, "suggest_alternatives",
                                 {**RUN, "kind": "continued-pretrain"})
-    assert alternatives["headline"].startswith("Largest saving: fewer tokens, $")
+    assert alternatives["headline"].startswith("Largest saving: fewer tokens first, $")
     assert "if it stops at its check" in alternatives["headline"]
     compare = await _relay(client, "compare_candidates", {"candidates": [
         {"name": "small", "params": "1B", "tokens": "20B", "gpu": "h100", "gpu_count": 8,
