@@ -66,6 +66,8 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"llama 3", "Meta", "Llama 3"),
     Lineage(r"llama 4", "Meta", "Llama 4"),
     Lineage(r"llama|chameleon|opt-|galactica", "Meta"),
+    # MobileLLM (2024): sub-billion decoders trained by Meta on 32 A100s, one paper and code base.
+    Lineage(r"mobilellm", "Meta", "MobileLLM"),
     Lineage(r"roberta|xlm-r", "Meta", architecture="encoder"),
     # Google and DeepMind: TPU pods, one company (merged in 2023).
     Lineage(r"t5|mt5|ul2|flan-t5|bert|electra", "Google", architecture="encoder"),
@@ -77,6 +79,8 @@ LINEAGES: tuple[Lineage, ...] = (
     # Microsoft. Phi-3 and Phi-3.5 (mini, medium, MoE) are one family: one recipe, 2024.
     Lineage(r"phi-3", "Microsoft", "Phi-3"),
     Lineage(r"phi-|orca", "Microsoft"),
+    # DeBERTa base, large and 1.5B (2020-21): masked-LM encoders on DGX-2 V100 nodes, one paper.
+    Lineage(r"deberta", "Microsoft", "DeBERTa", architecture="encoder"),
     Lineage(r"megatron|nemotron", "NVIDIA"),
     Lineage(r"deepseek", "DeepSeek"),
     Lineage(r"bloombergGPT", "Bloomberg"),  # before BLOOM, whose name it starts with

@@ -1,11 +1,12 @@
 """benchmarks/accuracy.py: the calibrated prior on runs it was not fitted to (grouped CV).
 
 Issue 17's targets, under both groupings (one organisation, one model family held out at a
-time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 69-row
-calibration set the data miss all three when a whole organisation is held out (0.092, 44/52 =
-84.6%, 2.52x) and the median error and width when a model family is (0.083, 2.55x), so the
-benchmark says so and exits 1, and these tests pin the measured figures instead of asserting the
-targets (issue 17: do not tune on the held-out scores, do not loosen the targets).
+time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 81-row
+calibration set the data miss the median error when a whole organisation is held out (0.084;
+coverage 46/54 = 85.2% and width 2.50x are met) and the median error and width when a model
+family is (0.085, 2.60x), so the benchmark says so and exits 1, and these tests pin the
+measured figures instead of asserting the targets (issue 17: do not tune on the held-out scores,
+do not loosen the targets).
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ pytestmark = pytest.mark.slow  # re-derives the prior once per held-out group
 MEASURED = {
     # method: (runs, median |log10 error|, covered, median band width), on the runs the
     # derivation uses; `uv run python -m benchmarks.accuracy` prints them.
-    BY_ORGANISATION: (52, 0.092, 44, 2.52),
-    BY_FAMILY: (52, 0.083, 45, 2.55),
-    FLAT: (52, 0.178, 21, 1.67),
+    BY_ORGANISATION: (54, 0.084, 46, 2.50),
+    BY_FAMILY: (54, 0.085, 47, 2.60),
+    FLAT: (54, 0.169, 23, 1.67),
 }
-"""The figures the benchmark measured on the calibration set of 2026-12-01 (69 rows)."""
+"""The figures the benchmark measured on the calibration set of 2026-12-01 (81 rows)."""
 
 
 def report() -> AccuracyReport:
@@ -65,9 +66,8 @@ def test_the_targets_are_issue_17s_and_the_exit_code_says_they_are_missed() -> N
     rep = report()
     org, fam = (f"Calibrated prior, grouped CV: one {g} held out: "
                 for g in ("organisation", "model family"))
-    assert rep.missed == [f"{org}median error 0.092", f"{org}coverage 85%",
-                          f"{org}median band width 2.52x", f"{fam}median error 0.083",
-                          f"{fam}median band width 2.55x"]
+    assert rep.missed == [f"{org}median error 0.084", f"{fam}median error 0.085",
+                          f"{fam}median band width 2.60x"]
     printed: list[str] = []
     assert main(printed.append) == 1
     assert "**Missed** (the benchmark exits 1)" in printed[0]
@@ -93,8 +93,8 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
         assert s[method].median_error < s[FLAT].median_error
         assert s[method].coverage > s[FLAT].coverage
         assert s[method].mean_error < s[PEAK].mean_error
-        # the width and coverage targets are missed by a little on the 69-row set (2.52x and
-        # 2.55x; 84.6% by organisation): pinned in MEASURED, not asserted here
+        # the width target is missed by a little on the 81-row set (2.60x by family; 2.50x by
+        # organisation): pinned in MEASURED, not asserted here
         assert s[method].median_width <= TARGETS["median_width"] * 1.05
         assert s[method].coverage >= TARGETS["coverage"] - 0.01
 
@@ -216,8 +216,9 @@ def test_readme_prose_quotes_the_measured_figures() -> None:
         f"median error {org.median_error:.3f} (×{10 ** org.median_error:.2f})",
         f"coverage ({org.coverage:.0%}) and width ({org.median_width:.2f}x)",
         f"({fam.median_error:.3f}, {fam.coverage:.0%}, {fam.median_width:.2f}x)",
+        f"× {table.moe_ratio:g}, the median ratio of the",
         f"the middle 80% of the {seen.n_runs} published runs of the calibration set ran at "
         f"{seen.low:.2f}–{seen.high:.2f}",
     ):
         assert figure in readme, figure
-    assert table.form == ("generation", "size")  # the terms the README names
+    assert table.form == ("generation", "size", "moe_ratio")  # the terms the README names

@@ -509,8 +509,8 @@ def test_the_slow_end_count_is_one_the_search_allows() -> None:
     assert plan.gpu_count_for_slow_end is not None
     assert plan.gpu_count_for_slow_end % 3 == 0
     assert plan.gpu_count_for_slow_end > plan.gpu_count
-    # 96 devices whose slow end is about 21.1 days (the PP 3 bubble, ×1.17, charged; the
-    # Hopper prior's low end on the 69-row calibration set) need about 107 for a 19-day
+    # 96 devices whose slow end is about 20.8 days (the PP 3 bubble, ×1.17, charged; the
+    # Hopper prior's low end on the 81-row calibration set) need about 105 for a 19-day
     # deadline: 112 in whole nodes, not a multiple of 3; the next allowed count is 120.
     from compute_budget.skill.planning.plan import _count_for_slow_end
 
