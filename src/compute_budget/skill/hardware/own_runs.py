@@ -80,8 +80,9 @@ WITHIN_TEAM_SPREAD = 0.113
 standard deviation of log10(end-to-end MFU / the prior's fit) within each organisation of the
 calibration set (``mfu_priors.json`` of 2026-12-01, 69 rows): Meta (16 runs, 0.086), Microsoft
 (8, 0.126), TII (5, 0.120), IBM (4, 0.190), Google (3, 0.008), EleutherAI (3, 0.088), BigCode
-(2, 0.118), DeepSeek (2, 0.163): 0.113 over 43 runs, 35 degrees of freedom (a test recomputes
-it). Nearly the whole scatter of the prior's runs (0.121): a team's runs vary almost as much."""
+(2, 0.118), DeepSeek (2, 0.163): 0.113 over 43 runs, 35 degrees of freedom. The 81-row set of
+2026-12-03 gives 0.108 over 45 runs (a test recomputes it, within 0.02). Nearly the whole
+scatter of the prior's runs (0.117 over 54): a team's runs vary almost as much."""
 SPREAD_PRIOR_RUNS = 4
 """ν₀: how many runs' worth of evidence σ₀ counts as, the median size of those eight groups
 (3.5, rounded up)."""
