@@ -81,6 +81,7 @@ vocabulary-parallel loss works in place on 4·V / t.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 from ..model.shape import ModelShape
@@ -322,6 +323,7 @@ def _layer_kinds(shape: ModelShape) -> list[tuple[bool, bool, float]]:
     return [kind for kind in kinds if kind[2] > 0]
 
 
+@lru_cache(maxsize=4096)  # a plan search asks the same layouts of one shape many times
 def activation_bytes(
     shape: ModelShape,
     *,

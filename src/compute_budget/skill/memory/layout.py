@@ -136,22 +136,27 @@ class _Costs:
         self.layer_weights = float(max(per_layer + moe_share, 1))
         self.hidden = shape.hidden
         self.stack = setup.stack
+    def _factors(self, layout: Layout) -> tuple[float, float, float, float]:
+        """recompute, tensor-parallel, pipeline and ZeRO-3 factors of ``layout``."""
+        t, p = layout.tp, layout.pp
+        return (self.recompute[layout.recompute],
+                1 + 8 * (t - 1) * self.hidden * TP_FLOPS_PER_BYTE / (3 * self.layer_weights),
+                1 + (p - 1) / (PP_MICROBATCHES_PER_STAGE * p),
+                ZERO3_SLOWDOWN if layout.zero >= 3 else 1.0)
 
     def slowdown(self, layout: Layout) -> Slowdown:
-        t, p = layout.tp, layout.pp
-        tp = 1 + 8 * (t - 1) * self.hidden * TP_FLOPS_PER_BYTE / (3 * self.layer_weights)
-        return Slowdown(
-            recompute=self.recompute[layout.recompute],
-            tensor_parallel=tp,
-            pipeline=1 + (p - 1) / (PP_MICROBATCHES_PER_STAGE * p),
-            zero=ZERO3_SLOWDOWN if layout.zero >= 3 else 1.0,
-            offload=layout.offload,
-        )
+        recompute, tp, pipeline, zero = self._factors(layout)
+        return Slowdown(recompute=recompute, tensor_parallel=tp, pipeline=pipeline, zero=zero,
+                        offload=layout.offload)
 
     def key(self, layout: Layout) -> tuple[float, ...]:
+        """The search's order: no offload, no model parallelism on the hf stack, the least
+        slowdown (the factors' product, as :attr:`Slowdown.total`, without building one: the
+        search ranks thousands of layouts), then the fewest knobs turned."""
         model_parallel = self.stack == "hf" and (layout.tp > 1 or layout.pp > 1)
+        recompute, tp, pipeline, zero = self._factors(layout)
         return (float(layout.offload), float(model_parallel),
-                round(self.slowdown(layout).total, 9), layout.zero, layout.tp, layout.pp,
+                round(recompute * tp * pipeline * zero, 9), layout.zero, layout.tp, layout.pp,
                 RECOMPUTE_ORDER.index(layout.recompute))
 
 
