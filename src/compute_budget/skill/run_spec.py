@@ -22,7 +22,7 @@ from .hardware.measured import (
     check_probe_use,
     probe_of,
 )
-from .hardware.mfu import ModelFamily
+from .hardware.mfu import ModelFamily, family_of
 from .hardware.own_runs import Calibration, check_runs_use
 from .memory.spec import OnDevices
 from .quantities import NotBool, Price, TflopsPerDevice, TokenCount
@@ -204,7 +204,7 @@ class RunSpec(OnDevices, RunOptions, PriceAndEnergy):
         """The family given, or MoE when fewer parameters are active than exist, else dense."""
         if self.family is not None:
             return self.family
-        return "moe" if self.compute_params < self.total_params else "dense"
+        return family_of(self.compute_params, self.total_params)
 
     @property
     def resolved_precision(self) -> Precision:

@@ -52,6 +52,7 @@ __all__ = [
     "MAX_PRIOR_MFU",
     "MfuPrior",
     "ModelFamily",
+    "family_of",
     "mfu_prior",
     "prior_from_table",
 ]
@@ -59,6 +60,12 @@ __all__ = [
 ModelFamily = Literal["dense", "moe", "cnn", "snn"]
 """Model families with their own MFU prior: dense transformer, mixture of experts, CNN-heavy,
 spiking (SNN)."""
+
+
+def family_of(active: float, total: float) -> ModelFamily:
+    """The family a transformer's counts imply: a mixture of experts when fewer parameters are
+    active per token than exist, else dense."""
+    return "moe" if active < total else "dense"
 
 _SKILL_SOURCE = (
     "compute-budget skill (stage 3, pre-validate): MFU 0.1–0.2 for CNN-heavy or spiking "

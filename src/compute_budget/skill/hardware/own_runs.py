@@ -57,7 +57,7 @@ from ..model.config_file import data_csv_rows, data_json
 from ..quantities import DeviceCount, ParamCount, TokenCount
 from ..vocabulary import HOURS_PER_DAY, flops_6nd
 from .catalog import Accelerator, Precision, get_accelerator
-from .mfu import MAX_PRIOR_MFU, MfuPrior, ModelFamily, mfu_prior
+from .mfu import MAX_PRIOR_MFU, MfuPrior, family_of, mfu_prior
 from .mfu_table import load_mfu_priors
 
 __all__ = [
@@ -246,8 +246,8 @@ def _read(runs: tuple[PastRun, ...]) -> tuple[OwnRun, ...]:
     out = []
     for run in runs:
         acc = run.accelerator
-        family: ModelFamily = "moe" if run.active < run.params else "dense"
-        prior = mfu_prior(family, acc, run.resolved_precision, params=run.active)
+        prior = mfu_prior(family_of(run.active, run.params), acc, run.resolved_precision,
+                          params=run.active)
         mfu = run.mfu
         out.append(OwnRun(name=run.name, accelerator=acc.name, generation=acc.generation,
                           mfu=mfu, prior_mfu=prior.central,

@@ -84,6 +84,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
+from ..hardware.measured import ProbeResult
 from ..model.shape import ModelShape
 from ..vocabulary import Recompute, Stack
 
@@ -95,8 +96,10 @@ __all__ = [
     "attention_counted",
     "kv_heads_kept",
     "layer_bytes_per_token",
+    "layer_slope",
     "logits_bytes",
     "logits_bytes_per_element",
+    "probe_scale",
 ]
 
 
@@ -373,3 +376,14 @@ def layer_slope(shape: ModelShape, *, stack: Stack, seq_len: int, recompute: Rec
                                                 flash_attention=flash_attention,
                                                 recompute=recompute, local=local), 1, False) * n
                for moe, local, n in _layer_kinds(shape)) / shape.layers
+
+
+def probe_scale(shape: ModelShape, probe: ProbeResult) -> tuple[float, float]:
+    """(the formula's bytes per token per layer, measured / formula) at a probe's context,
+    recomputation and attention, on the stack it ran (transformers: ``hf``); a factor of 1 when
+    either side is 0."""
+    formula = layer_slope(shape, stack="hf", seq_len=probe.setup.seq_len,
+                          recompute=probe.setup.recompute,
+                          flash_attention=probe.setup.attn_implementation != "eager")
+    measured = probe.memory.activation_bytes_per_token_per_layer
+    return formula, (measured / formula if formula > 0 and measured > 0 else 1.0)

@@ -16,7 +16,7 @@ from ..hardware.host import host_platform
 from ..hardware.measured import ProbeResult
 from ..model.shape import ModelShape
 from ..vocabulary import GPUS_PER_NODE, FiniteResult, Recompute, Stack
-from .activations import layer_slope, logits_bytes_per_element
+from .activations import logits_bytes_per_element, probe_scale
 from .layout import LayoutChoice, search_layout
 from .lora import LoraTargets
 from .offload import OffloadCost, offload_cost
@@ -235,11 +235,8 @@ def _probed(setup: Setup, shape: ModelShape, probe: ProbeResult | None
     overhead; unchanged without one."""
     if probe is None:
         return setup, None
-    formula = layer_slope(shape, stack="hf", seq_len=probe.setup.seq_len,
-                          recompute=probe.setup.recompute,
-                          flash_attention=probe.setup.attn_implementation != "eager")
+    formula, scale = probe_scale(shape, probe)
     measured = probe.memory.activation_bytes_per_token_per_layer
-    scale = measured / formula if formula > 0 and measured > 0 else 1.0
     applied = setup.stack == "hf"  # what the probe ran: transformers
     use = MeasuredMemoryUse(
         device=probe.device.name, measured_at=probe.measured_at.date().isoformat(),

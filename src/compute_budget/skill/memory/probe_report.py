@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import InputError
 from ..hardware.catalog import get_accelerator
 from ..hardware.measured import ProbeResult
-from ..hardware.mfu import MfuPrior, mfu_prior
+from ..hardware.mfu import MfuPrior, family_of, mfu_prior
 from ..model.param_count import count_params
 from ..model.shape import shape_from_architecture
 from ..model.source import ModelSource, check_seq_len, default_seq_len
 from ..quantities import OptionalCount
-from .activations import layer_slope
+from .activations import probe_scale
 
 __all__ = ["ProbeReport", "ProbeSpec", "probe_report"]
 
@@ -88,17 +88,13 @@ def probe_report(spec: ProbeSpec, probe: ProbeResult, file: str | None = None) -
     arch = spec.checked().architecture
     assert arch is not None  # checked
     shape, counts = shape_from_architecture(arch), count_params(arch)
-    formula = layer_slope(shape, stack="hf", seq_len=probe.setup.seq_len,
-                          recompute=probe.setup.recompute,
-                          flash_attention=probe.setup.attn_implementation != "eager")
+    formula, scale = probe_scale(shape, probe)
     key = probe.device.accelerator
     prior = None
     if key is not None and probe.setup.precision == "bf16":
         acc = get_accelerator(key)
         if acc.peak_tflops.get("bf16") is not None:
-            prior = mfu_prior("moe" if counts.active < counts.total else "dense", acc, "bf16",
+            prior = mfu_prior(family_of(counts.active, counts.total), acc, "bf16",
                               params=float(counts.active))
-    measured = probe.memory.activation_bytes_per_token_per_layer
     return ProbeReport(probe=probe, file=file, prior=prior,
-                       formula_bytes_per_token_per_layer=formula,
-                       activation_scale=measured / formula if formula > 0 else 1.0)
+                       formula_bytes_per_token_per_layer=formula, activation_scale=scale)
