@@ -65,6 +65,19 @@ def test_the_probe_without_its_extra_names_the_extra(cli: Cli) -> None:
     assert "compute-budget[probe]" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(("flags", "words"), [
+    (("--steps", "0"), "--steps: '0' is not allowed; must be ≥ 1"),
+    (("--micro-batch", "0"), "--micro-batch: '0' is not allowed; must be ≥ 1"),
+    (("--device", "gpu please"), "--device: 'gpu please' is not allowed; a torch device name"),
+    (("--precision", "fp8"), "--precision: invalid choice: 'fp8'"),
+])
+def test_the_probe_commands_bad_flags_are_named(cli: Cli, flags: tuple[str, ...],
+                                                words: str) -> None:
+    """Checked before anything is built: no torch needed to hear what is wrong."""
+    code, out, err = cli("probe", "--preset", "gpt2", "--seq-len", "128", *flags)
+    assert code == 2 and out == "" and words in err and "Traceback" not in err
+
+
 def test_the_probe_command_checks_its_model_first(cli: Cli) -> None:
     code, _, err = cli("probe", "--seq-len", "128")
     assert code == 2 and "a preset, a config or a Hugging Face model id" in err

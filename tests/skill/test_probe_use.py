@@ -151,6 +151,7 @@ def test_the_probe_report_sets_the_measurement_beside_the_prior_and_formula() ->
     text = render_probe(report)
     assert "| Step time | 0.0731 s" in text and "416 TFLOP/s" in text
     assert "the measured 0.42 replaces it" in text and "`--probe probe.json`" in text
+    assert f"(calibration set of {report.prior_as_of})" in text and report.prior_as_of
     assert "Not measured on one device" in text
 
 

@@ -11,14 +11,16 @@ modelled by the estimate that reads it.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import InputError
 from ..hardware.catalog import get_accelerator
 from ..hardware.measured import ProbeResult
 from ..hardware.mfu import MfuPrior, family_of, mfu_prior
+from ..hardware.mfu_table import load_mfu_priors
 from ..model.param_count import count_params
 from ..model.shape import shape_from_architecture
 from ..model.source import ModelSource, check_seq_len, default_seq_len
@@ -26,6 +28,8 @@ from ..quantities import OptionalCount
 from .activations import probe_scale
 
 __all__ = ["ProbeReport", "ProbeSpec", "probe_report"]
+
+_DEVICE = re.compile(r"[a-z]{1,20}(:\d{1,3})?")
 
 
 class ProbeSpec(ModelSource):
@@ -47,12 +51,19 @@ class ProbeSpec(ModelSource):
     lora_rank: OptionalCount = Field(default=None, ge=1, le=4096,
                                      description="LoRA rank: only adapters train.")
     steps: int = Field(default=3, ge=1, le=100, description="Timed steps per depth (default 3).")
-    device: str | None = Field(default=None, max_length=40, pattern=r"^[a-z]+(:\d+)?$",
+    device: str | None = Field(default=None,
                                description="torch device, e.g. cuda, cuda:1, mps or cpu "
                                            "(default: the first accelerator, else cpu).")
     attn_implementation: Literal["eager", "sdpa", "flash_attention_2"] | None = Field(
         default=None, description="Attention implementation (default: transformers' for the "
                                   "family).")
+
+    @field_validator("device")
+    @classmethod
+    def _device_name(cls, value: str | None) -> str | None:
+        if value is not None and not _DEVICE.fullmatch(value):
+            raise InputError("device", value, "a torch device name: cuda, cuda:1, mps or cpu")
+        return value
 
     @property
     def resolved_seq_len(self) -> int:
@@ -77,6 +88,8 @@ class ProbeReport(BaseModel):
     prior: MfuPrior | None = Field(
         description="The calibrated end-to-end MFU prior on the probe's device; None when the "
                     "catalog has no such device (every CPU).")
+    prior_as_of: str | None = Field(
+        default=None, description="Date of the calibration set the prior rests on.")
     formula_bytes_per_token_per_layer: float = Field(
         description="Activation bytes per token per layer by the estimate's formula, at the "
                     "probe's context and recomputation.")
@@ -96,5 +109,6 @@ def probe_report(spec: ProbeSpec, probe: ProbeResult, file: str | None = None) -
         if acc.peak_tflops.get("bf16") is not None:
             prior = mfu_prior(family_of(counts.active, counts.total), acc, "bf16",
                               params=float(counts.active))
-    return ProbeReport(probe=probe, file=file, prior=prior,
+    as_of = None if prior is None else load_mfu_priors().as_of
+    return ProbeReport(probe=probe, file=file, prior=prior, prior_as_of=as_of,
                        formula_bytes_per_token_per_layer=formula, activation_scale=scale)
