@@ -119,19 +119,10 @@ class DuplicateKeysMiddleware:
 
 
 async def _marked_lines(stdin: anyio.AsyncFile[str]) -> AsyncIterator[str]:
+    """The process's stdin, line by line, repeated argument keys marked."""
     async for line in stdin:
         marked = mark_duplicates(line)
         yield line if marked is None else marked + "\n"
-
-
-class _MarkedStdin:
-    """The process's stdin, line by line, repeated argument keys marked."""
-
-    def __init__(self, stdin: anyio.AsyncFile[str]) -> None:
-        self._stdin = stdin
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return _marked_lines(self._stdin)
 
 
 def _claim_stdin() -> anyio.AsyncFile[str]:
@@ -150,7 +141,7 @@ def serve_stdio(server: MCPServer) -> None:
     from mcp.server.stdio import stdio_server
 
     async def run() -> None:
-        stdin: Any = _MarkedStdin(_claim_stdin())
+        stdin: Any = _marked_lines(_claim_stdin())
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             lowlevel = server._lowlevel_server  # as the SDK's own run_stdio_async
             await lowlevel.run(read_stream, write_stream,
