@@ -107,7 +107,10 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"stablelm", "Stability AI"),
     Lineage(r"zamba", "Zyphra"),
     Lineage(r"biomedlm", "Stanford CRFM"),  # trained by CRFM on the MosaicML platform
-    Lineage(r"instella|amd-olmo", "AMD"),
+    Lineage(r"instella|amd-olmo|amd-llama", "AMD"),
+    # HPLT: a consortium of European universities (Edinburgh, Helsinki, Oslo, Charles, Turku)
+    # training data-ablation models on LUMI's MI250X.
+    Lineage(r"hplt", "HPLT", "HPLT v2"),
 )
 """Every lineage of the calibration set, matched at the start of the model name, first match
 wins (BloombergGPT comes before BLOOM, whose name it starts with)."""

@@ -175,8 +175,10 @@ _DEVICES: tuple[tuple[str, str], ...] = (
     (r"\bh20\b", "h20"),
     (r"\bgb200", "gb200"),
     (r"\bb200", "b200"),
-    (r"\bmi250x?\b.*\bgcd", "mi250x-gcd"),
-    (r"\bmi250x?\b", "mi250x"),
+    (r"\bmi250x\b.*\bgcd", "mi250x-gcd"),
+    (r"\bmi250x\b", "mi250x"),
+    (r"\bmi250\b.*\bgcd", "mi250-gcd"),
+    (r"\bmi250\b", "mi250"),
     (r"\bmi300x?\b", "mi300x"),
     (r"\bmi325x\b", "mi325x"),
     (r"\bgaudi\s*-?2", "gaudi2"),
@@ -191,8 +193,8 @@ _DEVICES: tuple[tuple[str, str], ...] = (
 )
 """Hardware text → catalog key, most specific first; every key a row's text matches counts (two
 different devices make the row mixed). An A100 without a memory size is the 80 GB part and an
-H100 without a form factor the SXM part (each has the same BF16 peak as the other); an MI250X is
-the whole module (two GCDs) unless the text says GCD."""
+H100 without a form factor the SXM part (each has the same BF16 peak as the other); an MI250 or
+MI250X is the whole module (two GCDs) unless the text says GCD."""
 
 
 def map_hardware(text: str) -> tuple[Accelerator | None, str | None]:

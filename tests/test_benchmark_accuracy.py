@@ -173,6 +173,8 @@ def test_baselines_are_what_they_say() -> None:
     ("Cloud TPU v5e (v5litepod)", "tpu-v5e"),
     ("MI250X (Frontier)", "mi250x"),
     ("MI250X GCDs (LUMI)", "mi250x-gcd"),
+    ("MI250 (4 nodes x 4 modules)", "mi250"),  # AMD-Llama-135m: the MI250, not the MI250X
+    ("MI250 GCDs", "mi250-gcd"),
     ("MI300X", "mi300x"),
     ("B200 (64 HGX B200, Lambda)", "b200"),
 ])

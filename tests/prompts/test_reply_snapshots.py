@@ -111,10 +111,10 @@ def test_plan_reply(cli: Cli) -> None:
 
 | # | devices | wall days (range) | price (on-demand) | MFU | cost with failures | why |
 |---|---|---|---|---|---|---|
-| 1 | 144 × A100 80GB SXM | 29.4 (18.6 – 46.4) | $1.79/GPU-h, 2026-11 | 0.37 | $272,828 | cheapest |
-| 2 | 80 × H100 SXM | 28.0 (17.8 – 44.5) | $3.99/GPU-h, 2026-11 | 0.22 | $322,219 | cheapest on H100 SXM |
+| 1 | 144 × A100 80GB SXM | 29.4 (18.3 – 47.5) | $1.79/GPU-h, 2026-11 | 0.37 | $272,828 | cheapest |
+| 2 | 80 × H100 SXM | 28.0 (17.4 – 45.2) | $3.99/GPU-h, 2026-11 | 0.22 | $322,219 | cheapest on H100 SXM |
 
-**Cheapest: 144 × A100 80GB SXM**, 29.4 days and $272,828 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 46.4 days, past the deadline: about 224 devices would meet it even there, at about the same cost.
+**Cheapest: 144 × A100 80GB SXM**, 29.4 days and $272,828 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 47.5 days, past the deadline: about 232 devices would meet it even there, at about the same cost.
 
 **Fastest: 1,784 × H100 SXM**, 1.26 days ($322,219). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
 

@@ -66,7 +66,7 @@ lowest to the highest: a percentile of a handful of runs says less than the runs
 
 _GENERATION_LABELS = {
     "volta": "Volta", "ampere": "Ampere", "ada": "Ada Lovelace", "hopper": "Hopper",
-    "blackwell": "Blackwell", "cdna2": "CDNA 2 (MI250X)", "cdna3": "CDNA 3 (MI300)",
+    "blackwell": "Blackwell", "cdna2": "CDNA 2 (MI250, MI250X)", "cdna3": "CDNA 3 (MI300)",
     "tpu-v3": "TPU v3", "tpu-v4": "TPU v4", "tpu-v5e": "TPU v5e", "tpu-v5p": "TPU v5p",
     "gaudi2": "Gaudi 2", "gaudi3": "Gaudi 3",
 }
