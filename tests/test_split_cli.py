@@ -81,7 +81,7 @@ Each row spends 6.52 × 10²¹ FLOPs at the MFU prior for its size.
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.22 (0.14 – 0.35), a prior from 15 published runs on Hopper, calibrated 2026-12-01; give a measured one.
+- MFU: 0.22 (0.14 – 0.35), a prior from 15 published runs on Hopper, calibrated 2026-12-03; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -106,7 +106,7 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.22 (0.14 – 0.36), a prior from 15 published runs on Hopper, calibrated 2026-12-01; give a measured one.
+- MFU: 0.22 (0.14 – 0.36), a prior from 15 published runs on Hopper, calibrated 2026-12-03; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -141,7 +141,7 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
     assert "$3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing)" in short
-    assert "a prior from 15 published runs on Hopper, calibrated 2026-12-01" in short
+    assert "a prior from 15 published runs on Hopper, calibrated 2026-12-03" in short
     assert "Devices: 8, the default (one server)" in short
 
 
