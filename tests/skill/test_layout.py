@@ -269,3 +269,28 @@ def test_the_largest_micro_batch_that_fits_is_reported_and_true() -> None:
              "offload": m.offload}
     assert _memory(**fixed, micro_batch=k).fits
     assert _memory(**fixed, micro_batch=k + 1).fits is False
+
+
+@pytest.mark.parametrize("fields", CASES)
+def test_skipping_groups_whose_most_frugal_layout_overflows_changes_no_choice(
+        fields: dict[str, Any]) -> None:
+    # The search sizes only layouts whose group (tp, pp, ZeRO class) has a most frugal member
+    # that fits; walking every layout in the same order must choose the same one.
+    from compute_budget.skill.memory.layout import _Costs
+    from compute_budget.skill.memory.layouts import all_layouts, pins_of
+
+    spec = MemorySpec(**fields)
+    m = estimate_memory(spec)
+    setup = Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len, optimizer_bytes=12,
+                  stack=spec.resolved_stack, capacity_bytes=m.gpu_memory_bytes)
+    model = spec.model
+    ordered = sorted(all_layouts(pins_of(spec), model, spec.gpu_count),
+                     key=_Costs(model, setup).key)
+    usable = setup.usable_bytes
+    assert usable is not None
+    walked = next((lay for lay in ordered if device_bytes(model, lay, setup).total <= usable),
+                  None)
+    chosen, _, choice = search_layout(model, setup, spec)
+    assert choice.fits is (walked is not None)
+    if walked is not None:
+        assert chosen == walked

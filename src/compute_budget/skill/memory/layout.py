@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb, trained_share
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER
-from .layouts import Pins, all_layouts, any_fits, most_frugal, pins_of
+from .layouts import Pins, all_layouts, fitting_groups, frugal_key, most_frugal, pins_of
 from .remedies import LORA_RANK_SUGGESTED, Binding, Remedy, find_remedies, min_gpu_count
 from .spec import OnDevices, ResolvedModel
 from .states import DeviceBytes, Layout, Setup, device_bytes
@@ -177,8 +177,11 @@ def search_layout(
         chosen: Literal["given", "search", "default"] = "given" if not open_knobs else "default"
         return layout, memory, _choice(chosen, fits, open_knobs, tried, costs.slowdown(layout),
                                        pins, model, setup, spec.gpu, layout)
-    if any_fits(pins, model, setup):
+    groups = fitting_groups(pins, model, setup)
+    if groups:
         for layout in layouts:
+            if frugal_key(layout) not in groups:
+                continue  # its group's most frugal layout does not fit, so neither does it
             memory = device_bytes(model, layout, setup)
             if memory.total <= setup.usable_bytes:
                 return layout, memory, _choice("search", True, open_knobs, tried,

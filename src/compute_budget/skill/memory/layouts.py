@@ -16,7 +16,8 @@ parallelism and offload rise, so when the most frugal layout does not fit, nothi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS, RECOMPUTE_ORDER, Recompute
 from .spec import ModelAndLayout, ResolvedModel
@@ -27,7 +28,8 @@ __all__ = [
     "Pins",
     "all_layouts",
     "any_fits",
-    "layout_fits",
+    "fitting_groups",
+    "frugal_key",
     "most_frugal",
     "pins_of",
 ]
@@ -89,9 +91,17 @@ def _candidates(pins: Pins, model: ResolvedModel, gpu_count: int) -> dict[str, l
 
 def all_layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> Iterator[Layout]:
     """Every layout the search may choose, in no particular order."""
+    return iter(_layouts(pins, model, gpu_count))
+
+
+@lru_cache(maxsize=1024)
+def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, ...]:
+    """:func:`all_layouts`, cached: they depend on the model and the count, not the device (a
+    plan search asks for the same counts on every device type)."""
     c = _candidates(pins, model, gpu_count)
     ep, mb = pins.ep or 1, pins.micro_batch or 1
     top_tp = max(c["tp"]) if c["tp"] else 1  # type: ignore[type-var]
+    out: list[Layout] = []
     for tp in c["tp"]:
         for pp in c["pp"]:
             assert isinstance(tp, int) and isinstance(pp, int)
@@ -104,31 +114,60 @@ def all_layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> Iterator[La
                 for offload in c["offload"]:
                     if offload and zero == 0:
                         continue
-                    for recompute in c["recompute"]:
-                        yield Layout(zero=zero, tp=tp, pp=pp, sp=sp, ep=ep,  # type: ignore[arg-type]
-                                     recompute=recompute, micro_batch=mb,  # type: ignore[arg-type]
-                                     offload=offload)  # type: ignore[arg-type]
-
-
-def layout_fits(model: ResolvedModel, layout: Layout, setup: Setup) -> bool:
-    """Whether ``layout`` fits in the usable device memory (False when that is unknown)."""
-    usable = setup.usable_bytes
-    return usable is not None and device_bytes(model, layout, setup).total <= usable
+                    out += [Layout(zero=zero, tp=tp, pp=pp, sp=sp, ep=ep,  # type: ignore[arg-type]
+                                   recompute=recompute, micro_batch=mb,  # type: ignore[arg-type]
+                                   offload=offload)  # type: ignore[arg-type]
+                            for recompute in c["recompute"]]
+    return tuple(out)
 
 
 def any_fits(pins: Pins, model: ResolvedModel, setup: Setup) -> bool:
-    """Whether some layout fits. Memory falls with recomputation and offload, and with ZeRO up
-    to stage 2 (stage 3 adds the gathered layers), so for each (tp, pp) only the most frugal
-    recomputation and offload at ZeRO 2 and 3 (or the stage the user set) are checked."""
-    frugal: dict[tuple[int, int, int], Layout] = {}
-    for layout in all_layouts(pins, model, setup.gpu_count):
-        key = (layout.tp, layout.pp, min(layout.zero, 3) if layout.zero >= 2 else -1)
+    """Whether some layout fits (only the most frugal ones need checking: :func:`_frugal`)."""
+    return bool(fitting_groups(pins, model, setup))
+
+
+def fitting_groups(pins: Pins, model: ResolvedModel, setup: Setup) -> frozenset[FrugalKey]:
+    """The groups (:func:`frugal_key`) whose most frugal layout fits: no layout of another
+    group can fit, so the search need not size them."""
+    usable = setup.usable_bytes
+    if usable is None:
+        return frozenset()
+    least = _frugal_bytes(pins, model, replace(setup, capacity_bytes=None))
+    return frozenset(key for key, total in least.items() if total <= usable)
+
+
+@lru_cache(maxsize=4096)
+def _frugal_bytes(pins: Pins, model: ResolvedModel, setup: Setup) -> dict[FrugalKey, float]:
+    """Bytes per device of each group's most frugal layout. They do not depend on the device's
+    memory, so a plan search sizes them once for every device type (``setup`` comes without
+    its capacity)."""
+    return {key: device_bytes(model, layout, setup).total
+            for key, layout in _frugal(pins, model, setup.gpu_count).items()}
+
+
+FrugalKey = tuple[int, int, int]
+
+
+def frugal_key(layout: Layout) -> FrugalKey:
+    """The group whose most frugal member bounds ``layout``'s memory from below: its tensor and
+    pipeline degrees, and ZeRO 3, ZeRO 2, or below 2 (stage 1 then holds less than 0)."""
+    return layout.tp, layout.pp, min(layout.zero, 3) if layout.zero >= 2 else -1
+
+
+@lru_cache(maxsize=1024)
+def _frugal(pins: Pins, model: ResolvedModel, gpu_count: int) -> dict[FrugalKey, Layout]:
+    """Memory falls with recomputation and offload, and with ZeRO up to stage 2 (stage 3 adds
+    the gathered layers), so for each (tp, pp) only the most frugal recomputation and offload
+    at ZeRO 2 and 3 (or the stage the user set) can be the one that fits."""
+    frugal: dict[FrugalKey, Layout] = {}
+    for layout in _layouts(pins, model, gpu_count):
+        key = frugal_key(layout)
         best = frugal.get(key)
         rank = (layout.zero, layout.offload, RECOMPUTE_ORDER.index(layout.recompute))
         if best is None or rank > (best.zero, best.offload,
                                    RECOMPUTE_ORDER.index(best.recompute)):
             frugal[key] = layout
-    return any(layout_fits(model, layout, setup) for layout in frugal.values())
+    return frugal
 
 
 def most_frugal(pins: Pins, model: ResolvedModel, setup: Setup) -> Layout:
