@@ -15,9 +15,10 @@ parallelism and offload rise, so when the most frugal layout does not fit, nothi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from types import MappingProxyType
 
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS, RECOMPUTE_ORDER, Recompute
 from .spec import ModelAndLayout, ResolvedModel
@@ -121,6 +122,10 @@ def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, 
     return tuple(out)
 
 
+FrugalKey = tuple[int, int, int]
+"""A group of layouts: tensor degree, pipeline degree, ZeRO class (3, 2, or -1 below 2)."""
+
+
 def any_fits(pins: Pins, model: ResolvedModel, setup: Setup) -> bool:
     """Whether some layout fits (only the most frugal ones need checking: :func:`_frugal`)."""
     return bool(fitting_groups(pins, model, setup))
@@ -137,25 +142,23 @@ def fitting_groups(pins: Pins, model: ResolvedModel, setup: Setup) -> frozenset[
 
 
 @lru_cache(maxsize=4096)
-def _frugal_bytes(pins: Pins, model: ResolvedModel, setup: Setup) -> dict[FrugalKey, float]:
+def _frugal_bytes(pins: Pins, model: ResolvedModel, setup: Setup) -> Mapping[FrugalKey, float]:
     """Bytes per device of each group's most frugal layout. They do not depend on the device's
     memory, so a plan search sizes them once for every device type (``setup`` comes without
     its capacity)."""
-    return {key: device_bytes(model, layout, setup).total
-            for key, layout in _frugal(pins, model, setup.gpu_count).items()}
-
-
-FrugalKey = tuple[int, int, int]
+    frugal = _frugal(pins, model, setup.gpu_count)
+    return MappingProxyType({key: device_bytes(model, layout, setup).total
+                             for key, layout in frugal.items()})
 
 
 def frugal_key(layout: Layout) -> FrugalKey:
     """The group whose most frugal member bounds ``layout``'s memory from below: its tensor and
-    pipeline degrees, and ZeRO 3, ZeRO 2, or below 2 (stage 1 then holds less than 0)."""
+    pipeline degrees, and ZeRO 3, ZeRO 2, or below 2 (where stage 1 holds no more than 0)."""
     return layout.tp, layout.pp, min(layout.zero, 3) if layout.zero >= 2 else -1
 
 
 @lru_cache(maxsize=1024)
-def _frugal(pins: Pins, model: ResolvedModel, gpu_count: int) -> dict[FrugalKey, Layout]:
+def _frugal(pins: Pins, model: ResolvedModel, gpu_count: int) -> Mapping[FrugalKey, Layout]:
     """Memory falls with recomputation and offload, and with ZeRO up to stage 2 (stage 3 adds
     the gathered layers), so for each (tp, pp) only the most frugal recomputation and offload
     at ZeRO 2 and 3 (or the stage the user set) can be the one that fits."""
@@ -167,7 +170,7 @@ def _frugal(pins: Pins, model: ResolvedModel, gpu_count: int) -> dict[FrugalKey,
         if best is None or rank > (best.zero, best.offload,
                                    RECOMPUTE_ORDER.index(best.recompute)):
             frugal[key] = layout
-    return frugal
+    return MappingProxyType(frugal)  # cached: shared by every caller, so read-only
 
 
 def most_frugal(pins: Pins, model: ResolvedModel, setup: Setup) -> Layout:
