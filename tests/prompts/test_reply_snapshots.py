@@ -37,14 +37,14 @@ def test_compare_reply(cli: Cli, files: Path) -> None:
 
 | # | candidate | verdict | gain ± σ | P(beats baseline) | cost with failures | days | devices | net gain per $1M |
 |---|---|---|---|---|---|---|---|---|
-| 1 | bigger-model | go | 2 ± 0.8 | 97% | $150,767 | 16.4 | 64 × H100 SXM | 9.949 |
-| 2 | distill | go | 0.8 ± 0.3 | 84% | $36,777 | 17.8 | 32 × A100 80GB SXM | 8.157 |
-| 3 | more-data | go | 1.5 ± 0.4 | 99% | $161,109 | 17.5 | 64 × H100 SXM | 6.207 |
+| 1 | bigger-model | go | 2 ± 0.8 | 97% | $151,437 | 16.5 | 64 × H100 SXM | 9.905 |
+| 2 | distill | go | 0.8 ± 0.3 | 84% | $38,419 | 18.6 | 32 × A100 80GB SXM | 7.809 |
+| 3 | more-data | go | 1.5 ± 0.4 | 99% | $164,107 | 17.9 | 64 × H100 SXM | 6.094 |
 
-**Top: bigger-model**, 9.949 units of net gain per $1M.
+**Top: bigger-model**, 9.905 units of net gain per $1M.
 The gain column is each run's whole predicted gain; the ranking, P(beats baseline) and the verdicts use the gain beyond the baseline 0.5.
 
-Opportunity cost, without a pool: each run's dollars against the top one's: distill $113,990 less, more-data $10,343 more. Give a pool of device-days (and a horizon) for the best set of runs to fund.
+Opportunity cost, without a pool: each run's dollars against the top one's: distill $113,018 less, more-data $12,670 more. Give a pool of device-days (and a horizon) for the best set of runs to fund.
 
 Costs are at each device's newest on-demand catalog price unless a candidate gives its own, with the failure budget; MFU is the calibrated prior unless given.
 """)
@@ -111,12 +111,12 @@ def test_plan_reply(cli: Cli) -> None:
 
 | # | devices | wall days (range) | price (on-demand) | MFU | cost with failures | why |
 |---|---|---|---|---|---|---|
-| 1 | 144 × A100 80GB SXM | 29.4 (18.3 – 47.5) | $1.79/GPU-h, 2026-11 | 0.37 | $272,828 | cheapest |
-| 2 | 80 × H100 SXM | 28.0 (17.4 – 45.2) | $3.99/GPU-h, 2026-11 | 0.22 | $322,219 | cheapest on H100 SXM |
+| 1 | 152 × A100 80GB SXM | 28.7 (17.7 – 46.6) | $1.79/GPU-h, 2026-11 | 0.36 | $281,234 | cheapest |
+| 2 | 80 × H100 SXM | 28.6 (17.6 – 46.2) | $3.99/GPU-h, 2026-11 | 0.21 | $328,214 | cheapest on H100 SXM |
 
-**Cheapest: 144 × A100 80GB SXM**, 29.4 days and $272,828 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 47.5 days, past the deadline: about 232 devices would meet it even there, at about the same cost.
+**Cheapest: 152 × A100 80GB SXM**, 28.7 days and $281,234 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 46.6 days, past the deadline: about 240 devices would meet it even there, at about the same cost.
 
-**Fastest: 1,784 × H100 SXM**, 1.26 days ($322,219). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
+**Fastest: 1,784 × H100 SXM**, 1.28 days ($328,214). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
 
 Wall time here falls as 1/devices at the same MFU; very large jobs usually run at a lower MFU, so treat the fastest plan as optimistic.
 
