@@ -51,7 +51,7 @@ __all__ = [
     "fit",
 ]
 
-AS_OF = "2026-12-03"
+AS_OF = "2026-12-05"
 """Date of the calibration set (when its rows were last sourced)."""
 
 MIN_RUNS = 3
