@@ -160,7 +160,9 @@ class AccuracyReport:
             if s.coverage < TARGETS["coverage"]:
                 out.append(f"{LABELS[method]}: coverage {s.coverage:.0%}")
             if s.median_width > TARGETS["median_width"]:
-                out.append(f"{LABELS[method]}: median band width {s.median_width:.2f}x")
+                # three decimals where two would round onto the target (2.504x, not 2.50x)
+                places = 2 if round(s.median_width, 2) > TARGETS["median_width"] else 3
+                out.append(f"{LABELS[method]}: median band width {s.median_width:.{places}f}x")
         return out
 
 

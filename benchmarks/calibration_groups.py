@@ -111,6 +111,18 @@ LINEAGES: tuple[Lineage, ...] = (
     # HPLT: a consortium of European universities (Edinburgh, Helsinki, Oslo, Charles, Turku)
     # training data-ablation models on LUMI's MI250X.
     Lineage(r"hplt", "HPLT", "HPLT v2"),
+    # Paloma's 1B baselines (2023): Ai2's six data-ablation models, four on LUMI's MI250X and two
+    # on A100s, one recipe; a family apart from OLMo.
+    Lineage(r"paloma", "Ai2", "Paloma"),
+    Lineage(r"skywork", "Kunlun (Skywork)"),
+    # FLM-101B (BAAI with CofeAI, 2023) and Tele-FLM (BAAI with TeleAI, 2024) share BAAI's FLM
+    # code base and A800 clusters: one organisation, two families.
+    Lineage(r"flm-101b", "BAAI", "FLM-101B"),
+    Lineage(r"tele-flm", "BAAI", "Tele-FLM"),
+    Lineage(r"pleias", "Pleias"),
+    Lineage(r"alexatm", "Amazon", "AlexaTM", architecture="encoder"),
+    # MosaicML's BERT benchmark recipe (2023), before the company joined Databricks' lineage.
+    Lineage(r"mosaicml bert", "Databricks", "MosaicML BERT", architecture="encoder"),
 )
 """Every lineage of the calibration set, matched at the start of the model name, first match
 wins (BloombergGPT comes before BLOOM, whose name it starts with)."""

@@ -509,14 +509,14 @@ def test_the_slow_end_count_is_one_the_search_allows() -> None:
     assert plan.gpu_count_for_slow_end is not None
     assert plan.gpu_count_for_slow_end % 3 == 0
     assert plan.gpu_count_for_slow_end > plan.gpu_count
-    # 96 devices whose slow end is about 20.8 days (the PP 3 bubble, ×1.17, charged; the
-    # Hopper prior's low end on the 81-row calibration set) need about 105 for a 19-day
-    # deadline: 112 in whole nodes, not a multiple of 3; the next allowed count is 120.
+    # 120 devices whose slow end is about 17.5 days (the PP 3 bubble, ×1.17, charged; the
+    # Hopper prior's low end on the 95-row calibration set) need about 124 for a 17-day
+    # deadline: 128 in whole nodes, not a multiple of 3; the next allowed count is 144.
     from compute_budget.skill.planning.plan import _count_for_slow_end
 
     tighter = report.plans[0].estimate
-    spec = PlanSpec(preset="llama-2-7b", tokens="500B", deadline_days=19, gpus=["h100"],
+    spec = PlanSpec(preset="llama-2-7b", tokens="500B", deadline_days=17, gpus=["h100"],
                     pp=3)
-    needed = tighter.gpu_count * tighter.wall_days_range[1] / 19
-    assert 96 < needed <= 112
-    assert _count_for_slow_end(tighter, spec) == 120
+    needed = tighter.gpu_count * tighter.wall_days_range[1] / 17
+    assert tighter.gpu_count == 120 and 120 < needed <= 128
+    assert _count_for_slow_end(tighter, spec) == 144

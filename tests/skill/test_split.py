@@ -16,6 +16,7 @@ from compute_budget import (
 )
 from compute_budget.skill.errors import describe_error
 from compute_budget.skill.hardware.mfu import mfu_prior
+from compute_budget.skill.hardware.mfu_table import load_mfu_priors
 from compute_budget.skill.planning.budget_table import DEFAULT_GPU_COUNT
 
 H100 = get_accelerator("h100")
@@ -264,20 +265,21 @@ def test_a_row_that_fits_only_at_a_cost_says_what_it_costs() -> None:
 
 
 def test_rows_the_mfu_clamp_prices_alike_form_one_group() -> None:
-    # The H100 prior's size term stops at 0.4B active parameters (the low end of the calibrated
-    # sizes, mfu_priors.json params_range: Granite 3.0 1B-A400M): 100M runs at the MFU of
-    # 400M, so the two rows spend the same FLOPs at the same MFU — the same days and dollars —
-    # and are shown as one row.
+    # The H100 prior's size term stops at 135M active parameters (the low end of the calibrated
+    # sizes, mfu_priors.json params_range: AMD-Llama-135m): 100M runs at the MFU of 135M, so the
+    # two rows spend the same FLOPs at the same MFU — the same days and dollars — and are shown
+    # as one row.
+    assert load_mfu_priors().params_range[0] == 1.35e8
     split = budget_table(BudgetTableSpec(budget_usd=50_000, gpu="h100",
-                                         params=["100M", "400M", "10B", "100B"]))
+                                         params=["100M", "135M", "10B", "100B"]))
     small, floor, ten_b, _ = split.rows
-    assert small.mfu_prior_params == floor.mfu_prior_params == 4e8 == floor.params
-    assert small.mfu == floor.mfu == mfu_prior("dense", H100, "bf16", params=4e8).central
+    assert small.mfu_prior_params == floor.mfu_prior_params == 1.35e8 == floor.params
+    assert small.mfu == floor.mfu == mfu_prior("dense", H100, "bf16", params=1.35e8).central
     assert small.wall_days == floor.wall_days
     assert small.dollar_cost_with_failures == floor.dollar_cost_with_failures
     assert ten_b.wall_days != floor.wall_days and ten_b.mfu_prior_params == 1e10
     groups = [(g.first, g.last, g.mfu_prior_params) for g in split.row_groups]
-    assert groups == [(0, 1, 4e8), (2, 2, None), (3, 3, None)]
+    assert groups == [(0, 1, 1.35e8), (2, 2, None), (3, 3, None)]
     assert [(g.first, g.last) for g in split.mfu_clamps] == [(0, 1)]
 
 
