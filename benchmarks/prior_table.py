@@ -218,8 +218,8 @@ def _moe_clause(f: Fit) -> str:
                 f"runs (on {gens}) to the dense prior at their active parameters")
     if f.form.moe_ratio:
         return f"× {f.moe_ratio:.2f}, the skill's MoE-to-dense ratio (no published MoE run)"
-    return (f"at the active parameters, with no MoE ratio: the {len(f.moe)} published MoE runs "
-            f"(on {gens}) do not support one under grouped cross-validation")
+    return (f"at the active parameters with no MoE ratio (the {len(f.moe)} published MoE runs, "
+            f"on {gens}, do not support one under grouped cross-validation)")
 
 
 def _entries(f: Fit, bands: Bands, source: str) -> list[MfuPriorEntry]:
