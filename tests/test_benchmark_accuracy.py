@@ -1,10 +1,11 @@
 """benchmarks/accuracy.py: the calibrated prior on runs it was not fitted to (grouped CV).
 
 Issue 17's targets, under both groupings (one organisation, one model family held out at a
-time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 95-row
-calibration set the data miss the coverage (52/62 = 84%) and the width (2.55x) when a whole
-organisation is held out (its median error, 0.079, is met) and all three when a model family is
-(0.082, 84%, 2.504x), so the benchmark says so and exits 1, and these tests pin the
+time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 96-row
+calibration set the data miss the width (2.62x) when a whole organisation is held out (its
+median error, 0.075, and coverage, 54/63 = 86%, are met) and the median error and width when a
+model family is (0.085, 2.56x; 86% covered), so the benchmark says so and exits 1, and these
+tests pin the
 measured figures instead of asserting the targets (issue 17: do not tune on the held-out scores,
 do not loosen the targets).
 """
@@ -43,12 +44,12 @@ pytestmark = pytest.mark.slow  # re-derives the prior once per held-out group
 MEASURED = {
     # method: (runs, median |log10 error|, covered, median band width), on the runs the
     # derivation uses; `uv run python -m benchmarks.accuracy` prints them.
-    BY_ORGANISATION: (62, 0.079, 52, 2.55),
-    BY_FAMILY: (62, 0.082, 52, 2.50),
-    FLAT: (62, 0.170, 27, 1.67),
+    BY_ORGANISATION: (63, 0.075, 54, 2.62),
+    BY_FAMILY: (63, 0.085, 54, 2.56),
+    FLAT: (63, 0.161, 28, 1.67),
 }
-"""The figures the benchmark measured on the calibration set of 2026-12-05 (95 rows: the A800,
-Paloma, Pleias and encoder–decoder rows added; Pythia out of the derivation)."""
+"""The figures the benchmark measured on the calibration set of 2026-12-05 (96 rows: the A800,
+Paloma, Olmo 3, Pleias and encoder–decoder rows added; Pythia out of the derivation)."""
 
 
 def report() -> AccuracyReport:
@@ -67,9 +68,8 @@ def test_the_targets_are_issue_17s_and_the_exit_code_says_they_are_missed() -> N
     rep = report()
     org, fam = (f"Calibrated prior, grouped CV: one {g} held out: "
                 for g in ("organisation", "model family"))
-    assert rep.missed == [f"{org}coverage 84%", f"{org}median band width 2.55x",
-                          f"{fam}median error 0.082", f"{fam}coverage 84%",
-                          f"{fam}median band width 2.504x"]
+    assert rep.missed == [f"{org}median band width 2.62x", f"{fam}median error 0.085",
+                          f"{fam}median band width 2.56x"]
     printed: list[str] = []
     assert main(printed.append) == 1
     assert "**Missed** (the benchmark exits 1)" in printed[0]
@@ -95,9 +95,10 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
         assert s[method].median_error < s[FLAT].median_error
         assert s[method].coverage > s[FLAT].coverage
         assert s[method].mean_error < s[PEAK].mean_error
-        # the width and coverage targets are missed on the 95-row set (2.55x and 84% by
-        # organisation, 2.504x and 84% by family): pinned in MEASURED; here only that they
-        # stay near the targets (within 15% of the width, two points of the coverage)
+        # the width target is missed on the 96-row set (2.62x by organisation, 2.56x by
+        # family; coverage 86% under both, 84% on the 95-row set): pinned in MEASURED; here
+        # only that they stay near the targets (within 15% of the width, two points of the
+        # coverage)
         assert s[method].median_width <= TARGETS["median_width"] * 1.15
         assert s[method].coverage >= TARGETS["coverage"] - 0.02
 
@@ -225,6 +226,8 @@ def test_readme_prose_quotes_the_measured_figures() -> None:
         f"{seen.low:.2f}–{seen.high:.2f}",
     ):
         assert figure in readme, figure
-    # the terms the README names: two, the MoE ratio left out by grouped CV
-    assert table.form == ("generation", "size") and table.moe_ratio == 1.0
-    assert "Those two terms" in readme and "an MoE ratio no longer earns its place" in readme
+    # the terms the README names: the MoE ratio is kept by a hair on the 96-row set (it was
+    # left out on the 95-row set), and the README says which
+    assert table.form == ("generation", "size", "moe_ratio")
+    assert f"× {table.moe_ratio:g}, the median ratio of the" in readme
+    assert "Those three terms" in readme and "by a hair" in readme

@@ -65,23 +65,23 @@ def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.20): 7.13B parameters on 143B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.21): 7.2B parameters on 144B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.13): 5.66B parameters on 113B tokens**: 27.9 days and $32,090 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.13): 5.63B parameters on 113B tokens**: 27.2 days and $31,220 at the median MFU.
 
-Each row spends 6.10 × 10²¹ FLOPs at the MFU prior for its size.
+Each row spends 6.22 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M | 10.2T | 101,678 | 62.8 – 98.0 | $48,122 | $72,183 – $112,637 | yes | yes |
-| 1B | 1.02T | 1,017 | 52.2 – 81.1 | $39,961 | $59,942 – $93,182 | yes | yes |
-| 10B | 102B | 10.17 | 42.1 – 65.6 | $32,233 | $48,349 – $75,368 | at slow end | yes |
-| 100B | 10.2B | 0.1017 | 45.7 – 71.8 | $34,977 | $52,466 – $82,461 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
-| **7.13B** | **143B** | **20** | 43.5 – 67.6 | $33,333 | $50,000 – $77,652 | at slow end | yes |
+| 100M | 10.4T | 103,662 | 63.6 – 101 | $48,718 | $73,077 – $116,111 | yes | yes |
+| 1B | 1.04T | 1,037 | 52.3 – 84.2 | $40,038 | $60,057 – $96,759 | yes | yes |
+| 10B | 104B | 10.37 | 42.1 – 67.4 | $32,253 | $48,380 – $77,407 | at slow end | yes |
+| 100B | 10.4B | 0.1037 | 45.5 – 73.2 | $34,870 | $52,305 – $84,089 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **7.2B** | **144B** | **20** | 43.5 – 69.4 | $33,333 | $50,000 – $79,771 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.20 (0.13 – 0.32), a prior from 16 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.21 (0.13 – 0.34), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -98,15 +98,15 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M | 16.7T | 166,667 | 103 – 161 | $78,880 | $118,320 – $184,631 | yes |
-| 1B | 1.67T | 1,667 | 85.5 – 133 | $65,503 | $98,254 – $152,740 | yes |
-| 10B | 167B | 16.67 | 69.0 – 108 | $52,835 | $79,252 – $123,540 | yes |
-| 100B | 16.7B | 0.1667 | 74.7 – 117 | $57,252 | $85,878 – $134,895 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 69.6 – 108 | $53,338 | $80,007 – $124,455 | yes |
+| 100M | 16.7T | 166,667 | 102 – 162 | $78,328 | $117,492 – $186,682 | yes |
+| 1B | 1.67T | 1,667 | 84.0 – 135 | $64,373 | $96,560 – $155,569 | yes |
+| 10B | 167B | 16.67 | 67.7 – 108 | $51,856 | $77,784 – $124,455 | yes |
+| 100B | 16.7B | 0.1667 | 73.1 – 117 | $55,985 | $83,978 – $134,930 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 68.3 – 109 | $52,341 | $78,511 – $125,384 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.14 – 0.33), a prior from 16 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.21 (0.13 – 0.34), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -135,13 +135,13 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
     _, short, _ = cli("split", *COMMON["dollars on a gpu"])
     _, full, _ = cli("split", *COMMON["dollars on a gpu"], "--detail", "full")
     quote = "'BFLOAT16 Tensor Core 1,979 teraFLOPS*'"  # the H100 page, as the catalog quotes it
-    calibration = ("with a band of ×/÷ 1.56 that covers 85% of the published runs held out one "
+    calibration = ("with a band of ×/÷ 1.6 that covers 85% of the published runs held out one "
                    "organisation or model family at a time")
     for text in (quote, calibration, "Hoffmann et al. 2022 (\"Chinchilla\")"):
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
     assert "$3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing)" in short
-    assert "a prior from 16 published runs on Hopper, calibrated 2026-12-05" in short
+    assert "a prior from 17 published runs on Hopper, calibrated 2026-12-05" in short
     assert "Devices: 8, the default (one server)" in short
 
 
@@ -172,9 +172,9 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
-    # nominal, × 1.5 = $42,004; at the slow end (the prior's low at 9.13B, 0.136) × 0.4 / 0.137.
+    # nominal, × 1.5 = $42,004; at the slow end (the prior's low at 9.13B, 0.135) × 0.4 / 0.137.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 13.4 | $28,002 | $42,004 – $123,540 |" in bold
+    assert "| 4.57 – 13.5 | $28,002 | $42,004 – $124,455 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -228,7 +228,7 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
     # 64 70 days.
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 869 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 894 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
-    assert "| 69.7 – 109 |" in out and "longer than any plan" not in out
+    assert "| 69.7 – 111 |" in out and "longer than any plan" not in out
