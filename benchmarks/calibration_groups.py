@@ -121,7 +121,7 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"tele-flm", "BAAI", "Tele-FLM"),
     Lineage(r"pleias", "Pleias"),
     Lineage(r"alexatm", "Amazon", "AlexaTM", architecture="encoder"),
-    # MosaicML's BERT benchmark recipe (2023), before the company joined Databricks' lineage.
+    # MosaicML's BERT benchmark recipe (2023): MosaicML, Databricks since 2023, as MPT above.
     Lineage(r"mosaicml bert", "Databricks", "MosaicML BERT", architecture="encoder"),
 )
 """Every lineage of the calibration set, matched at the start of the model name, first match

@@ -87,6 +87,12 @@ def test_missed_names_each_target_each_grouping_misses() -> None:
     missed = dataclasses.replace(rep, summary={**rep.summary, BY_FAMILY: bad,
                                                BY_ORGANISATION: good}).missed
     assert len(missed) == 2 and f"coverage {30 / n:.0%}" in missed[0] and "2.60x" in missed[1]
+    # a width that rounds onto the target at two decimals is printed with three, so the miss
+    # does not read as met
+    near = dataclasses.replace(good, median_width=2.5039)
+    (line,) = dataclasses.replace(rep, summary={**rep.summary, BY_FAMILY: near,
+                                                BY_ORGANISATION: good}).missed
+    assert line.endswith("median band width 2.504x")
 
 
 def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
