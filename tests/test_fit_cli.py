@@ -178,6 +178,9 @@ def test_estimate_energy_from_board_power_pue_and_grid(cli: Cli) -> None:
     _, out, _ = cli("estimate", "--params", "7B", "--tokens", "100B", "--gpu",
                     "tpu-v5e", "--gpus", "8", "--json")
     assert json.loads(out)["energy"]["kwh"] is None  # no sourced board power: unknown, not 0
+    _, out, _ = cli("estimate", "--params", "7B", "--tokens", "100B", "--gpu", "tpu-v5e",
+                    "--gpus", "8")
+    assert "board power of TPU v5e (per chip) is unknown (give it in W)" in out
 
 
 def test_plan_json_contract_matches_estimate(cli: Cli,
