@@ -1,11 +1,10 @@
 """benchmarks/accuracy.py: the calibrated prior on runs it was not fitted to (grouped CV).
 
 Issue 17's targets, under both groupings (one organisation, one model family held out at a
-time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 96-row
-calibration set the data miss the width (2.62x) when a whole organisation is held out (its
-median error, 0.075, and coverage, 54/63 = 86%, are met) and the median error and width when a
-model family is (0.085, 2.56x; 86% covered), so the benchmark says so and exits 1, and these
-tests pin the
+time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 97-row
+calibration set the data miss the median error and the width under both groupings (0.083 and
+2.79x with an organisation held out, 0.088 and 2.69x with a model family; coverage 55/64 = 86%
+under both is met), so the benchmark says so and exits 1, and these tests pin the
 measured figures instead of asserting the targets (issue 17: do not tune on the held-out scores,
 do not loosen the targets).
 """
@@ -44,12 +43,13 @@ pytestmark = pytest.mark.slow  # re-derives the prior once per held-out group
 MEASURED = {
     # method: (runs, median |log10 error|, covered, median band width), on the runs the
     # derivation uses; `uv run python -m benchmarks.accuracy` prints them.
-    BY_ORGANISATION: (63, 0.075, 54, 2.62),
-    BY_FAMILY: (63, 0.085, 54, 2.56),
-    FLAT: (63, 0.161, 28, 1.67),
+    BY_ORGANISATION: (64, 0.083, 55, 2.79),
+    BY_FAMILY: (64, 0.088, 55, 2.69),
+    FLAT: (64, 0.170, 28, 1.67),
 }
-"""The figures the benchmark measured on the calibration set of 2026-12-05 (96 rows: the A800,
-Paloma, Olmo 3, Pleias and encoder–decoder rows added; Pythia out of the derivation)."""
+"""The figures the benchmark measured on the calibration set of 2026-12-05 (97 rows: the A800,
+Paloma, Olmo 3, Pleias, OPT-175B and encoder–decoder rows added; Pythia out of the
+derivation)."""
 
 
 def report() -> AccuracyReport:
@@ -68,8 +68,8 @@ def test_the_targets_are_issue_17s_and_the_exit_code_says_they_are_missed() -> N
     rep = report()
     org, fam = (f"Calibrated prior, grouped CV: one {g} held out: "
                 for g in ("organisation", "model family"))
-    assert rep.missed == [f"{org}median band width 2.62x", f"{fam}median error 0.085",
-                          f"{fam}median band width 2.56x"]
+    assert rep.missed == [f"{org}median error 0.083", f"{org}median band width 2.79x",
+                          f"{fam}median error 0.088", f"{fam}median band width 2.69x"]
     printed: list[str] = []
     assert main(printed.append) == 1
     assert "**Missed** (the benchmark exits 1)" in printed[0]
@@ -101,7 +101,7 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
         assert s[method].median_error < s[FLAT].median_error
         assert s[method].coverage > s[FLAT].coverage
         assert s[method].mean_error < s[PEAK].mean_error
-        # the width target is missed on the 96-row set (2.62x by organisation, 2.56x by
+        # the width target is missed on the 97-row set (2.79x by organisation, 2.69x by
         # family; coverage 86% under both, 84% on the 95-row set): pinned in MEASURED; here
         # only that they stay near the targets (within 15% of the width, two points of the
         # coverage)
@@ -232,8 +232,8 @@ def test_readme_prose_quotes_the_measured_figures() -> None:
         f"{seen.low:.2f}–{seen.high:.2f}",
     ):
         assert figure in readme, figure
-    # the terms the README names: the MoE ratio is kept by a hair on the 96-row set (it was
+    # the terms the README names: the MoE ratio is kept by a little on the 97-row set (it was
     # left out on the 95-row set), and the README says which
     assert table.form == ("generation", "size", "moe_ratio")
     assert f"× {table.moe_ratio:g}, the median ratio of the" in readme
-    assert "Those three terms" in readme and "by a hair" in readme
+    assert "Those three terms" in readme and "the MoE ratio by a little" in readme
