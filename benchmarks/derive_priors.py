@@ -11,8 +11,9 @@ The rule, in one sentence: log10 of the end-to-end MFU is one pooled level plus 
 terms — a level per hardware generation, one size slope in log10 of the active parameters, an
 MoE ratio — that lower the error on held-out runs when each organisation, and then each model
 family, is left out in turn (:mod:`.grouped_cv`), fitted robustly to the published dense runs
-(:mod:`.prior_table`); the bands are the ×/÷ factors that cover 85% of those held-out runs,
-wider for a class with few runs and for a generation without its own level.
+(:mod:`.prior_table`); the bands cover 85% of those held-out runs, leaving out at most 7.5% on
+each side (so the slow side, where held-out runs scatter further, is the longer), wider for a
+class with few runs and for a generation without its own level.
 
 End-to-end MFU = 6·N·T / (GPU-hours · 3600 · BF16 dense peak), N = active parameters for MoE. It
 is lower than the MFU papers quote because reported hours include restarts, evaluation and

@@ -11,12 +11,16 @@ left with too few runs borrows the nearest calibrated one's level or the pooled 
 - **Form** (:func:`choose_form`): forward selection from one pooled level; a term (generation,
   size, MoE ratio) is added when it lowers the mean |log10 error| of the held-out runs under
   *both* groupings, the one that lowers it most first; the data support no other term.
-- **Bands** (:func:`choose_bands`): the ×/÷ factor is the split-conformal quantile of the
-  held-out |log10 errors| at :data:`COVERAGE` (the ⌈(n + 1)·0.85⌉-th smallest of n), the larger
-  of the two groupings'; MoE runs get their own when there are enough of them, and a class with
-  too few runs (fewer than :data:`MIN_CLASS_RUNS`) gets a band wide enough for every one of its
-  held-out runs, never a narrower one; a generation without its own level gets the band of one
-  level for all generations, or wider.
+- **Bands** (:func:`choose_bands`): equal-tailed split-conformal: the ÷ factor to the slow end
+  and the × factor to the fast end each leave out at most (1 − :data:`COVERAGE`)/2 of the
+  held-out runs (the ⌈(n + 1)·0.925⌉-th smallest of n on each side), the wider of the two
+  groupings'. The held-out errors are skewed: a run loses time to restarts, queues and
+  evaluation without limit but cannot beat its kernels, so the slow tail is the longer one; a
+  symmetric ×/÷ band of the same width missed only slow runs (the over-budget surprise).
+  MoE runs get their own when there are enough of them, and a class with too few runs (fewer
+  than :data:`MIN_CLASS_RUNS`) gets a band wide enough for every one of its held-out runs, never
+  a narrower one; a generation without its own level gets the band of one level for all
+  generations, or wider.
 """
 
 from __future__ import annotations
@@ -29,13 +33,13 @@ from compute_budget.skill.hardware.mfu import prior_from_table
 from compute_budget.skill.hardware.mfu_table import FormScore, MfuPriorTable
 
 from .calibration_groups import GROUPINGS, Grouping
-from .prior_table import COVERAGE, FORMS, Bands, Form, build_table, fit
+from .prior_table import COVERAGE, FORMS, Band, Bands, Form, build_table, fit
 from .published_runs import PublishedRun
 
 __all__ = [
     "MIN_CLASS_RUNS",
     "Residuals",
-    "band_factor",
+    "band_factors",
     "choose_bands",
     "choose_form",
     "held_out",
@@ -46,9 +50,13 @@ __all__ = [
 Residuals = list[tuple[PublishedRun, float]]
 """Each held-out run with log10(its end-to-end MFU / the prior's central)."""
 
-MIN_CLASS_RUNS = math.ceil(COVERAGE / (1 - COVERAGE))
-"""Held-out runs a class needs for a conformal band at COVERAGE (6 at 85%: the ⌈(n + 1)·0.85⌉-th
-smallest error exists only when n ≥ 6); a class with fewer gets a band covering all of them."""
+TAIL = (1 - COVERAGE) / 2
+"""Share of held-out runs each end of the band may leave out (7.5% at 85%)."""
+
+MIN_CLASS_RUNS = math.ceil((1 - TAIL) / TAIL)
+"""Held-out runs a class needs for a conformal band at COVERAGE (13 at 85%: the
+⌈(n + 1)·0.925⌉-th smallest error on each side exists only when n ≥ 13); a class with fewer gets
+a band covering all of them."""
 
 
 def predicted_central(table: MfuPriorTable, run: PublishedRun) -> float:
@@ -72,12 +80,19 @@ def held_out(runs: Sequence[PublishedRun], form: Form, grouping: Grouping,
     return out
 
 
-def band_factor(residuals: Iterable[float]) -> float:
-    """The split-conformal ×/÷ factor at COVERAGE, rounded up to 2 decimals; when there are too
-    few residuals for it, the factor that covers all of them."""
-    errors = sorted(abs(r) for r in residuals)
-    rank = min(math.ceil((len(errors) + 1) * COVERAGE), len(errors))
-    return math.ceil(10 ** errors[rank - 1] * 100 - 1e-9) / 100
+def _up_factor(residuals: Sequence[float]) -> float:
+    """The × factor that leaves out at most TAIL of ``residuals`` above it (all of them when
+    there are too few), at least 1, rounded up to 2 decimals."""
+    ordered = sorted(residuals)
+    rank = min(math.ceil((len(ordered) + 1) * (1 - TAIL)), len(ordered))
+    return math.ceil(10 ** max(ordered[rank - 1], 0.0) * 100 - 1e-9) / 100
+
+
+def band_factors(residuals: Iterable[float]) -> Band:
+    """The equal-tailed split-conformal band at COVERAGE (module docstring): the ÷ factor to the
+    slow end and the × factor to the fast end."""
+    values = list(residuals)
+    return Band(down=_up_factor([-r for r in values]), up=_up_factor(values))
 
 
 def score_forms(runs: Sequence[PublishedRun]) -> dict[Form, dict[Grouping, Residuals]]:
@@ -107,30 +122,27 @@ def choose_form(scores: dict[Form, dict[Grouping, Residuals]]) -> Form:
         current = min(better, key=lambda f: sum(error(f, g) for g in GROUPINGS))
 
 
-def _class_factor(residuals: dict[Grouping, Residuals], family: str) -> float:
+def _class_band(residuals: dict[Grouping, Residuals], family: str) -> Band:
     """The band a class's held-out runs need: conformal with enough runs, else all of them."""
-    factors = []
-    for grouping in GROUPINGS:
-        errors = [r for run, r in residuals[grouping] if run.family == family]
-        if errors:
-            factors.append(band_factor(errors))
-    return max(factors, default=1.0)
+    bands = [band_factors(errors) for grouping in GROUPINGS
+             if (errors := [r for run, r in residuals[grouping] if run.family == family])]
+    return Band(1.0, 1.0).widest(*bands)
 
 
 def choose_bands(runs: Sequence[PublishedRun], form: Form,
                  scores: dict[Form, dict[Grouping, Residuals]]) -> Bands:
     """The band factors of ``form`` from its held-out residuals (module docstring)."""
     chosen = scores[form]
-    dense = _class_factor(chosen, "dense")
-    moe = max(dense, _class_factor(chosen, "moe"))
+    dense = _class_band(chosen, "dense")
+    moe = dense.widest(_class_band(chosen, "moe"))
     one_level = Form(generation=False, size=form.size, moe_ratio=form.moe_ratio)
     calibrated = fit(runs, form).calibrated
-    borrowed = [abs(r) for g in GROUPINGS for run, r in chosen[g]
+    borrowed = [r for g in GROUPINGS for run, r in chosen[g]
                 if run.accelerator is not None and calibrated
                 and run.accelerator.generation not in calibrated]
-    pooled = max(dense, band_factor(r for _, r in scores[one_level]["organisation"]),
-                 band_factor(r for _, r in scores[one_level]["family"]),
-                 math.ceil(10 ** max(borrowed, default=0.0) * 100 - 1e-9) / 100)
+    every = [Band(_up_factor([-r]), _up_factor([r])) for r in borrowed]
+    pooled = dense.widest(*(band_factors(r for _, r in scores[one_level][g]) for g in GROUPINGS),
+                          *every)
     return Bands(dense=dense, moe=moe, pooled=pooled)
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "FORMS",
     "MIN_RUNS",
     "REFERENCE_PARAMS",
+    "Band",
     "Bands",
     "Fit",
     "Form",
@@ -96,13 +97,32 @@ FORMS = tuple(Form(g, s, m) for g in (False, True) for s in (False, True) for m 
 
 
 @dataclass(frozen=True)
-class Bands:
-    """×/÷ factors of the bands: dense runs on a calibrated generation, MoE runs, and a
-    generation without its own level (pooled or borrowed)."""
+class Band:
+    """A band around the central: ÷ ``down`` to its slow (low-MFU) end, × ``up`` to its fast
+    end."""
 
-    dense: float = 1.5
-    moe: float = 1.5
-    pooled: float = 1.5
+    down: float = 1.5
+    up: float = 1.5
+
+    def widest(self, *others: Band) -> Band:
+        """The band wide enough on each side for this one and ``others``."""
+        bands = (self, *others)
+        return Band(max(b.down for b in bands), max(b.up for b in bands))
+
+    @property
+    def phrase(self) -> str:
+        """The band as the basis sentences quote it."""
+        return f"÷ {self.down:g} to × {self.up:g}"
+
+
+@dataclass(frozen=True)
+class Bands:
+    """The bands: dense runs on a calibrated generation, MoE runs, and a generation without its
+    own level (pooled or borrowed)."""
+
+    dense: Band = Band()
+    moe: Band = Band()
+    pooled: Band = Band()
 
 
 def _x(run: PublishedRun) -> float:
@@ -197,13 +217,13 @@ def _source(runs: Sequence[PublishedRun]) -> str:
             f"derived from device count × duration as each row says, {AS_OF}")
 
 
-def _entry(family: CalibratedFamily, generation: str, central: float, factor: float,
+def _entry(family: CalibratedFamily, generation: str, central: float, band: Band,
            members: Sequence[PublishedRun], basis: str, source: str) -> MfuPriorEntry:
     return MfuPriorEntry(
         family=family, generation=generation, central=central,
-        low=round(central / factor, 3), high=round(central * factor, 3), n_runs=len(members),
+        low=round(central / band.down, 3), high=round(central * band.up, 3), n_runs=len(members),
         runs=tuple(r.name for r in members), basis=basis, source=source, as_of=AS_OF,
-        reference_params=REFERENCE_PARAMS, band_factor=factor)
+        reference_params=REFERENCE_PARAMS, band_factor=band.down, band_high_factor=band.up)
 
 
 _PEAK_NOTE = "6·N·T ÷ reported GPU-hours ÷ BF16 dense peak"
@@ -233,24 +253,24 @@ def _entries(f: Fit, bands: Bands, source: str) -> list[MfuPriorEntry]:
         entries.append(_entry(
             "dense", generation, central, bands.dense, members,
             f"End-to-end MFU ({_PEAK_NOTE}) fitted to the {len(members)} published dense runs "
-            f"on {label}: {central:.2f} {size_note}, with a band of ×/÷ {bands.dense:g} that "
+            f"on {label}: {central:.2f} {size_note}, with a band of {bands.dense.phrase} that "
             f"covers {COVERAGE:.0%} of {_HELD_OUT}.", source))
         entries.append(_entry(
             "moe", generation, round(central * f.moe_ratio, 3), bands.moe, [*members, *f.moe],
             f"The {label} dense prior for MoE ({len(members)} published runs, {central:.2f} "
-            f"{size_note}) {_moe_clause(f)}, with a band of ×/÷ {bands.moe:g}.", source))
+            f"{size_note}) {_moe_clause(f)}, with a band of {bands.moe.phrase}.", source))
     generations = _labels(sorted(f.by_generation, key=lambda g: -len(f.by_generation[g])))
     pooled = round(10 ** f.pooled_level, 3)
     entries.append(_entry(
         "dense", POOLED, pooled, bands.pooled, f.dense,
         f"End-to-end MFU ({_PEAK_NOTE}) of the {len(f.dense)} published dense runs pooled across "
-        f"{generations}: {pooled:.2f} {size_note}, with a band of ×/÷ {bands.pooled:g} that "
+        f"{generations}: {pooled:.2f} {size_note}, with a band of {bands.pooled.phrase} that "
         f"covers {COVERAGE:.0%} of {_HELD_OUT} with one level for every generation.", source))
-    moe_factor = max(bands.pooled, bands.moe)
+    moe_band = bands.pooled.widest(bands.moe)
     entries.append(_entry(
-        "moe", POOLED, round(pooled * f.moe_ratio, 3), moe_factor, [*f.dense, *f.moe],
+        "moe", POOLED, round(pooled * f.moe_ratio, 3), moe_band, [*f.dense, *f.moe],
         f"The pooled dense prior for MoE ({len(f.dense)} published runs across {generations}, "
-        f"{pooled:.2f} {size_note}) {_moe_clause(f)}, with a band of ×/÷ {moe_factor:g}.",
+        f"{pooled:.2f} {size_note}) {_moe_clause(f)}, with a band of {moe_band.phrase}.",
         source))
     return entries
 
@@ -262,9 +282,9 @@ def _rule(form: Form) -> str:
         "that error under both groupings); a generation with fewer than "
         f"{MIN_RUNS} dense runs takes the calibrated generation nearest in dense peak, or the "
         "pooled level when lower, with the pooled band; the size term is clamped to the "
-        f"calibration range; bands of ×/÷ the factor that covers {COVERAGE:.0%} of the held-out "
-        "runs, wider for a class with few runs; end-to-end 6·N·T over the BF16 dense peak, "
-        "rescaled for FP8."
+        f"calibration range; bands that cover {COVERAGE:.0%} of the held-out runs, leaving out "
+        "at most half the rest on each side (the slow side is the longer), wider for a class "
+        "with few runs; end-to-end 6·N·T over the BF16 dense peak, rescaled for FP8."
     )
 
 
@@ -295,7 +315,9 @@ def build_table(runs: Sequence[PublishedRun], form: Form, bands: Bands = Bands()
                if record else ())
     return MfuPriorTable(
         calibration_set=source, as_of=AS_OF, rule=_rule(form), min_runs=MIN_RUNS,
-        coverage_target=COVERAGE, band_factor=bands.dense, pooled_band_factor=bands.pooled,
+        coverage_target=COVERAGE, band_factor=bands.dense.down,
+        band_high_factor=bands.dense.up, pooled_band_factor=bands.pooled.down,
+        pooled_band_high_factor=bands.pooled.up,
         moe_ratio=f.moe_ratio, size_slope=f.slope, reference_params=REFERENCE_PARAMS,
         params_range=(min(sizes), max(sizes)), form=form.terms, form_scores=tuple(scores),
         priors=tuple(_entries(f, bands, source)),

@@ -3,8 +3,9 @@
 Issue 17's targets, under both groupings (one organisation, one model family held out at a
 time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 97-row
 calibration set the data miss the median error and the width under both groupings (0.083 and
-2.79x with an organisation held out, 0.088 and 2.69x with a model family; coverage 55/64 = 86%
-under both is met), so the benchmark says so and exits 1, and these tests pin the
+2.66x with an organisation held out, 0.088 and 2.66x with a model family; coverage 60/64 = 94%
+and 57/64 = 89% is met, with equal-tailed bands), so the benchmark says so and exits 1, and these
+tests pin the
 measured figures instead of asserting the targets (issue 17: do not tune on the held-out scores,
 do not loosen the targets).
 """
@@ -43,13 +44,13 @@ pytestmark = pytest.mark.slow  # re-derives the prior once per held-out group
 MEASURED = {
     # method: (runs, median |log10 error|, covered, median band width), on the runs the
     # derivation uses; `uv run python -m benchmarks.accuracy` prints them.
-    BY_ORGANISATION: (64, 0.083, 55, 2.79),
-    BY_FAMILY: (64, 0.088, 55, 2.69),
+    BY_ORGANISATION: (64, 0.083, 60, 2.66),
+    BY_FAMILY: (64, 0.088, 57, 2.66),
     FLAT: (64, 0.170, 28, 1.67),
 }
 """The figures the benchmark measured on the calibration set of 2026-12-05 (97 rows: the A800,
 Paloma, Olmo 3, Pleias, OPT-175B and encoder–decoder rows added; Pythia out of the
-derivation)."""
+derivation), with equal-tailed bands (the symmetric ones gave 55/64 covered at 2.79x and 2.69x)."""
 
 
 def report() -> AccuracyReport:
@@ -68,8 +69,8 @@ def test_the_targets_are_issue_17s_and_the_exit_code_says_they_are_missed() -> N
     rep = report()
     org, fam = (f"Calibrated prior, grouped CV: one {g} held out: "
                 for g in ("organisation", "model family"))
-    assert rep.missed == [f"{org}median error 0.083", f"{org}median band width 2.79x",
-                          f"{fam}median error 0.088", f"{fam}median band width 2.69x"]
+    assert rep.missed == [f"{org}median error 0.083", f"{org}median band width 2.66x",
+                          f"{fam}median error 0.088", f"{fam}median band width 2.66x"]
     printed: list[str] = []
     assert main(printed.append) == 1
     assert "**Missed** (the benchmark exits 1)" in printed[0]
@@ -101,12 +102,23 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
         assert s[method].median_error < s[FLAT].median_error
         assert s[method].coverage > s[FLAT].coverage
         assert s[method].mean_error < s[PEAK].mean_error
-        # the width target is missed on the 97-row set (2.79x by organisation, 2.69x by
-        # family; coverage 86% under both, 84% on the 95-row set): pinned in MEASURED; here
+        # the width target is missed on the 97-row set (2.66x under both groupings; coverage
+        # 94% and 89%, 84% on the 95-row set): pinned in MEASURED; here
         # only that they stay near the targets (within 15% of the width, two points of the
         # coverage)
         assert s[method].median_width <= TARGETS["median_width"] * 1.15
         assert s[method].coverage >= TARGETS["coverage"] - 0.02
+
+
+def test_held_out_runs_outside_the_band_are_not_all_on_the_slow_side() -> None:
+    # The equal-tailed band leaves out at most 7.5% of held-out runs on each side. With the
+    # symmetric ×/÷ band of the same width every miss was slower than its slow end (9 of 64:
+    # 14%, the over-budget surprise); now 3 of 64 by organisation, 4 by family.
+    used = [r for r in report().results if r.run.used]
+    for method in (BY_ORGANISATION, BY_FAMILY):
+        slow = [r.run.name for r in used if not r.estimates[method].covered
+                and r.estimates[method].gpu_hours < r.reported_gpu_hours]
+        assert len(slow) / len(used) <= 0.075, (method, slow)
 
 
 def test_held_out_figures_are_no_better_than_in_sample() -> None:
@@ -223,8 +235,10 @@ def test_readme_prose_quotes_the_measured_figures() -> None:
     seen = table.observed()
     assert seen is not None
     for figure in (
-        f"{len(rep.runs)} rows", f"×/÷ {table.band_factor:g} that covers 85%",
-        f"×{10 ** table.size_slope:.2f} per tenfold more", f"(×/÷ {table.pooled_band_factor:g},",
+        f"{len(rep.runs)} rows",
+        f"from ÷ {table.band_factor:g} to × {table.band_high_factor:g} that covers 85%",
+        f"×{10 ** table.size_slope:.2f} per tenfold more",
+        f"(÷ {table.pooled_band_factor:g} to × {table.pooled_band_high_factor:g},",
         f"median error {org.median_error:.3f} (×{10 ** org.median_error:.2f})",
         f"coverage ({org.coverage:.0%}) and width ({org.median_width:.2f}x)",
         f"({fam.median_error:.3f}, {fam.coverage:.0%}, {fam.median_width:.2f}x",

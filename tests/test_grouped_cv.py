@@ -14,7 +14,7 @@ from benchmarks.calibration_groups import (
     group_of,
     lineage,
 )
-from benchmarks.grouped_cv import MIN_CLASS_RUNS, band_factor, choose_bands, choose_form
+from benchmarks.grouped_cv import MIN_CLASS_RUNS, band_factors, choose_bands, choose_form
 from benchmarks.prior_table import COVERAGE, FORMS, Form
 from benchmarks.published_runs import load_runs
 from compute_budget.skill.hardware.mfu_table import load_mfu_priors
@@ -88,16 +88,27 @@ def test_architecture_column_wins_when_the_csv_has_one() -> None:
     assert architecture_class("Mystery 3B", 3e9, None, row) == "encoder"
 
 
-def test_band_factor_is_the_split_conformal_quantile() -> None:
-    # n = 20 errors 0.01 … 0.20: the ⌈21 × 0.85⌉ = 18th smallest is 0.18 → ×/÷ 10^0.18 = 1.514,
-    # rounded up to 1.52.
-    errors = [i / 100 for i in range(1, 21)]
-    assert math.ceil(21 * COVERAGE) == 18
-    assert band_factor(errors) == 1.52
-    assert band_factor([-e for e in errors]) == 1.52
+def test_band_factors_are_the_equal_tailed_split_conformal_quantiles() -> None:
+    # n = 20 residuals -0.20 … -0.01 and 20 of 0.005 … 0.10: on each side the ⌈41 × 0.925⌉ =
+    # 38th smallest of 40 is kept. Slow side: 0.18 → ÷ 10^0.18 = 1.514, rounded up to 1.52; fast
+    # side: 0.09 → × 10^0.09 = 1.230, rounded up to 1.24.
+    slow = [-i / 100 for i in range(1, 21)]
+    fast = [i / 200 for i in range(1, 21)]
+    assert math.ceil(41 * (1 - (1 - COVERAGE) / 2)) == 38
+    band = band_factors(slow + fast)
+    assert (band.down, band.up) == (1.52, 1.24)
+    mirrored = band_factors([-r for r in slow + fast])
+    assert (mirrored.down, mirrored.up) == (1.24, 1.52)
+    # The band covers 85% of them or more, and is narrower than the symmetric one (×/÷ 1.52).
+    covered = [-math.log10(band.down) <= r <= math.log10(band.up) for r in slow + fast]
+    assert sum(covered) / len(covered) >= COVERAGE
+    # All on one side: the other end stays at the central (a factor of 1).
+    assert band_factors(fast).down == 1.0
     # Too few for a conformal band (fewer than MIN_CLASS_RUNS): the one that covers them all.
-    assert MIN_CLASS_RUNS == 6
-    assert band_factor([0.05, -0.3, 0.1]) == pytest.approx(math.ceil(10 ** 0.3 * 100) / 100)
+    assert MIN_CLASS_RUNS == 13
+    few = band_factors([0.05, -0.3, 0.1])
+    assert few.down == pytest.approx(math.ceil(10 ** 0.3 * 100) / 100)
+    assert few.up == pytest.approx(math.ceil(10 ** 0.1 * 100) / 100)
 
 
 def _residuals(errors: dict[str, float]) -> dict[Form, dict[str, list[tuple[object, float]]]]:
@@ -136,9 +147,16 @@ def test_packaged_bands_cover_85_percent_of_held_out_runs_under_both_groupings()
     form = Form(*(t in table.form for t in ("generation", "size", "moe_ratio")))
     scores = score_forms(runs)
     bands = choose_bands(runs, form, scores)
-    assert (bands.dense, bands.pooled) == (table.band_factor, table.pooled_band_factor)
-    assert bands.moe >= bands.dense and bands.pooled >= bands.dense
+    assert (bands.dense.down, bands.dense.up, bands.pooled.down, bands.pooled.up) == (
+        table.band_factor, table.band_high_factor, table.pooled_band_factor,
+        table.pooled_band_high_factor)
+    for wider in (bands.moe, bands.pooled):
+        assert wider.down >= bands.dense.down and wider.up >= bands.dense.up
     for grouping, residuals in scores[form].items():
-        factor = {"dense": bands.dense, "moe": bands.moe}
-        covered = [abs(r) <= math.log10(factor[run.family]) + 1e-9 for run, r in residuals]
+        band = {"dense": bands.dense, "moe": bands.moe}
+        covered = [-math.log10(band[run.family].down) - 1e-9 <= r
+                   <= math.log10(band[run.family].up) + 1e-9 for run, r in residuals]
         assert sum(covered) / len(covered) >= COVERAGE, grouping
+        # Each end leaves out at most half the rest (plus the conformal rounding of one run).
+        slow = sum(r < -math.log10(band[run.family].down) - 1e-9 for run, r in residuals)
+        assert slow / len(residuals) <= (1 - COVERAGE) / 2, grouping

@@ -68,21 +68,21 @@ def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
 
 **Best size at the median MFU (0.21): 7.25B parameters on 145B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.13): 5.63B parameters on 113B tokens**: 26.9 days and $30,918 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.11): 5.2B parameters on 104B tokens**: 23.0 days and $26,456 at the median MFU.
 
 Each row spends 6.31 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M | 10.5T | 105,150 | 61.5 – 99.2 | $47,111 | $70,667 – $113,978 | yes | yes |
-| 1B | 1.05T | 1,051 | 51.8 – 83.9 | $39,700 | $59,551 – $96,364 | yes | yes |
-| 10B | 105B | 10.51 | 42.3 – 68.3 | $32,416 | $48,624 – $78,519 | at slow end | yes |
-| 100B | 10.5B | 0.1051 | 46.7 – 76.0 | $35,764 | $53,646 – $87,357 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
-| **7.25B** | **145B** | **20** | 43.5 – 70.4 | $33,333 | $50,000 – $80,916 | at slow end | yes |
+| 100M | 10.5T | 105,150 | 61.5 – 117 | $47,111 | $70,667 – $134,177 | yes | yes |
+| 1B | 1.05T | 1,051 | 51.8 – 98.1 | $39,700 | $59,551 – $112,766 | yes | yes |
+| 10B | 105B | 10.51 | 42.3 – 80.2 | $32,416 | $48,624 – $92,174 | at slow end | yes |
+| 100B | 10.5B | 0.1051 | 46.7 – 88.4 | $35,764 | $53,646 – $101,607 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **7.25B** | **145B** | **20** | 43.5 – 82.4 | $33,333 | $50,000 – $94,643 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.13 – 0.34), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.21 (0.11 – 0.30), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -99,15 +99,15 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M | 16.7T | 166,667 | 97.5 – 157 | $74,673 | $112,009 – $180,660 | yes |
-| 1B | 1.67T | 1,667 | 82.1 – 133 | $62,927 | $94,390 – $152,740 | yes |
-| 10B | 167B | 16.67 | 67.1 – 108 | $51,380 | $77,071 – $124,455 | yes |
-| 100B | 16.7B | 0.1667 | 73.9 – 120 | $56,611 | $84,917 – $138,203 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 67.7 – 109 | $51,856 | $77,784 – $125,384 | yes |
+| 100M | 16.7T | 166,667 | 97.5 – 185 | $74,673 | $112,009 – $212,676 | yes |
+| 1B | 1.67T | 1,667 | 82.1 – 156 | $62,927 | $94,390 – $178,738 | yes |
+| 10B | 167B | 16.67 | 67.1 – 127 | $51,380 | $77,071 – $146,099 | yes |
+| 100B | 16.7B | 0.1667 | 73.9 – 140 | $56,611 | $84,917 – $160,747 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 67.7 – 128 | $51,856 | $77,784 – $147,381 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.22 (0.13 – 0.35), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.22 (0.11 – 0.30), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -136,9 +136,10 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
     _, short, _ = cli("split", *COMMON["dollars on a gpu"])
     _, full, _ = cli("split", *COMMON["dollars on a gpu"], "--detail", "full")
     quote = "'BFLOAT16 Tensor Core 1,979 teraFLOPS*'"  # the H100 page, as the catalog quotes it
-    factor = load_mfu_priors().band_factor  # the packaged table's, as the basis sentence quotes it
-    calibration = (f"with a band of ×/÷ {factor:g} that covers 85% of the published runs held out "
-                   "one organisation or model family at a time")
+    table = load_mfu_priors()  # the packaged table's band, as the basis sentence quotes it
+    calibration = (f"with a band of ÷ {table.band_factor:g} to × {table.band_high_factor:g} that "
+                   "covers 85% of the published runs held out one organisation or model family "
+                   "at a time")
     for text in (quote, calibration, "Hoffmann et al. 2022 (\"Chinchilla\")"):
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
@@ -174,9 +175,10 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
-    # nominal, × 1.5 = $42,004; at the slow end (the prior's low at 9.13B, 0.135) × 0.4 / 0.137.
+    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.218 ×
+    # 0.913^0.087 ÷ 1.89 = 0.115, the 97-row calibration set) × 0.4 / 0.115.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 13.5 | $28,002 | $42,004 – $124,455 |" in bold
+    assert "| 4.57 – 15.9 | $28,002 | $42,004 – $146,099 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -228,10 +230,10 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
     cli: Cli,
 ) -> None:
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
-    # 64 70 days; the slow end is the median days × the band factor (the packaged table's,
-    # 1.62 since the 97-row calibration set).
+    # 64 70 days; the slow end is the median days × the band's ÷ factor (the packaged table's,
+    # 1.89 since the equal-tailed bands on the 97-row calibration set).
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 904 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 1,057 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
-    assert "| 69.7 – 113 |" in out and "longer than any plan" not in out
+    assert "| 69.7 – 132 |" in out and "longer than any plan" not in out

@@ -111,10 +111,10 @@ def test_plan_reply(cli: Cli) -> None:
 
 | # | devices | wall days (range) | price (on-demand) | MFU | cost with failures | why |
 |---|---|---|---|---|---|---|
-| 1 | 152 × A100 80GB SXM | 28.6 (17.7 – 46.4) | $1.79/GPU-h, 2026-11 | 0.36 | $280,449 | cheapest |
-| 2 | 80 × H100 SXM | 29.1 (18.0 – 47.2) | $3.99/GPU-h, 2026-11 | 0.21 | $334,436 | cheapest on H100 SXM |
+| 1 | 152 × A100 80GB SXM | 28.6 (20.5 – 54.2) | $1.79/GPU-h, 2026-11 | 0.36 | $280,449 | cheapest |
+| 2 | 80 × H100 SXM | 29.1 (20.7 – 54.8) | $3.99/GPU-h, 2026-11 | 0.21 | $334,436 | cheapest on H100 SXM |
 
-**Cheapest: 152 × A100 80GB SXM**, 28.6 days and $280,449 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 46.4 days, past the deadline: about 240 devices would meet it even there, at about the same cost.
+**Cheapest: 152 × A100 80GB SXM**, 28.6 days and $280,449 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 54.2 days, past the deadline: about 280 devices would meet it even there, at about the same cost.
 
 **Fastest: 1,784 × H100 SXM**, 1.31 days ($334,436). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
 

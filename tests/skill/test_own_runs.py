@@ -73,13 +73,14 @@ def test_one_run_moves_it_less_than_three() -> None:
 
 
 def test_the_weight_is_the_precision_weighted_combination() -> None:
-    """One run: w = τ² / (τ² + σ₀²), τ the prior's band over z (BDA3 §2.5), σ₀ the published
-    scatter of one organisation's runs; the shift is w × log10(run / prior)."""
+    """One run: w = τ² / (τ² + σ₀²), τ the prior's band's mean half-width over z (BDA3 §2.5),
+    σ₀ the published scatter of one organisation's runs; the shift is w × log10(run / prior)."""
     acc = get_accelerator("h100")
     prior = mfu_prior("dense", acc, "bf16", params=7e9)
     fit = own_runs_mfu([PastRun(**past(0.45))], prior)
     z = NormalDist().inv_cdf((1 + load_mfu_priors().coverage_target) / 2)
-    tau = math.log10(prior.central / prior.low) / z
+    assert prior.band_factor is not None and prior.band_high_factor is not None
+    tau = math.log10(prior.band_factor * prior.band_high_factor) / (2 * z)
     weight = tau**2 / (tau**2 + WITHIN_TEAM_SPREAD**2)
     assert fit.weight == pytest.approx(weight)
     assert fit.central == pytest.approx(prior.central * (0.45 / prior.central) ** weight)

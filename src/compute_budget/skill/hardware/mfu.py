@@ -8,8 +8,9 @@ that becomes the range of the time and money estimate.
 Dense and MoE transformers use priors calibrated on published training runs (the table of
 :mod:`.mfu_table`, which states the rule and the form grouped cross-validation chose): the
 generation's level at the reference size times the size term 10^(slope × log10(N /
-reference)), N clamped to the parameter range of the calibration runs, with a band of the
-central ×/÷ the entry's factor (at most :data:`MAX_PRIOR_MFU`). The prior is end to end: the
+reference)), N clamped to the parameter range of the calibration runs, with a band from the
+central ÷ the entry's low factor to × its high factor (at most :data:`MAX_PRIOR_MFU`; the slow
+side is the longer, as it is for held-out runs). The prior is end to end: the
 runs' reported GPU-hours include restarts, evaluation and downtime. Each prior carries the MFU
 range the published runs on its generation reached (:class:`.mfu_table.ObservedMfu`), so that
 every range a user reads is one computed from the data, with its count of runs.
@@ -138,7 +139,12 @@ class MfuPrior(BaseModel):
         description="The generation's (or borrowed generation's) MFU at reference_params, before "
                     "the size term (fraction); None for the flat prior.")
     band_factor: float | None = Field(
-        default=None, description="×/÷ factor of the band around the central; None if flat.")
+        default=None,
+        description="÷ factor from the central to the band's low end; None if flat.")
+    band_high_factor: float | None = Field(
+        default=None,
+        description="× factor from the central to the band's high end (before the "
+                    "MAX_PRIOR_MFU cap); None if flat.")
     observed: ObservedMfu | None = Field(
         default=None,
         description="End-to-end MFU the published runs of this family on this generation "
@@ -254,19 +260,25 @@ MAX_PRIOR_MFU = 0.9
 """No band reaches above this MFU, however large the model."""
 
 
-def _factor(table: MfuPriorTable, entry: MfuPriorEntry) -> float:
-    """The ×/÷ factor of an entry's band (older tables: the table's, by scope)."""
+def _factors(table: MfuPriorTable, entry: MfuPriorEntry) -> tuple[float, float]:
+    """The ÷ and × factors of an entry's band (older tables: the table's, by scope; a table
+    without high factors: symmetric)."""
     if entry.band_factor is not None:
-        return entry.band_factor
-    return table.pooled_band_factor if entry.generation == POOLED else table.band_factor
+        return entry.band_factor, entry.band_high_factor or entry.band_factor
+    if entry.generation == POOLED:
+        return (table.pooled_band_factor,
+                table.pooled_band_high_factor or table.pooled_band_factor)
+    return table.band_factor, table.band_high_factor or table.band_factor
 
 
-def _scaled(level: float, factor: float, size: dict[str, object]) -> dict[str, float]:
+def _scaled(level: float, factors: tuple[float, float],
+            size: dict[str, object]) -> dict[str, float]:
     scale = float(size["size_factor"])  # type: ignore[arg-type]
     central = level * scale
-    return {"central": round(central, 3), "low": round(central / factor, 3),
-            "high": round(min(MAX_PRIOR_MFU, central * factor), 3), "level": level,
-            "band_factor": factor}
+    down, up = factors
+    return {"central": round(central, 3), "low": round(central / down, 3),
+            "high": round(min(MAX_PRIOR_MFU, central * up), 3), "level": level,
+            "band_factor": down, "band_high_factor": up}
 
 
 def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator,
@@ -286,7 +298,7 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
     observed = table.observed(generation, calibrated)
     if entry.generation == generation:
         return MfuPrior(
-            family=family, **_scaled(entry.central, _factor(table, entry), size), **size,
+            family=family, **_scaled(entry.central, _factors(table, entry), size), **size,
             basis=entry.basis, source=entry.source, generation=generation,
             generation_label=label, scope="generation", n_runs=entry.n_runs, runs=entry.runs,
             observed=observed)
@@ -297,7 +309,7 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
     nearest = _nearest_calibrated(table, calibrated, accelerator)
     if nearest is None or entry.central < nearest.central:
         # Conservative: no calibrated level higher than what all published runs support.
-        return MfuPrior(**common, **_scaled(entry.central, _factor(table, entry), size),
+        return MfuPrior(**common, **_scaled(entry.central, _factors(table, entry), size),
                         basis=entry.basis, source=entry.source, scope="pooled",
                         n_runs=entry.n_runs, runs=entry.runs)
     trend = tuple(
@@ -305,9 +317,10 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
         for e in sorted((e for e in table.priors
                          if e.family == "dense" and e.generation != POOLED),
                         key=lambda e: _reference_peak(e.generation) or 0.0))
-    factor = max(_factor(table, nearest), _factor(table, entry))
+    own, pooled = _factors(table, nearest), _factors(table, entry)
+    factors = (max(own[0], pooled[0]), max(own[1], pooled[1]))
     return MfuPrior(
-        **common, **_scaled(nearest.central, factor, size),
+        **common, **_scaled(nearest.central, factors, size),
         basis=nearest.basis, source=nearest.source, scope="nearest", n_runs=nearest.n_runs,
         runs=nearest.runs, borrowed_from=generation_label(nearest.generation),
         device_peak_tflops=accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16,
@@ -329,6 +342,7 @@ def prior_from_table(
         "low": prior.low * _fp8_factor(accelerator, FP8_SPEEDUP.low),
         "high": prior.high * _fp8_factor(accelerator, FP8_SPEEDUP.high),
         "band_factor": None,
+        "band_high_factor": None,
         "fp8_speedup": (FP8_SPEEDUP.low, FP8_SPEEDUP.central, FP8_SPEEDUP.high),
         "source": prior.source + "; " + FP8_SPEEDUP.source,
     })

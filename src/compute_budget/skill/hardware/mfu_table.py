@@ -9,9 +9,10 @@ MFU (6·N·T over reported GPU-hours × the BF16 dense peak) is one pooled level
 model family, at a time — a level per generation with at least ``min_runs`` dense runs, one size
 slope in log10 of the active parameters shared by all generations (clamped to the calibration
 runs' range), an MoE ratio (at most 1) — fitted robustly (soft-L1) to the published dense runs;
-each prior's band is the central ×/÷ the factor that covers ``coverage_target`` of those
-held-out runs (:attr:`MfuPriorEntry.band_factor`: wider for a class with few runs and for the
-pooled fallback).
+each prior's band covers ``coverage_target`` of those held-out runs, from the central ÷
+:attr:`MfuPriorEntry.band_factor` to × :attr:`MfuPriorEntry.band_high_factor` (each end leaving
+out at most half the rest; the slow side is the longer; wider for a class with few runs and for
+the pooled fallback).
 
 :class:`MfuPriorTable` holds the fitted levels (:class:`MfuPriorEntry`, one per family and
 generation, plus the pooled fallback), the slope and the bands, the candidate forms with their
@@ -95,7 +96,12 @@ class MfuPriorEntry(BaseModel):
     reference_params: float = Field(
         default=1e10, description="Active parameters at which central/low/high are quoted.")
     band_factor: float | None = Field(
-        default=None, description="×/÷ factor of this prior's band; None: the table's.")
+        default=None,
+        description="÷ factor from the central to the band's low end; None: the table's.")
+    band_high_factor: float | None = Field(
+        default=None,
+        description="× factor from the central to the band's high end; None: band_factor (a "
+                    "symmetric band, as older tables have).")
 
 
 class ObservedMfu(BaseModel):
@@ -171,8 +177,13 @@ class MfuPriorTable(BaseModel):
     rule: str = Field(description="The derivation rule in one sentence.")
     min_runs: int = Field(description="Dense runs a generation needs for its own prior.")
     coverage_target: float = Field(description="Share of runs the band factor covers.")
-    band_factor: float = Field(description="×/÷ factor of the per-generation bands.")
-    pooled_band_factor: float = Field(description="×/÷ factor of the pooled bands.")
+    band_factor: float = Field(description="÷ factor to the low end of the per-generation bands.")
+    band_high_factor: float | None = Field(
+        default=None, description="× factor to their high end; None: band_factor (symmetric).")
+    pooled_band_factor: float = Field(description="÷ factor to the low end of the pooled bands.")
+    pooled_band_high_factor: float | None = Field(
+        default=None,
+        description="× factor to their high end; None: pooled_band_factor (symmetric).")
     moe_ratio: float = Field(description="MoE prior / dense prior on the same generation.")
     size_slope: float = Field(
         default=0.0, description="Fitted change of log10 MFU per tenfold more active parameters.")

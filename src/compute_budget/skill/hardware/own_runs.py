@@ -15,9 +15,9 @@ to end-to-end MFU, and the team's ratio to them is what stays with the team when
 
 **The fit** is the normal–normal model in log10 MFU, precision-weighted (Gelman et al.,
 *Bayesian Data Analysis*, 3rd ed. 2013, §2.5 and §5.4). The team's log ratio δ has the prior
-N(0, τ²), τ the published prior's band over its z (a band ×/÷ f covering a share c of the
-published runs: τ = log10 f / z, z = Φ⁻¹((1 + c)/2)); each run's log ratio is δ plus a
-run-to-run scatter N(0, σ²). With k runs of mean r̄::
+N(0, τ²), τ the published prior's band over its z (a band from ÷ f₋ to × f₊ covering a share c
+of the published runs: τ = log10(f₋·f₊) / 2z, its mean half-width, z = Φ⁻¹((1 + c)/2)); each
+run's log ratio is δ plus a run-to-run scatter N(0, σ²). With k runs of mean r̄::
 
     w = (k/σ²) / (1/τ² + k/σ²)       the weight of the runs; the prior keeps 1 − w
     δ̂ = w · r̄                         Var δ̂ = 1 / (1/τ² + k/σ²)
@@ -256,8 +256,16 @@ def _read(runs: tuple[PastRun, ...]) -> tuple[OwnRun, ...]:
 
 
 def _z() -> float:
-    """z of the published band's coverage: the band ×/÷ f covers this share of the runs."""
+    """z of the published band's coverage: the band covers this share of the runs."""
     return NormalDist().inv_cdf((1 + load_mfu_priors().coverage_target) / 2)
+
+
+def _prior_spread(prior: MfuPrior, z: float) -> float:
+    """τ: the published band's mean half-width in log10 over z (module docstring); a band
+    without its factors (FP8) by its low end."""
+    if prior.band_factor is not None and prior.band_high_factor is not None:
+        return math.log10(prior.band_factor * prior.band_high_factor) / (2 * z)
+    return math.log10(prior.central / prior.low) / z
 
 
 def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
@@ -267,7 +275,7 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     ratios = [r.log_ratio for r in read]
     k = len(ratios)
     z = _z()
-    tau = math.log10(prior.central / prior.low) / z
+    tau = _prior_spread(prior, z)
     s = stdev(ratios) if k > 1 else None
     sigma2 = (SPREAD_PRIOR_RUNS * WITHIN_TEAM_SPREAD ** 2 + (k - 1) * (s or 0.0) ** 2) / (
         SPREAD_PRIOR_RUNS + k - 1)
