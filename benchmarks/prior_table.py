@@ -284,7 +284,8 @@ def _rule(form: Form) -> str:
         "pooled level when lower, with the pooled band; the size term is clamped to the "
         f"calibration range; bands that cover {COVERAGE:.0%} of the held-out runs, leaving out "
         "at most half the rest on each side (the slow side is the longer), wider for a class "
-        "with few runs; end-to-end 6·N·T over the BF16 dense peak, rescaled for FP8."
+        "with few runs, their fast end no faster than the fastest run the fit used; end-to-end "
+        "6·N·T over the BF16 dense peak, rescaled for FP8."
     )
 
 
@@ -319,6 +320,7 @@ def build_table(runs: Sequence[PublishedRun], form: Form, bands: Bands = Bands()
         band_high_factor=bands.dense.up, pooled_band_factor=bands.pooled.down,
         pooled_band_high_factor=bands.pooled.up,
         moe_ratio=f.moe_ratio, size_slope=f.slope, reference_params=REFERENCE_PARAMS,
+        highest_mfu=round(max(r.end_to_end_mfu for r in used), 3),
         params_range=(min(sizes), max(sizes)), form=form.terms, form_scores=tuple(scores),
         priors=tuple(_entries(f, bands, source)),
         observed_ranges=observed_ranges(records), runs=records,

@@ -3,7 +3,7 @@
 Issue 17's targets, under both groupings (one organisation, one model family held out at a
 time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 97-row
 calibration set the data miss the median error and the width under both groupings (0.083 and
-2.66x with an organisation held out, 0.088 and 2.66x with a model family; coverage 60/64 = 94%
+2.65x with an organisation held out, 0.088 and 2.65x with a model family; coverage 59/64 = 92%
 and 57/64 = 89% is met, with equal-tailed bands), so the benchmark says so and exits 1, and these
 tests pin the
 measured figures instead of asserting the targets (issue 17: do not tune on the held-out scores,
@@ -44,13 +44,14 @@ pytestmark = pytest.mark.slow  # re-derives the prior once per held-out group
 MEASURED = {
     # method: (runs, median |log10 error|, covered, median band width), on the runs the
     # derivation uses; `uv run python -m benchmarks.accuracy` prints them.
-    BY_ORGANISATION: (64, 0.083, 60, 2.66),
-    BY_FAMILY: (64, 0.088, 57, 2.66),
+    BY_ORGANISATION: (64, 0.083, 59, 2.65),
+    BY_FAMILY: (64, 0.088, 57, 2.65),
     FLAT: (64, 0.170, 28, 1.67),
 }
 """The figures the benchmark measured on the calibration set of 2026-12-05 (97 rows: the A800,
 Paloma, Olmo 3, Pleias, OPT-175B and encoder–decoder rows added; Pythia out of the
-derivation), with equal-tailed bands (the symmetric ones gave 55/64 covered at 2.79x and 2.69x)."""
+derivation), with equal-tailed bands whose fast end stops at the fastest run the fit used (the
+symmetric ones gave 55/64 covered at 2.79x and 2.69x)."""
 
 
 def report() -> AccuracyReport:
@@ -69,8 +70,8 @@ def test_the_targets_are_issue_17s_and_the_exit_code_says_they_are_missed() -> N
     rep = report()
     org, fam = (f"Calibrated prior, grouped CV: one {g} held out: "
                 for g in ("organisation", "model family"))
-    assert rep.missed == [f"{org}median error 0.083", f"{org}median band width 2.66x",
-                          f"{fam}median error 0.088", f"{fam}median band width 2.66x"]
+    assert rep.missed == [f"{org}median error 0.083", f"{org}median band width 2.65x",
+                          f"{fam}median error 0.088", f"{fam}median band width 2.65x"]
     printed: list[str] = []
     assert main(printed.append) == 1
     assert "**Missed** (the benchmark exits 1)" in printed[0]
@@ -102,8 +103,8 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
         assert s[method].median_error < s[FLAT].median_error
         assert s[method].coverage > s[FLAT].coverage
         assert s[method].mean_error < s[PEAK].mean_error
-        # the width target is missed on the 97-row set (2.66x under both groupings; coverage
-        # 94% and 89%, 84% on the 95-row set): pinned in MEASURED; here
+        # the width target is missed on the 97-row set (2.65x under both groupings; coverage
+        # 92% and 89%, 84% on the 95-row set): pinned in MEASURED; here
         # only that they stay near the targets (within 15% of the width, two points of the
         # coverage)
         assert s[method].median_width <= TARGETS["median_width"] * 1.15

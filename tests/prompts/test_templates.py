@@ -393,3 +393,18 @@ def test_estimate_template_short_by_default() -> None:
 
 **Next:** what gain should this run produce (in your metric, higher is better: accuracy points, or a loss reduction as a positive number), how uncertain is it (±1σ), and what does the cheapest alternative already give? With those, the verdict weighs the gain against the cost.
 """)
+
+
+def test_estimate_says_when_the_fast_end_is_held_at_the_fastest_published_run() -> None:
+    # 70B on A100: the prior's × 1.4 would reach past 0.51, the fastest published run end to
+    # end; the range stops there, and both replies say why (the full one in the MFU's basis).
+    big = RunSpec(params="70B", tokens="2T", gpu="a100", gpu_count=512)
+    est = estimate_run(big)
+    cap = est.mfu_used.prior.fast_end_cap if est.mfu_used.prior else None
+    assert cap is not None and est.mfu_used.range[1] == cap
+    sentence = f"Fast end held at {cap:.2f}, the fastest published run end to end."
+    short, full = render_estimate(est), render_estimate(est, detail="full")
+    assert sentence in short and sentence in full
+    small = render_estimate(estimate_run(RunSpec(params="7B", tokens="2T", gpu="a100",
+                                                 gpu_count=512)), detail="full")
+    assert "Fast end held" not in small

@@ -274,3 +274,37 @@ def test_shaky_rows_are_recorded_with_what_was_done() -> None:
     assert "hardware not stated" in skipped["Snowflake Arctic"]
     assert "token count" in skipped["gpt-oss-120b"]
     assert "no accelerator-hours" in skipped["DBRX"]
+
+
+def test_no_band_claims_a_run_faster_than_the_fastest_published_one() -> None:
+    # The size slope carries big models near the fastest published run: at 70B on Ampere the
+    # central is 0.44 and × 1.4 would be 0.61, end to end, faster than any of the 64 runs (the
+    # fastest, LLaMA-1 13B, ran at 0.514). The fast end is held there, and says so.
+    table = load_mfu_priors()
+    used = [r.end_to_end_mfu for r in table.runs if r.used]
+    assert table.highest_mfu == pytest.approx(max(used), abs=5e-4)
+    a100 = get_accelerator("a100")
+    big = mfu_prior("dense", a100, "bf16", params=70e9)
+    assert big.band_high_factor is not None
+    assert big.central * big.band_high_factor > table.highest_mfu
+    assert big.high == table.highest_mfu and big.fast_end_cap == table.highest_mfu
+    assert big.low == pytest.approx(big.central / big.band_factor, abs=1e-3)  # slow end kept
+    small = mfu_prior("dense", a100, "bf16", params=7e9)
+    assert small.fast_end_cap is None
+    assert small.high == pytest.approx(small.central * small.band_high_factor, abs=1e-3)
+    # every prior on every calibrated or borrowed generation stays at or under it
+    for gpu in CALIBRATED_GPUS + FALLBACK_GPUS:
+        acc = get_accelerator(gpu)
+        prior = mfu_prior("dense", acc, "bf16" if acc.peak_tflops.bf16 else "fp16",
+                          params=table.params_range[1])
+        assert prior.central <= prior.high <= max(table.highest_mfu, prior.central), gpu
+
+
+def test_an_older_table_without_its_fastest_run_caps_at_the_old_constant() -> None:
+    from compute_budget.skill.hardware.mfu import MAX_PRIOR_MFU, prior_from_table
+
+    old = load_mfu_priors().model_copy(update={"highest_mfu": None})
+    prior = prior_from_table(old, "dense", get_accelerator("a100"), "bf16", params=70e9)
+    assert prior.fast_end_cap is None and prior.high < MAX_PRIOR_MFU
+    assert prior.band_high_factor is not None
+    assert prior.high == pytest.approx(prior.central * prior.band_high_factor, abs=1e-3)

@@ -24,7 +24,7 @@ RELAYED = frozenset({"estimate_run_cost", "render_verdict", "estimate_memory", "
 PRIOR_WORKING = frozenset({
     "runs_on_generation", "min_runs", "borrowed_from", "device_peak_tflops",
     "reference_peak_tflops", "fp8_speedup", "reference_params", "size_slope", "size_factor",
-    "level", "band_factor", "band_high_factor", "params_clamped"})
+    "level", "band_factor", "band_high_factor", "fast_end_cap", "params_clamped"})
 """The MFU prior's working, which the brief structured content leaves out once ``relay``
 says where the MFU comes from (``detail: "full"`` keeps it)."""
 

@@ -143,8 +143,13 @@ class MfuPrior(BaseModel):
         description="÷ factor from the central to the band's low end; None if flat.")
     band_high_factor: float | None = Field(
         default=None,
-        description="× factor from the central to the band's high end (before the "
-                    "MAX_PRIOR_MFU cap); None if flat.")
+        description="× factor from the central to the band's high end (before the cap "
+                    "fast_end_cap names); None if flat.")
+    fast_end_cap: float | None = Field(
+        default=None,
+        description="When the band's high end was held down: the end-to-end MFU it was held "
+                    "at, the fastest published run of the calibration set (no band claims a "
+                    "run faster than any published one); None when it was not.")
     observed: ObservedMfu | None = Field(
         default=None,
         description="End-to-end MFU the published runs of this family on this generation "
@@ -257,7 +262,8 @@ def _size_term(table: MfuPriorTable, params: float | None) -> dict[str, object]:
 
 
 MAX_PRIOR_MFU = 0.9
-"""No band reaches above this MFU, however large the model."""
+"""No band reaches above this MFU, however large the model (a table without its fastest run's
+MFU; a team's own runs)."""
 
 
 def _factors(table: MfuPriorTable, entry: MfuPriorEntry) -> tuple[float, float]:
@@ -271,14 +277,18 @@ def _factors(table: MfuPriorTable, entry: MfuPriorEntry) -> tuple[float, float]:
     return table.band_factor, table.band_high_factor or table.band_factor
 
 
-def _scaled(level: float, factors: tuple[float, float],
-            size: dict[str, object]) -> dict[str, float]:
+def _scaled(table: MfuPriorTable, level: float, factors: tuple[float, float],
+            size: dict[str, object]) -> dict[str, float | None]:
+    """Central and band at the size term's scale; the fast end held at the fastest published
+    run's MFU (the table's ``highest_mfu``), never below the central."""
     scale = float(size["size_factor"])  # type: ignore[arg-type]
     central = level * scale
     down, up = factors
+    cap = table.highest_mfu or MAX_PRIOR_MFU
+    high = max(central, min(cap, central * up))
     return {"central": round(central, 3), "low": round(central / down, 3),
-            "high": round(min(MAX_PRIOR_MFU, central * up), 3), "level": level,
-            "band_factor": down, "band_high_factor": up}
+            "high": round(high, 3), "level": level, "band_factor": down, "band_high_factor": up,
+            "fast_end_cap": cap if central * up > cap and table.highest_mfu else None}
 
 
 def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator,
@@ -298,7 +308,7 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
     observed = table.observed(generation, calibrated)
     if entry.generation == generation:
         return MfuPrior(
-            family=family, **_scaled(entry.central, _factors(table, entry), size), **size,
+            family=family, **_scaled(table, entry.central, _factors(table, entry), size), **size,
             basis=entry.basis, source=entry.source, generation=generation,
             generation_label=label, scope="generation", n_runs=entry.n_runs, runs=entry.runs,
             observed=observed)
@@ -309,7 +319,7 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
     nearest = _nearest_calibrated(table, calibrated, accelerator)
     if nearest is None or entry.central < nearest.central:
         # Conservative: no calibrated level higher than what all published runs support.
-        return MfuPrior(**common, **_scaled(entry.central, _factors(table, entry), size),
+        return MfuPrior(**common, **_scaled(table, entry.central, _factors(table, entry), size),
                         basis=entry.basis, source=entry.source, scope="pooled",
                         n_runs=entry.n_runs, runs=entry.runs)
     trend = tuple(
@@ -320,7 +330,7 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
     own, pooled = _factors(table, nearest), _factors(table, entry)
     factors = (max(own[0], pooled[0]), max(own[1], pooled[1]))
     return MfuPrior(
-        **common, **_scaled(nearest.central, factors, size),
+        **common, **_scaled(table, nearest.central, factors, size),
         basis=nearest.basis, source=nearest.source, scope="nearest", n_runs=nearest.n_runs,
         runs=nearest.runs, borrowed_from=generation_label(nearest.generation),
         device_peak_tflops=accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16,

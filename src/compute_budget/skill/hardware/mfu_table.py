@@ -12,7 +12,8 @@ runs' range), an MoE ratio (at most 1) — fitted robustly (soft-L1) to the publ
 each prior's band covers ``coverage_target`` of those held-out runs, from the central ÷
 :attr:`MfuPriorEntry.band_factor` to × :attr:`MfuPriorEntry.band_high_factor` (each end leaving
 out at most half the rest; the slow side is the longer; wider for a class with few runs and for
-the pooled fallback).
+the pooled fallback), its fast end no higher than :attr:`MfuPriorTable.highest_mfu`, the fastest
+run the fit used.
 
 :class:`MfuPriorTable` holds the fitted levels (:class:`MfuPriorEntry`, one per family and
 generation, plus the pooled fallback), the slope and the bands, the candidate forms with their
@@ -185,6 +186,10 @@ class MfuPriorTable(BaseModel):
         default=None,
         description="× factor to their high end; None: pooled_band_factor (symmetric).")
     moe_ratio: float = Field(description="MoE prior / dense prior on the same generation.")
+    highest_mfu: float | None = Field(
+        default=None,
+        description="End-to-end MFU of the fastest run the fit used: no prior's band reaches "
+                    "above it (None: an older table, which caps at MAX_PRIOR_MFU).")
     size_slope: float = Field(
         default=0.0, description="Fitted change of log10 MFU per tenfold more active parameters.")
     reference_params: float = Field(
