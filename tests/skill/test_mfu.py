@@ -212,6 +212,9 @@ def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_sa
     phrase = (f"No published runs on {label}" if runs == 0
               else f"Only {runs} published dense run{'s' if runs > 1 else ''} on {label}")
     assert sentence.startswith(phrase) and "nearest in dense peak" in sentence
+    # the basis quotes the borrowed generation's band; the sentence says the wider one applies
+    assert f"the wider one of a generation without its own level, ÷ {down:g} to × {up:g}" in (
+        sentence)
 
 
 @pytest.mark.parametrize(("gpu", "runs"), [("tpu-v4", 1), ("tpu-v3", 2), ("v100", 1)])
