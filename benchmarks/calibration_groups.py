@@ -120,6 +120,7 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"flm-101b", "BAAI", "FLM-101B"),
     Lineage(r"tele-flm", "BAAI", "Tele-FLM"),
     Lineage(r"pleias", "Pleias"),
+    Lineage(r"rwkv", "RWKV (BlinkDL)", "RWKV"),
     Lineage(r"alexatm", "Amazon", "AlexaTM", architecture="encoder"),
     # MosaicML's BERT benchmark recipe (2023): MosaicML, Databricks since 2023, as MPT above.
     Lineage(r"mosaicml bert", "Databricks", "MosaicML BERT", architecture="encoder"),

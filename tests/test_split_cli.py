@@ -66,23 +66,23 @@ def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.21): 7.25B parameters on 145B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.21): 7.27B parameters on 145B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.11): 5.2B parameters on 104B tokens**: 23.0 days and $26,456 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.10): 5.08B parameters on 102B tokens**: 21.9 days and $25,121 at the median MFU.
 
-Each row spends 6.31 × 10²¹ FLOPs at the MFU prior for its size.
+Each row spends 6.34 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M | 10.5T | 105,150 | 61.5 – 117 | $47,111 | $70,667 – $134,177 | yes | yes |
-| 1B | 1.05T | 1,051 | 51.8 – 98.1 | $39,700 | $59,551 – $112,766 | yes | yes |
-| 10B | 105B | 10.51 | 42.3 – 80.2 | $32,416 | $48,624 – $92,174 | at slow end | yes |
-| 100B | 10.5B | 0.1051 | 46.7 – 88.4 | $35,764 | $53,646 – $101,607 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
-| **7.25B** | **145B** | **20** | 43.5 – 82.4 | $33,333 | $50,000 – $94,643 | at slow end | yes |
+| 100M | 10.6T | 105,646 | 60.2 – 120 | $46,104 | $69,156 – $138,312 | yes | yes |
+| 1B | 1.06T | 1,056 | 51.2 – 102 | $39,227 | $58,840 – $117,033 | yes | yes |
+| 10B | 106B | 10.56 | 42.3 – 84.3 | $32,420 | $48,630 – $96,818 | at slow end | yes |
+| 100B | 10.6B | 0.1056 | 47.1 – 94.2 | $36,066 | $54,099 – $108,219 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **7.27B** | **145B** | **20** | 43.5 – 86.6 | $33,333 | $50,000 – $99,533 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.11 – 0.30), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.21 (0.11 – 0.29), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -99,11 +99,11 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M | 16.7T | 166,667 | 97.5 – 185 | $74,673 | $112,009 – $212,676 | yes |
-| 1B | 1.67T | 1,667 | 82.1 – 156 | $62,927 | $94,390 – $178,738 | yes |
-| 10B | 167B | 16.67 | 67.1 – 127 | $51,380 | $77,071 – $146,099 | yes |
-| 100B | 16.7B | 0.1667 | 73.9 – 140 | $56,611 | $84,917 – $160,747 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 67.7 – 128 | $51,856 | $77,784 – $147,381 | yes |
+| 100M | 16.7T | 166,667 | 94.9 – 190 | $72,733 | $109,100 – $218,200 | yes |
+| 1B | 1.67T | 1,667 | 80.8 – 161 | $61,884 | $92,825 – $184,631 | yes |
+| 10B | 167B | 16.67 | 66.8 – 133 | $51,146 | $76,719 – $152,740 | yes |
+| 100B | 16.7B | 0.1667 | 74.2 – 148 | $56,823 | $85,235 – $170,409 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 67.4 – 134 | $51,617 | $77,426 – $154,141 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
@@ -175,10 +175,10 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
-    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.218 ×
-    # 0.913^0.087 ÷ 1.89 = 0.115, the 97-row calibration set) × 0.4 / 0.115.
+    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.219 ×
+    # 0.913^0.082 ÷ 1.99 = 0.110, the 98-row calibration set) × 0.4 / 0.110.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 15.9 | $28,002 | $42,004 – $146,099 |" in bold
+    assert "| 4.57 – 16.6 | $28,002 | $42,004 – $152,740 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -231,9 +231,9 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
 ) -> None:
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
     # 64 70 days; the slow end is the median days × the band's ÷ factor (the packaged table's,
-    # 1.89 since the equal-tailed bands on the 97-row calibration set).
+    # 1.99 on the 98-row calibration set).
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 1,057 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 1,111 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
-    assert "| 69.7 – 132 |" in out and "longer than any plan" not in out
+    assert "| 69.7 – 138 |" in out and "longer than any plan" not in out

@@ -103,9 +103,10 @@ def test_hopper_runs_reach_less_mfu_end_to_end_than_ampere_runs() -> None:
 def test_bands_are_their_entries_and_about_2_5x_wide_on_a_calibrated_generation(
         gpu: str) -> None:
     # Issue 17: bands cover 85% of held-out runs under grouped CV, target median width ≤ 2.5x.
-    # On the 97-row calibration set (2026-12-05) the equal-tailed band grouped CV chooses is
-    # ÷ 1.89 to × 1.40, 2.65x, on Ampere, Hopper and CDNA 2 (the symmetric ×/÷ 1.62 it replaced
-    # was 2.62x and left out only slow runs); the band is never narrowed to meet the target:
+    # On the 98-row calibration set (2026-12-05) the equal-tailed band grouped CV chooses is
+    # ÷ 1.99 to × 1.38, 2.75x, on Ampere, Hopper and CDNA 2 (÷ 1.89 to × 1.40 on the 97-row
+    # set, before GLM-130B and RWKV-4 14B; the symmetric ×/÷ 1.62 it replaced there was 2.62x
+    # and left out only slow runs); the band is never narrowed to meet the target:
     # benchmarks/accuracy.py reports what the held-out runs give. A generation without its own
     # level gets the wider pooled band.
     table = load_mfu_priors()
@@ -120,7 +121,7 @@ def test_bands_are_their_entries_and_about_2_5x_wide_on_a_calibrated_generation(
         entry = table.entry("dense", acc.generation)
         assert (prior.band_factor, prior.band_high_factor) == (entry.band_factor,
                                                                entry.band_high_factor)
-        assert prior.high / prior.low <= 2.66
+        assert prior.high / prior.low <= 2.76  # the ends are rounded to 3 decimals
     else:
         assert prior.band_factor >= pooled.band_factor
         assert prior.band_high_factor >= pooled.band_high_factor
