@@ -66,23 +66,23 @@ def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.21): 7.27B parameters on 145B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.21): 7.3B parameters on 146B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.10): 5.08B parameters on 102B tokens**: 21.9 days and $25,121 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.11): 5.15B parameters on 103B tokens**: 22.3 days and $25,598 at the median MFU.
 
-Each row spends 6.34 × 10²¹ FLOPs at the MFU prior for its size.
+Each row spends 6.40 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M | 10.6T | 105,646 | 60.2 – 120 | $46,104 | $69,156 – $138,312 | yes | yes |
-| 1B | 1.06T | 1,056 | 51.2 – 102 | $39,227 | $58,840 – $117,033 | yes | yes |
-| 10B | 106B | 10.56 | 42.3 – 84.3 | $32,420 | $48,630 – $96,818 | at slow end | yes |
-| 100B | 10.6B | 0.1056 | 47.1 – 94.2 | $36,066 | $54,099 – $108,219 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
-| **7.27B** | **145B** | **20** | 43.5 – 86.6 | $33,333 | $50,000 – $99,533 | at slow end | yes |
+| 100M | 10.7T | 106,638 | 61.1 – 120 | $46,841 | $70,261 – $137,821 | yes | yes |
+| 1B | 1.07T | 1,066 | 51.7 – 101 | $39,595 | $59,392 – $115,591 | yes | yes |
+| 10B | 107B | 10.66 | 42.3 – 82.8 | $32,428 | $48,643 – $95,133 | at slow end | yes |
+| 100B | 10.7B | 0.1066 | 46.8 – 91.6 | $35,868 | $53,802 – $105,294 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **7.3B** | **146B** | **20** | 43.5 – 85.0 | $33,333 | $50,000 – $97,727 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.11 – 0.29), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.21 (0.11 – 0.29), a prior from 18 published runs on Hopper, calibrated 2026-12-05; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -99,15 +99,15 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M | 16.7T | 166,667 | 94.9 – 190 | $72,733 | $109,100 – $218,200 | yes |
-| 1B | 1.67T | 1,667 | 80.8 – 161 | $61,884 | $92,825 – $184,631 | yes |
-| 10B | 167B | 16.67 | 66.8 – 133 | $51,146 | $76,719 – $152,740 | yes |
-| 100B | 16.7B | 0.1667 | 74.2 – 148 | $56,823 | $85,235 – $170,409 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 67.4 – 134 | $51,617 | $77,426 – $154,141 | yes |
+| 100M | 16.7T | 166,667 | 95.6 – 187 | $73,209 | $109,813 – $215,403 | yes |
+| 1B | 1.67T | 1,667 | 80.8 – 157 | $61,884 | $92,825 – $180,660 | yes |
+| 10B | 167B | 16.67 | 66.2 – 129 | $50,683 | $76,025 – $148,685 | yes |
+| 100B | 16.7B | 0.1667 | 73.1 – 143 | $55,985 | $83,978 – $164,263 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 66.8 – 131 | $51,146 | $76,719 – $150,013 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.22 (0.11 – 0.30), a prior from 17 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.22 (0.11 – 0.30), a prior from 18 published runs on Hopper, calibrated 2026-12-05; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -144,7 +144,7 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
     assert "$3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing)" in short
-    assert "a prior from 17 published runs on Hopper, calibrated 2026-12-05" in short
+    assert "a prior from 18 published runs on Hopper, calibrated 2026-12-05" in short
     assert "Devices: 8, the default (one server)" in short
 
 
@@ -175,10 +175,10 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
-    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.219 ×
-    # 0.913^0.082 ÷ 1.99 = 0.110, the 98-row calibration set) × 0.4 / 0.110.
+    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.221 ×
+    # 0.913^0.086 ÷ 1.95 = 0.112, the 100-row calibration set) × 0.4 / 0.112.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 16.6 | $28,002 | $42,004 – $152,740 |" in bold
+    assert "| 4.57 – 16.2 | $28,002 | $42,004 – $148,685 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -231,9 +231,9 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
 ) -> None:
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
     # 64 70 days; the slow end is the median days × the band's ÷ factor (the packaged table's,
-    # 1.99 on the 98-row calibration set).
+    # 1.95 on the 100-row calibration set).
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 1,111 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 1,088 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
-    assert "| 69.7 – 138 |" in out and "longer than any plan" not in out
+    assert "| 69.7 – 136 |" in out and "longer than any plan" not in out

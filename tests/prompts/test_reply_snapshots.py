@@ -37,14 +37,14 @@ def test_compare_reply(cli: Cli, files: Path) -> None:
 
 | # | candidate | verdict | gain ± σ | P(beats baseline) | cost with failures | days | devices | net gain per $1M |
 |---|---|---|---|---|---|---|---|---|
-| 1 | bigger-model | go | 2 ± 0.8 | 97% | $152,113 | 16.5 | 64 × H100 SXM | 9.861 |
-| 2 | distill | go | 0.8 ± 0.3 | 84% | $39,236 | 19.0 | 32 × A100 80GB SXM | 7.646 |
-| 3 | more-data | go | 1.5 ± 0.4 | 99% | $165,648 | 18.0 | 64 × H100 SXM | 6.037 |
+| 1 | bigger-model | go | 2 ± 0.8 | 97% | $150,767 | 16.4 | 64 × H100 SXM | 9.949 |
+| 2 | distill | go | 0.8 ± 0.3 | 84% | $39,842 | 19.3 | 32 × A100 80GB SXM | 7.53 |
+| 3 | more-data | go | 1.5 ± 0.4 | 99% | $164,874 | 17.9 | 64 × H100 SXM | 6.065 |
 
-**Top: bigger-model**, 9.861 units of net gain per $1M.
+**Top: bigger-model**, 9.949 units of net gain per $1M.
 The gain column is each run's whole predicted gain; the ranking, P(beats baseline) and the verdicts use the gain beyond the baseline 0.5.
 
-Opportunity cost, without a pool: each run's dollars against the top one's: distill $112,877 less, more-data $13,535 more. Give a pool of device-days (and a horizon) for the best set of runs to fund.
+Opportunity cost, without a pool: each run's dollars against the top one's: distill $110,925 less, more-data $14,107 more. Give a pool of device-days (and a horizon) for the best set of runs to fund.
 
 Costs are at each device's newest on-demand catalog price unless a candidate gives its own, with the failure budget; MFU is the calibrated prior unless given.
 """)
@@ -111,12 +111,12 @@ def test_plan_reply(cli: Cli) -> None:
 
 | # | devices | wall days (range) | price (on-demand) | MFU | cost with failures | why |
 |---|---|---|---|---|---|---|
-| 1 | 152 × A100 80GB SXM | 29.0 (21.0 – 57.9) | $1.79/GPU-h, 2026-11 | 0.35 | $284,421 | cheapest |
-| 2 | 80 × H100 SXM | 28.8 (20.9 – 57.4) | $3.99/GPU-h, 2026-11 | 0.21 | $331,296 | cheapest on H100 SXM |
+| 1 | 152 × A100 80GB SXM | 29.5 (21.5 – 57.3) | $1.79/GPU-h, 2026-11 | 0.35 | $288,508 | cheapest |
+| 2 | 80 × H100 SXM | 28.7 (20.9 – 55.8) | $3.99/GPU-h, 2026-11 | 0.21 | $329,747 | cheapest on H100 SXM |
 
-**Cheapest: 152 × A100 80GB SXM**, 29.0 days and $284,421 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 57.9 days, past the deadline: about 296 devices would meet it even there, at about the same cost.
+**Cheapest: 152 × A100 80GB SXM**, 29.5 days and $288,508 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 57.3 days, past the deadline: about 296 devices would meet it even there, at about the same cost.
 
-**Fastest: 1,784 × H100 SXM**, 1.29 days ($331,296). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
+**Fastest: 1,784 × H100 SXM**, 1.29 days ($329,747). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
 
 Wall time here falls as 1/devices at the same MFU; very large jobs usually run at a lower MFU, so treat the fastest plan as optimistic.
 
