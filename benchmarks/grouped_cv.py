@@ -140,9 +140,8 @@ def choose_bands(runs: Sequence[PublishedRun], form: Form,
     borrowed = [r for g in GROUPINGS for run, r in chosen[g]
                 if run.accelerator is not None and calibrated
                 and run.accelerator.generation not in calibrated]
-    every = [Band(_up_factor([-r]), _up_factor([r])) for r in borrowed]
     pooled = dense.widest(*(band_factors(r for _, r in scores[one_level][g]) for g in GROUPINGS),
-                          *every)
+                          *(band_factors([r]) for r in borrowed))  # one run: a band holding it
     return Bands(dense=dense, moe=moe, pooled=pooled)
 
 

@@ -237,3 +237,15 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
     assert "| 69.7 – 136 |" in out and "longer than any plan" not in out
+
+
+def test_a_capped_fast_end_is_said_in_the_short_reply(cli: Cli) -> None:
+    # $2M on 256 A100s: the best size (~54B) has a prior of 0.41 whose × 1.37 would pass 0.51,
+    # the fastest published run end to end; the band stops there, and the short reply says so.
+    _, out, _ = cli("split", "--budget-usd", "2000000", "--gpu", "a100", "--gpus", "256")
+    line = next(x for x in out.splitlines() if x.startswith("- MFU:"))
+    cap = load_mfu_priors().highest_mfu
+    assert cap is not None and f" – {cap:.2f})" in line
+    assert f"Fast end held at {cap:.2f}, the fastest published run end to end." in line
+    _, small, _ = cli("split", "--budget-usd", "50000", "--gpu", "a100")
+    assert "Fast end held" not in small
