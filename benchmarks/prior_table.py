@@ -52,7 +52,7 @@ __all__ = [
     "fit",
 ]
 
-AS_OF = "2026-12-05"
+AS_OF = "2026-12-06"
 """Date of the calibration set (when its rows were last sourced)."""
 
 MIN_RUNS = 3

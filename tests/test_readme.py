@@ -75,7 +75,7 @@ def test_readme_narayanan_example_prints_what_it_says() -> None:
 def test_readme_spot_checks_of_two_large_runs() -> None:
     # README "How accurate it is": the size term brings the largest published runs inside
     # their bands (Llama 2 70B 2.5% over, Llama 3.1 405B 14% over its reported hours, on the
-    # 100-row calibration set).
+    # 101-row calibration set).
     from compute_budget import RunSpec, estimate_run
 
     assert "Llama 2 70B 2.5% over" in README and "Llama 3.1 405B 14% over" in README

@@ -82,7 +82,7 @@ Each row spends 6.40 × 10²¹ FLOPs at the MFU prior for its size.
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.11 – 0.29), a prior from 18 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.21 (0.11 – 0.29), a prior from 18 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -107,7 +107,7 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.22 (0.11 – 0.30), a prior from 18 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.22 (0.11 – 0.30), a prior from 18 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -144,7 +144,7 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
     assert "$3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing)" in short
-    assert "a prior from 18 published runs on Hopper, calibrated 2026-12-05" in short
+    assert "a prior from 18 published runs on Hopper, calibrated 2026-12-06" in short
     assert "Devices: 8, the default (one server)" in short
 
 
@@ -176,7 +176,7 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
     # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.221 ×
-    # 0.913^0.086 ÷ 1.95 = 0.112, the 100-row calibration set) × 0.4 / 0.112.
+    # 0.913^0.086 ÷ 1.95 = 0.112, the 101-row calibration set) × 0.4 / 0.112.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
     assert "| 4.57 – 16.2 | $28,002 | $42,004 – $148,685 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
@@ -231,7 +231,7 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
 ) -> None:
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
     # 64 70 days; the slow end is the median days × the band's ÷ factor (the packaged table's,
-    # 1.95 on the 100-row calibration set).
+    # 1.95 on the 101-row calibration set).
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
     assert "| 558 – 1,088 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",

@@ -72,22 +72,22 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
 | | estimate | range (MFU 0.27 – 0.10) |
 |---|---|---|
 | Compute | 7.80 × 10²² FLOPs | |
-| Wall time | 893 h (37.2 days) | 633 – 1,733 h (26.4 – 72.2 days) |
-| GPU-hours | 57,183 GPU-h | 40,487 – 110,935 GPU-h |
-| Cost | $228,160 | $161,544 – $442,630 |
-| Cost with failure budget (×1.50) | **$342,239** | $242,316 – $663,945 |
-| Energy | 62,444 kWh, 30.0 t CO2e | 44,212 – 121,141 kWh |
+| Wall time | 903 h (37.6 days) | 640 – 1,751 h (26.7 – 73.0 days) |
+| GPU-hours | 57,779 GPU-h | 40,935 – 112,055 GPU-h |
+| Cost | $230,536 | $163,332 – $447,101 |
+| Cost with failure budget (×1.50) | **$345,804** | $244,998 – $670,651 |
+| Energy | 63,094 kWh, 30.3 t CO2e | 44,701 – 122,364 kWh |
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Layout cost: ×1.01 on time (ZeRO-3 ×1.05, less the ×1.04 this model's parallelism costs at any scale, already in the prior). At the prior's hardware utilisation the run takes that much longer than at a layout that needs no memory savings: the MFU used is the prior ÷ 1.01.
 - Peak: 1,979 TFLOP/s bf16 per device (the device's default training precision). Source: given by you
-- MFU: 0.19 — a prior, not a measurement. The Hopper dense prior for MoE (18 published runs, 0.22 at 10B active parameters, ×1.22 per tenfold more (one slope fitted across generations)) × 0.86, the median ratio of the 8 published BF16 MoE runs (on Hopper and TPU v4) to the dense prior at their active parameters, with a band of ÷ 1.95 to × 1.41. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 7 published MoE runs on Hopper ran at 0.09–0.26 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 100 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-05. Family moe inferred (fewer active than total parameters). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
+- MFU: 0.19 — a prior, not a measurement. The Hopper dense prior for MoE (18 published runs, 0.22 at 10B active parameters, ×1.22 per tenfold more (one slope fitted across generations)) × 0.85, the median ratio of the 8 published BF16 MoE runs (on Hopper and TPU v4) to the dense prior at their active parameters, with a band of ÷ 1.95 to × 1.41. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 7 published MoE runs on Hopper ran at 0.09–0.26 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 101 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-06. Family moe inferred (fewer active than total parameters). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
 - Price: $3.99 per GPU-hour, on-demand, as of 2026-11 (runpod.io/pricing, Secure Cloud (RunPod-operated, per-second billing, no commitment), read 2026-11-09 (secondary transcription in github.com/datareceipts/data-receipts, GPU pricing vendors table); Community Cloud lists the same GPU lower). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 379 TFLOP/s and 4,858 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 375 TFLOP/s and 4,808 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 700 W per device (NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: max thermal design power up to 700 W (configurable); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.194 (calibrated prior); usd_per_gpu_hour=3.99 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.192 (calibrated prior); usd_per_gpu_hour=3.99 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 61.0 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: ZeRO-3 communication ×1.05); shape guessed from N; 64 experts, top-8, assumed from params and active_params (give experts and experts_per_token). The memory tool has the breakdown.
 
 **Check these:**
@@ -100,24 +100,24 @@ def test_estimate_template_unknown_price() -> None:
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 1B params × 20B tokens on 16 × TPU v3 (per chip) (bf16)
 
-| | estimate | range (MFU 0.38 – 0.11) |
+| | estimate | range (MFU 0.38 – 0.12) |
 |---|---|---|
 | Compute | 1.20 × 10²⁰ FLOPs | |
-| Wall time | 76.3 h (3.18 days) | 44.6 – 149 h (1.86 – 6.19 days) |
-| GPU-hours | 1,221 GPU-h | 713 – 2,377 GPU-h |
+| Wall time | 74.9 h (3.12 days) | 44.5 – 146 h (1.85 – 6.08 days) |
+| GPU-hours | 1,199 GPU-h | 711 – 2,336 GPU-h |
 | Cost | unknown: no price for TPU v3 (per chip) in the catalog | give a price per GPU-hour |
-| GPU-hours with failure budget (×1.50) | 1,831 GPU-h | |
-| Energy | 499 kWh, 239 kg CO2e | 291 – 972 kWh |
+| GPU-hours with failure budget (×1.50) | 1,799 GPU-h | |
+| Energy | 490 kWh, 235 kg CO2e | 291 – 955 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 123 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): cloud.google.com/tpu/docs/v3: 'Peak compute per chip 123 teraflops (bf16)', 'HBM2 capacity and bandwidth 32 GiB, 900 GBps' (2 TensorCores per chip; 16 GiB each, as in the Gopher paper). Patterson et al. 2021 Table 4 also uses 123 TFLOPS per chip.
-- MFU: 0.22 — a prior, not a measurement. Only 2 published dense runs on TPU v3, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 60 published dense runs pooled across Ampere, Hopper, CDNA 2 (MI250, MI250X), TPU v3, Volta, TPU v4 and Blackwell: 0.27 at 10B active parameters, ×1.22 per tenfold more (one slope fitted across generations), with a band of ÷ 1.95 to × 1.71 that covers 85% of the published runs held out one organisation or model family at a time with one level for every generation. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 2 published dense runs on TPU v3 ran at 0.30–0.31 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 100 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-05. Family dense inferred (no active parameter count below the total). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
+- MFU: 0.23 — a prior, not a measurement. Only 2 published dense runs on TPU v3, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 61 published dense runs pooled across Ampere, Hopper, CDNA 2 (MI250, MI250X), TPU v3, TPU v4, Volta and Blackwell: 0.28 at 10B active parameters, ×1.22 per tenfold more (one slope fitted across generations), with a band of ÷ 1.95 to × 1.69 that covers 85% of the published runs held out one organisation or model family at a time with one level for every generation. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 2 published dense runs on TPU v3 ran at 0.30–0.31 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 101 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-06. Family dense inferred (no active parameter count below the total). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
 - Price: unknown for TPU v3 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 27.3 TFLOP/s and 4,551 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 27.8 TFLOP/s and 4,633 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 262 W per device (cloud.google.com/tpu/docs/v3: 'Measured min/mean/max power 123/220/262 W' per chip; the measured maximum is used (mean 220 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.222 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.226 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 19.9 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 2 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
@@ -293,7 +293,7 @@ Each row spends 6.40 × 10²¹ FLOPs at the MFU prior for its size.
 
 **Assumptions** (full detail: every source)
 - Devices: 8, given by you; the count sets the days, not the dollars.
-- MFU: 0.21 (0.11 – 0.29), a prior from 18 published runs on Hopper, calibrated 2026-12-05; give a measured one.
+- MFU: 0.21 (0.11 – 0.29), a prior from 18 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
