@@ -124,6 +124,20 @@ Costs are at each device's newest on-demand price in the accelerator catalog (wh
 """)
 
 
+def test_plan_reply_says_when_a_fast_end_is_held(cli: Cli) -> None:
+    # 70B on A100: the Ampere prior's central × its band's fast factor passes the fastest
+    # published run (0.51 end to end, LLaMA-1 13B), so the plan's fast-end days rest on that cap
+    # and the basis line says so; at 7B (test_plan_reply) no band reaches it and it says nothing.
+    text = _reply(cli, "plan", "--params", "70B", "--tokens", "1.4T", "--deadline-days", "120",
+                  "--gpu-types", "a100,h100")
+    assert text.rstrip().endswith(
+        "with a ×1.50 failure budget. Fast end held at 0.51, the fastest published run end to "
+        "end.")
+    assert "Fast end held" not in _reply(cli, "plan", "--params", "70B", "--tokens", "1.4T",
+                                         "--deadline-days", "120", "--gpu-types", "a100",
+                                         "--mfu", "0.4")
+
+
 def test_params_reply_preset(cli: Cli) -> None:
     assert _reply(cli, "params", "--preset", "qwen3-30b-a3b") == snapshot("""\
 ### Parameters: Qwen3 30B-A3B

@@ -155,6 +155,27 @@ def test_the_probe_report_sets_the_measurement_beside_the_prior_and_formula() ->
     assert "Not measured on one device" in text
 
 
+def test_the_probe_report_says_when_the_priors_fast_end_is_held() -> None:
+    # The same measurement, as if taken on an A100, priced for a 70B model: the Ampere prior's
+    # fast end (central × its band's fast factor) passes the fastest published run, so the
+    # range it quotes ends at that cap and the reply says why; at 1B it does not.
+    a100 = {**PROBE, "device": {**PROBE["device"], "name": "NVIDIA A100-SXM4-80GB",
+                                "accelerator": "a100-80gb"},
+            "achieved_tflops": 140.4, "peak_tflops": 312.0, "mfu": 140.4 / 312.0}
+    big = probe_report(ProbeSpec(preset="llama-2-70b", seq_len=4096),
+                       ProbeResult.model_validate(a100))
+    assert big.prior is not None and big.prior.fast_end_cap is not None
+    assert big.prior.high == pytest.approx(big.prior.fast_end_cap)
+    text = render_probe(big)
+    assert (f"{big.prior.high:.2f}), end to end from" in text
+            and f"keeps the prior's low. Fast end held at {big.prior.fast_end_cap:.2f}, the "
+            "fastest published run end to end.\n- Activations:" in text)
+    small = probe_report(ProbeSpec(preset="llama-3.2-1b", seq_len=4096),
+                         ProbeResult.model_validate(a100))
+    assert small.prior is not None and small.prior.fast_end_cap is None
+    assert "keeps the prior's low.\n- Activations:" in render_probe(small)
+
+
 def test_the_stack_is_the_code_the_probe_ran() -> None:
     """A probe measured transformers: on 64 devices (where the default stack would be megatron)
     the run is sized on the hf stack with the measured activations; a run that asks for
