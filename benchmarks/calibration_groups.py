@@ -124,6 +124,8 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"minicpm", "OpenBMB (ModelBest)", "MiniCPM"),
     Lineage(r"llada", "ML-GSAI (Renmin University, Ant Group)", "LLaDA"),
     Lineage(r"openllama", "OpenLM Research (UC Berkeley)", "OpenLLaMA"),
+    Lineage(r"lucie", "LINAGORA (OpenLLM-France)", "Lucie"),
+    Lineage(r"mgpt", "SberDevices (ai-forever)", "mGPT"),
     Lineage(r"alexatm", "Amazon", "AlexaTM", architecture="encoder"),
     # MosaicML's BERT benchmark recipe (2023): MosaicML, Databricks since 2023, as MPT above.
     Lineage(r"mosaicml bert", "Databricks", "MosaicML BERT", architecture="encoder"),

@@ -66,23 +66,23 @@ def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.21): 7.3B parameters on 146B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.21): 7.15B parameters on 143B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.11): 5.15B parameters on 103B tokens**: 22.3 days and $25,598 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.09): 4.8B parameters on 96B tokens**: 20.5 days and $23,604 at the median MFU.
 
-Each row spends 6.40 × 10²¹ FLOPs at the MFU prior for its size.
+Each row spends 6.13 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M | 10.7T | 106,638 | 61.1 – 120 | $46,841 | $70,261 – $137,821 | yes | yes |
-| 1B | 1.07T | 1,066 | 51.7 – 101 | $39,595 | $59,392 – $115,591 | yes | yes |
-| 10B | 107B | 10.66 | 42.3 – 82.8 | $32,428 | $48,643 – $95,133 | at slow end | yes |
-| 100B | 10.7B | 0.1066 | 46.8 – 91.6 | $35,868 | $53,802 – $105,294 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
-| **7.3B** | **146B** | **20** | 43.5 – 85.0 | $33,333 | $50,000 – $97,727 | at slow end | yes |
+| 100M | 10.2T | 102,174 | 65.9 – 140 | $50,490 | $75,735 – $160,938 | yes | yes |
+| 1B | 1.02T | 1,022 | 53.7 – 113 | $41,118 | $61,677 – $130,380 | yes | yes |
+| 10B | 102B | 10.22 | 42.1 – 89.6 | $32,238 | $48,357 – $103,000 | at slow end | yes |
+| 100B | 10.2B | 0.1022 | 44.5 – 95.4 | $34,120 | $51,180 – $109,657 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **7.15B** | **143B** | **20** | 43.5 – 92.4 | $33,333 | $50,000 – $106,186 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.11 – 0.29), a prior from 18 published runs on Hopper, calibrated 2026-12-06; give a measured one.
+- MFU: 0.21 (0.10 – 0.30), a prior from 19 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -99,15 +99,15 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M | 16.7T | 166,667 | 95.6 – 187 | $73,209 | $109,813 – $215,403 | yes |
-| 1B | 1.67T | 1,667 | 80.8 – 157 | $61,884 | $92,825 – $180,660 | yes |
-| 10B | 167B | 16.67 | 66.2 – 129 | $50,683 | $76,025 – $148,685 | yes |
-| 100B | 16.7B | 0.1667 | 73.1 – 143 | $55,985 | $83,978 – $164,263 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 66.8 – 131 | $51,146 | $76,719 – $150,013 | yes |
+| 100M | 16.7T | 166,667 | 108 – 228 | $82,360 | $123,540 – $262,522 | yes |
+| 1B | 1.67T | 1,667 | 87.6 – 185 | $67,072 | $100,607 – $212,676 | yes |
+| 10B | 167B | 16.67 | 68.6 – 146 | $52,587 | $78,880 – $168,014 | yes |
+| 100B | 16.7B | 0.1667 | 72.5 – 155 | $55,575 | $83,363 – $178,506 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 69.3 – 148 | $53,085 | $79,628 – $169,711 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.22 (0.11 – 0.30), a prior from 18 published runs on Hopper, calibrated 2026-12-06; give a measured one.
+- MFU: 0.21 (0.10 – 0.31), a prior from 19 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -144,7 +144,7 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
     assert "$3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing)" in short
-    assert "a prior from 18 published runs on Hopper, calibrated 2026-12-06" in short
+    assert "a prior from 19 published runs on Hopper, calibrated 2026-12-06" in short
     assert "Devices: 8, the default (one server)" in short
 
 
@@ -175,10 +175,10 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
-    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.221 ×
-    # 0.913^0.086 ÷ 1.95 = 0.112, the 101-row calibration set) × 0.4 / 0.112.
+    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.213 ×
+    # 0.913^0.105 ÷ 2.13 = 0.099, the 105-row calibration set) × 0.4 / 0.099.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 16.2 | $28,002 | $42,004 – $148,685 |" in bold
+    assert "| 4.57 – 18.3 | $28,002 | $42,004 – $168,014 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -231,12 +231,12 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
 ) -> None:
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
     # 64 70 days; the slow end is the median days × the band's ÷ factor (the packaged table's,
-    # 1.95 on the 101-row calibration set).
+    # 2.13 on the 105-row calibration set).
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 1,088 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 1,192 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
-    assert "| 69.7 – 136 |" in out and "longer than any plan" not in out
+    assert "| 69.7 – 149 |" in out and "longer than any plan" not in out
 
 
 def test_a_capped_fast_end_is_said_in_the_short_reply(cli: Cli) -> None:

@@ -103,11 +103,11 @@ def test_hopper_runs_reach_less_mfu_end_to_end_than_ampere_runs() -> None:
 def test_bands_are_their_entries_and_about_2_5x_wide_on_a_calibrated_generation(
         gpu: str) -> None:
     # Issue 17: bands cover 85% of held-out runs under grouped CV, target median width ≤ 2.5x.
-    # On the 101-row calibration set (2026-12-06) the equal-tailed band grouped CV chooses is
-    # ÷ 1.95 to × 1.37, 2.67x, on Ampere, Hopper and CDNA 2 (÷ 1.89 to × 1.40 on the 97-row
-    # set, before GLM-130B, RWKV-4 14B, MiniCPM-2B, LLaDA 8B and OpenLLaMA 7B; the symmetric
-    # ×/÷ 1.62 it replaced there was 2.62x and left out only slow runs); the band is never
-    # narrowed to meet the target:
+    # On the 105-row calibration set (2026-12-06) the equal-tailed band grouped CV chooses is
+    # ÷ 2.13 to × 1.47, 3.13x, on Ampere, Hopper and CDNA 2 (÷ 1.95 to × 1.37, 2.67x, on the
+    # 101-row set, before the slow Lucie-7B, mGPT and StableLM 2 runs; ÷ 1.89 to × 1.40 on the
+    # 97-row set; the symmetric ×/÷ 1.62 it replaced there was 2.62x and left out only slow
+    # runs); the band is never narrowed to meet the target:
     # benchmarks/accuracy.py reports what the held-out runs give. A generation without its own
     # level gets the wider pooled band.
     table = load_mfu_priors()
@@ -122,7 +122,7 @@ def test_bands_are_their_entries_and_about_2_5x_wide_on_a_calibrated_generation(
         entry = table.entry("dense", acc.generation)
         assert (prior.band_factor, prior.band_high_factor) == (entry.band_factor,
                                                                entry.band_high_factor)
-        assert prior.high / prior.low <= 2.69  # the ends are rounded to 3 decimals
+        assert prior.high / prior.low <= 3.15  # the ends are rounded to 3 decimals
     else:
         assert prior.band_factor >= pooled.band_factor
         assert prior.band_high_factor >= pooled.band_high_factor
@@ -219,13 +219,13 @@ def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_sa
         sentence)
 
 
-@pytest.mark.parametrize(("gpu", "runs"), [("tpu-v4", 2), ("tpu-v3", 2), ("v100", 1)])
+@pytest.mark.parametrize(("gpu", "runs"), [("tpu-v4", 2), ("tpu-v3", 2), ("v100", 2)])
 def test_uncalibrated_generation_takes_the_pooled_level_when_lower_than_the_nearest(
     gpu: str, runs: int
 ) -> None:
     # TPU v3/v4 and Volta are nearest Ampere in peak, but their published runs (Gopher 0.30,
-    # GPT-J 0.31, PaLM 0.30, OpenLLaMA 7B 0.33, SantaCoder 0.24) sit near the pooled level,
-    # below Ampere's: the lower one.
+    # GPT-J 0.31, PaLM 0.30, OpenLLaMA 7B 0.33, SantaCoder 0.24, mGPT 0.10) sit near or below
+    # the pooled level, below Ampere's: the lower one.
     table = load_mfu_priors()
     pooled = table.entry("dense", POOLED)
     assert pooled.central < table.entry("dense", "ampere").central
@@ -283,7 +283,7 @@ def test_shaky_rows_are_recorded_with_what_was_done() -> None:
 
 def test_no_band_claims_a_run_faster_than_the_fastest_published_one() -> None:
     # The size slope carries big models near the fastest published run: at 70B on Ampere the
-    # central is 0.42 and × 1.37 would be 0.58, end to end, faster than any of the 69 runs (the
+    # central is 0.43 and × 1.47 would be 0.63, end to end, faster than any of the 73 runs (the
     # fastest, LLaMA-1 13B, ran at 0.514). The fast end is held there, and says so.
     table = load_mfu_priors()
     used = [r.end_to_end_mfu for r in table.runs if r.used]
