@@ -4,6 +4,8 @@ per-run table and the skipped rows."""
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
 
 from compute_budget.skill.hardware.mfu_table import generation_label
@@ -128,6 +130,24 @@ def _per_run(report: AccuracyReport) -> list[str]:
     return out
 
 
+def _device_count_trend(report: AccuracyReport) -> list[str]:
+    """The held-out residual (log10 of reported over estimated GPU-hours: + is slower than the
+    estimate) against log10 of the device count, on the used runs that give one: a term the
+    prior leaves out, shown so that leaving it out can be checked."""
+    lines = ["| Held out | Runs | Slope per tenfold more devices (log10) | Correlation |",
+             "|---|---|---|---|"]
+    used = [r for r in report.results if r.run.used and r.run.gpu_count]
+    for method in (BY_ORGANISATION, BY_FAMILY):
+        xs = [math.log10(r.run.gpu_count or 1) for r in used]
+        ys = [math.log10(r.reported_gpu_hours / r.estimates[method].gpu_hours) for r in used]
+        if len(xs) < 3 or statistics.pstdev(xs) == 0 or statistics.pstdev(ys) == 0:
+            continue
+        slope, _ = statistics.linear_regression(xs, ys)
+        lines.append(f"| {SHORT[method]} | {len(xs)} | {slope:+.3f} | "
+                     f"{statistics.correlation(xs, ys):+.2f} |")
+    return lines
+
+
 def _section(title: str, body: Sequence[str]) -> list[str]:
     return ["", f"## {title}", "", *body]
 
@@ -161,6 +181,9 @@ def render(report: AccuracyReport) -> str:
     out += _section(
         "Candidate forms (grouped CV on every run; a term is kept only if it lowers the error "
         "under both groupings)", _forms(report))
+    out += _section(
+        "Not modelled: cluster size (held-out error against the device count, runs that give "
+        "one)", _device_count_trend(report))
     out += _section(
         f"Priors (MFU against the BF16 dense peak, at {table.reference_params / 1e9:g}B active "
         f"parameters; ×{10 ** table.size_slope:.2f} per tenfold more, clamped to "

@@ -21,9 +21,10 @@ downtime; it is the figure an hours-and-dollars estimator needs.
 
 Why grouped, not leave-one-out: a run's siblings (the same team, cluster and year) stay in a
 leave-one-out fit, which is then optimistic for a team whose runs are not in the set — the case
-of every user. Why no other term: cluster size (too few rows report a device count) and era (a
-new run's year lies beyond every calibration row, and a level de-trended by year predicted
-held-out runs worse when tried) are not modelled. Runs whose numbers do not measure end-to-end
+of every user. Why no other term: cluster size (the held-out error of the used runs that give a
+device count shows no trend with it; :mod:`.accuracy` prints the slope) and era (a new run's
+year lies beyond every calibration row, and a level de-trended by year predicted held-out runs
+worse when tried) are not modelled. Runs whose numbers do not measure end-to-end
 utilisation are kept in the benchmark but left out of the derivation, with the reason
 (:data:`.published_runs.EXCLUDED`), and so are FP8 runs (the priors are against the BF16 peak)
 and encoder runs (the package has no encoder prior).
