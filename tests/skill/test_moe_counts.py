@@ -14,7 +14,14 @@ import pytest
 from inline_snapshot import snapshot
 from pydantic import ValidationError
 
-from compute_budget import MemorySpec, RunSpec, count_params, estimate_memory, get_preset
+from compute_budget import (
+    MemorySpec,
+    RunSpec,
+    count_params,
+    estimate_memory,
+    estimate_run,
+    get_preset,
+)
 from compute_budget.prompts import render_optimal
 from compute_budget.skill.errors import describe_error
 from compute_budget.skill.model.shape import (
@@ -78,6 +85,18 @@ def test_routed_params_from_the_counts_are_the_configs_routed_experts(preset: st
     assert routed_params(counts.total, counts.active, arch.experts,
                          arch.experts_per_token) == pytest.approx(counts.routed_experts,
                                                                   rel=1e-9)
+
+
+def test_a_moe_barely_above_its_active_count_still_skips_some_experts() -> None:
+    # Found by the bounds fuzz (test_fuzz): params one ulp above active_params made the ideal
+    # E/k ratio 1, so E = k = 8, no expert was ever skipped and the expert width divided by
+    # E - k = 0. The default count is now the power of two above k as well.
+    total, active = 1.0000000000000004, 1.0
+    assert default_experts(total, active, 8) == 16
+    assert default_experts(8e9, 7.999e9, 1) == 2
+    est = estimate_run(RunSpec(params=total, active_params=active, tokens=1, gpu="h100",
+                               gpu_count=1))
+    assert est.gpu_hours > 0 and est.mfu > 0
 
 
 def test_given_experts_and_the_top_k_derived_from_them() -> None:

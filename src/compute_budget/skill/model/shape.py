@@ -252,8 +252,10 @@ def default_experts(total: float, active: float, experts_per_token: int) -> int:
     """The expert count for k = ``experts_per_token``: the power of two at or above
     k·(1 + (N − A)/(s·A)), s = ACTIVE_EXPERT_SHARE (rounding up keeps the k active experts
     within s of the active parameters, so the rest of the model is never empty; published
-    MoEs use powers of two: 8, 16, 64, 128, 256)."""
-    return 1 << math.ceil(math.log2(experts_per_token * _ideal_ratio(total, active) - 1e-9))
+    MoEs use powers of two: 8, 16, 64, 128, 256). Always more than k, so that some experts are
+    skipped even when N is barely above A."""
+    ideal = experts_per_token * _ideal_ratio(total, active) - 1e-9
+    return 1 << math.ceil(math.log2(max(ideal, experts_per_token + 1)))
 
 
 def default_experts_per_token(total: float, active: float, experts: int) -> int:
