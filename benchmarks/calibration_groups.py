@@ -126,6 +126,8 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"openllama", "OpenLM Research (UC Berkeley)", "OpenLLaMA"),
     Lineage(r"lucie", "LINAGORA (OpenLLM-France)", "Lucie"),
     Lineage(r"mgpt", "SberDevices (ai-forever)", "mGPT"),
+    Lineage(r"bamba", "IBM", "Bamba"),
+    Lineage(r"modernbert", "Answer.AI and LightOn", "ModernBERT", architecture="encoder"),
     Lineage(r"alexatm", "Amazon", "AlexaTM", architecture="encoder"),
     # MosaicML's BERT benchmark recipe (2023): MosaicML, Databricks since 2023, as MPT above.
     Lineage(r"mosaicml bert", "Databricks", "MosaicML BERT", architecture="encoder"),

@@ -1,10 +1,10 @@
 """benchmarks/accuracy.py: the calibrated prior on runs it was not fitted to (grouped CV).
 
 Issue 17's targets, under both groupings (one organisation, one model family held out at a
-time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 105-row
-calibration set the data miss the median error and the width under both groupings (0.108 and
-3.12x with an organisation held out, 0.107 and 3.10x with a model family; coverage 67/73 = 92%
-and 66/73 = 90% is met, with equal-tailed bands), so the benchmark says so and exits 1, and these
+time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 107-row
+calibration set the data miss the median error and the width under both groupings (0.105 and
+3.12x with an organisation held out, 0.099 and 3.11x with a model family; coverage 67/74 = 91%
+under both is met, with equal-tailed bands), so the benchmark says so and exits 1, and these
 tests pin the
 measured figures instead of asserting the targets (issue 17: do not tune on the held-out scores,
 do not loosen the targets).
@@ -44,13 +44,13 @@ pytestmark = pytest.mark.slow  # re-derives the prior once per held-out group
 MEASURED = {
     # method: (runs, median |log10 error|, covered, median band width), on the runs the
     # derivation uses; `uv run python -m benchmarks.accuracy` prints them.
-    BY_ORGANISATION: (73, 0.108, 67, 3.12),
-    BY_FAMILY: (73, 0.107, 66, 3.10),
-    FLAT: (73, 0.182, 29, 1.67),
+    BY_ORGANISATION: (74, 0.105, 67, 3.12),
+    BY_FAMILY: (74, 0.099, 67, 3.11),
+    FLAT: (74, 0.182, 30, 1.67),
 }
-"""The figures the benchmark measured on the calibration set of 2026-12-06 (105 rows: the A800,
+"""The figures the benchmark measured on the calibration set of 2026-12-06 (107 rows: the A800,
 Paloma, Olmo 3, Pleias, OPT-175B, GLM-130B, RWKV-4 14B, MiniCPM-2B, LLaDA 8B, OpenLLaMA 7B,
-StableLM 2, Lucie-7B, MPT-1b, mGPT and encoder–decoder rows added; Pythia out of the
+StableLM 2, Lucie-7B, MPT-1b, mGPT, Bamba-9B and encoder rows added; Pythia out of the
 derivation), with equal-tailed bands whose fast end stops at the fastest run the fit used (on the
 101-row set: 62/69 and 61/69 at 2.71x and 2.68x; on the 97-row set: 59/64 and 57/64 at 2.65x; the
 symmetric bands gave 55/64 covered at 2.79x and 2.69x)."""
@@ -72,8 +72,8 @@ def test_the_targets_are_issue_17s_and_the_exit_code_says_they_are_missed() -> N
     rep = report()
     org, fam = (f"Calibrated prior, grouped CV: one {g} held out: "
                 for g in ("organisation", "model family"))
-    assert rep.missed == [f"{org}median error 0.108", f"{org}median band width 3.12x",
-                          f"{fam}median error 0.107", f"{fam}median band width 3.10x"]
+    assert rep.missed == [f"{org}median error 0.105", f"{org}median band width 3.12x",
+                          f"{fam}median error 0.099", f"{fam}median band width 3.11x"]
     printed: list[str] = []
     assert main(printed.append) == 1
     assert "**Missed** (the benchmark exits 1)" in printed[0]
@@ -105,8 +105,8 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
         assert s[method].median_error < s[FLAT].median_error
         assert s[method].coverage > s[FLAT].coverage
         assert s[method].mean_error < s[PEAK].mean_error
-        # the width target is missed on the 105-row set (3.12x and 3.10x; 2.71x and 2.68x on
-        # the 101-row set, before the slow Lucie-7B and mGPT runs; coverage 92% and 90%, 84% on
+        # the width target is missed on the 107-row set (3.12x and 3.11x; 2.71x and 2.68x on
+        # the 101-row set, before the slow Lucie-7B and mGPT runs; coverage 91% and 91%, 84% on
         # the 95-row set): pinned in MEASURED; here only that they stay within 30% of the
         # width target and two points of the coverage
         assert s[method].median_width <= TARGETS["median_width"] * 1.3
@@ -116,7 +116,7 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
 def test_held_out_runs_outside_the_band_are_not_all_on_the_slow_side() -> None:
     # The equal-tailed band leaves out at most 7.5% of held-out runs on each side. With the
     # symmetric ×/÷ band of the same width every miss was slower than its slow end (9 of 64:
-    # 14%, the over-budget surprise, on the 97-row set); now 3 of 73 by organisation, 4 by
+    # 14%, the over-budget surprise, on the 97-row set); now 3 of 74 by organisation, 4 by
     # family.
     used = [r for r in report().results if r.run.used]
     for method in (BY_ORGANISATION, BY_FAMILY):
@@ -151,9 +151,9 @@ def test_rendered_report_has_both_groupings_the_baselines_and_the_splits() -> No
 
 
 def test_the_device_count_left_out_of_the_prior_shows_no_trend_in_the_held_out_error() -> None:
-    # derive_priors leaves cluster size out; the benchmark prints why. On the 105-row set 52 used
-    # runs give a device count, and their held-out error moves by -0.017 (by organisation) and
-    # -0.016 (by family) in log10 per tenfold more devices (correlation -0.07 and -0.06): a
+    # derive_priors leaves cluster size out; the benchmark prints why. On the 107-row set 53 used
+    # runs give a device count, and their held-out error moves by -0.017 in log10 per tenfold
+    # more devices under both groupings (correlation -0.06): a
     # factor of 1.04 from 8 to 1,024 devices, far inside the band.
     text = render(report())
     section = text.split("## Not modelled: cluster size")[1].split("\n## ")[0]
@@ -162,7 +162,7 @@ def test_the_device_count_left_out_of_the_prior_shows_no_trend_in_the_held_out_e
     assert [row[0] for row in rows] == ["| by organisation", "| by family"]
     for row in rows:
         runs, slope, corr = int(row[1]), float(row[2]), float(row[3].rstrip(" |"))
-        assert runs == 52 and abs(slope) < 0.05 and abs(corr) < 0.2
+        assert runs == 53 and abs(slope) < 0.05 and abs(corr) < 0.2
 
 
 def test_per_generation_and_per_class_splits_cover_every_usable_run() -> None:

@@ -66,19 +66,19 @@ def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.21): 7.15B parameters on 143B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.21): 7.16B parameters on 143B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.09): 4.8B parameters on 96B tokens**: 20.5 days and $23,604 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.10): 4.9B parameters on 98.1B tokens**: 21.2 days and $24,372 at the median MFU.
 
-Each row spends 6.13 × 10²¹ FLOPs at the MFU prior for its size.
+Each row spends 6.16 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M | 10.2T | 102,174 | 65.9 – 140 | $50,490 | $75,735 – $160,938 | yes | yes |
-| 1B | 1.02T | 1,022 | 53.7 – 113 | $41,118 | $61,677 – $130,380 | yes | yes |
-| 10B | 102B | 10.22 | 42.1 – 89.6 | $32,238 | $48,357 – $103,000 | at slow end | yes |
-| 100B | 10.2B | 0.1022 | 44.5 – 95.4 | $34,120 | $51,180 – $109,657 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
-| **7.15B** | **143B** | **20** | 43.5 – 92.4 | $33,333 | $50,000 – $106,186 | at slow end | yes |
+| 100M | 10.3T | 102,670 | 65.7 – 134 | $50,365 | $75,547 – $154,478 | yes | yes |
+| 1B | 1.03T | 1,027 | 53.6 – 109 | $41,071 | $61,607 – $124,699 | yes | yes |
+| 10B | 103B | 10.27 | 42.1 – 85.8 | $32,243 | $48,364 – $98,571 | at slow end | yes |
+| 100B | 10.3B | 0.1027 | 44.6 – 91.6 | $34,160 | $51,240 – $105,221 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **7.16B** | **143B** | **20** | 43.5 – 89.2 | $33,333 | $50,000 – $102,475 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
@@ -99,15 +99,15 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M | 16.7T | 166,667 | 108 – 228 | $82,360 | $123,540 – $262,522 | yes |
-| 1B | 1.67T | 1,667 | 87.6 – 185 | $67,072 | $100,607 – $212,676 | yes |
-| 10B | 167B | 16.67 | 68.6 – 146 | $52,587 | $78,880 – $168,014 | yes |
-| 100B | 16.7B | 0.1667 | 72.5 – 155 | $55,575 | $83,363 – $178,506 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 69.3 – 148 | $53,085 | $79,628 – $169,711 | yes |
+| 100M | 16.7T | 166,667 | 107 – 218 | $81,759 | $122,638 – $250,767 | yes |
+| 1B | 1.67T | 1,667 | 87.0 – 176 | $66,672 | $100,008 – $202,427 | yes |
+| 10B | 167B | 16.67 | 68.3 – 139 | $52,341 | $78,511 – $160,013 | yes |
+| 100B | 16.7B | 0.1667 | 72.3 – 148 | $55,373 | $83,059 – $170,461 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 69.0 – 141 | $52,835 | $79,252 – $161,552 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.10 – 0.31), a prior from 19 published runs on Hopper, calibrated 2026-12-06; give a measured one.
+- MFU: 0.21 (0.10 – 0.30), a prior from 19 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -175,10 +175,10 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
-    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.213 ×
-    # 0.913^0.105 ÷ 2.13 = 0.099, the 105-row calibration set) × 0.4 / 0.099.
+    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.214 ×
+    # 0.913^0.104 ÷ 2.04 = 0.104, the 107-row calibration set) × 0.4 / 0.104.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 18.3 | $28,002 | $42,004 – $168,014 |" in bold
+    assert "| 4.57 – 17.4 | $28,002 | $42,004 – $160,013 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -231,12 +231,12 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
 ) -> None:
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
     # 64 70 days; the slow end is the median days × the band's ÷ factor (the packaged table's,
-    # 2.13 on the 105-row calibration set).
+    # 2.04 on the 107-row calibration set).
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 1,192 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 1,135 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
-    assert "| 69.7 – 149 |" in out and "longer than any plan" not in out
+    assert "| 69.7 – 142 |" in out and "longer than any plan" not in out
 
 
 def test_a_capped_fast_end_is_said_in_the_short_reply(cli: Cli) -> None:

@@ -103,7 +103,7 @@ def test_kill_criteria_against_hand_computation() -> None:
     d = decision_summary(est, 2.0, 0.5, 1.0, budget_usd=40_000)
     kills = {k.metric: k for k in d.kill_criteria}
     # slow end of the band: min(prior low, 0.4) = the Ampere prior's low end for a 7B model
-    # (0.16 in the 2026-12-06 calibration, its band ÷ 2.13 of the central) → 1e11 tokens over
+    # (0.165 in the 2026-12-06 calibration, its band ÷ 2.04 of the central) → 1e11 tokens over
     # 4.2e21 / (8 · 312e12 · low) s; per device:
     low = est.mfu_used.range[0]
     assert low == pytest.approx(est.mfu_used.prior.low) and 0.15 < low < 0.25
