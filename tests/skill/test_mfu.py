@@ -7,7 +7,7 @@ from importlib import resources
 import pytest
 
 from compute_budget import MfuPrior, get_accelerator, mfu_prior
-from compute_budget.skill.hardware.mfu import FAMILY_PRIORS, FP8_SPEEDUP
+from compute_budget.skill.hardware.mfu import FAMILY_PRIORS, FP8_SPEEDUP, prior_from_table
 from compute_budget.skill.hardware.mfu_table import POOLED, load_mfu_priors
 
 CALIBRATED_GPUS = ["a100", "a100-40gb", "a800", "h100", "h800", "h200"]
@@ -295,6 +295,15 @@ def test_no_band_claims_a_run_faster_than_the_fastest_published_one() -> None:
     assert big.central * big.band_high_factor > table.highest_mfu
     assert big.high == table.highest_mfu and big.fast_end_cap == table.highest_mfu
     assert big.low == pytest.approx(big.central / big.band_factor, abs=1e-3)  # slow end kept
+    # at the size clamp (405B) the slope carries the central itself to the fastest run; it is
+    # held there too, so "fast end held at 0.51" stays true and no band is inverted
+    largest = mfu_prior("dense", a100, "bf16", params=405e9)
+    assert largest.central <= table.highest_mfu and largest.high == table.highest_mfu
+    assert largest.low < largest.central <= largest.high
+    lowered = table.model_copy(update={"highest_mfu": 0.3})
+    held = prior_from_table(lowered, "dense", a100, "bf16", params=70e9)
+    assert held.central == held.high == 0.3 and held.fast_end_cap == 0.3
+    assert held.low == pytest.approx(0.3 / held.band_factor, abs=1e-3)
     small = mfu_prior("dense", a100, "bf16", params=7e9)
     assert small.fast_end_cap is None
     assert small.high == pytest.approx(small.central * small.band_high_factor, abs=1e-3)

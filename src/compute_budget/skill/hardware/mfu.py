@@ -149,7 +149,8 @@ class MfuPrior(BaseModel):
         default=None,
         description="When the band's high end was held down: the end-to-end MFU it was held "
                     "at, the fastest published run of the calibration set (no band claims a "
-                    "run faster than any published one); None when it was not.")
+                    "run faster than any published one; the central is held there too when "
+                    "the size term reaches it); None when it was not.")
     observed: ObservedMfu | None = Field(
         default=None,
         description="End-to-end MFU the published runs of this family on this generation "
@@ -279,16 +280,17 @@ def _factors(table: MfuPriorTable, entry: MfuPriorEntry) -> tuple[float, float]:
 
 def _scaled(table: MfuPriorTable, level: float, factors: tuple[float, float],
             size: dict[str, object]) -> dict[str, float | None]:
-    """Central and band at the size term's scale; the fast end held at the fastest published
-    run's MFU (the table's ``highest_mfu``), never below the central."""
-    scale = float(size["size_factor"])  # type: ignore[arg-type]
-    central = level * scale
-    down, up = factors
+    """Central and band at the size term's scale, neither above the fastest published run's
+    MFU (the table's ``highest_mfu``): the size slope can carry the largest models to it, so
+    the central is held there too, and ``fast_end_cap`` says the band's fast end was."""
     cap = table.highest_mfu or MAX_PRIOR_MFU
-    high = max(central, min(cap, central * up))
+    unheld = level * float(size["size_factor"])  # type: ignore[arg-type]
+    central = min(unheld, cap)
+    down, up = factors
     return {"central": round(central, 3), "low": round(central / down, 3),
-            "high": round(high, 3), "level": level, "band_factor": down, "band_high_factor": up,
-            "fast_end_cap": cap if central * up > cap and table.highest_mfu else None}
+            "high": round(min(cap, central * up), 3), "level": level, "band_factor": down,
+            "band_high_factor": up,
+            "fast_end_cap": cap if unheld * up > cap and table.highest_mfu else None}
 
 
 def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator,
