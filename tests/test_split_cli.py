@@ -246,6 +246,6 @@ def test_a_capped_fast_end_is_said_in_the_short_reply(cli: Cli) -> None:
     line = next(x for x in out.splitlines() if x.startswith("- MFU:"))
     cap = load_mfu_priors().highest_mfu
     assert cap is not None and f" – {cap:.2f})" in line
-    assert f"Fast end held at {cap:.2f}, the fastest published run end to end." in line
+    assert f"The MFU band's fast end is held at {cap:.2f}, the fastest published run end to end." in line
     _, small, _ = cli("split", "--budget-usd", "50000", "--gpu", "a100")
-    assert "Fast end held" not in small
+    assert "fast end is held" not in small

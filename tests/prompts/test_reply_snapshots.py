@@ -131,12 +131,12 @@ def test_plan_reply_says_when_a_fast_end_is_held(cli: Cli) -> None:
     text = _reply(cli, "plan", "--params", "70B", "--tokens", "1.4T", "--deadline-days", "120",
                   "--gpu-types", "a100,h100")
     assert text.rstrip().endswith(
-        "with a ×1.50 failure budget. Fast end held at 0.51 on A100 80GB SXM, the fastest "
+        "with a ×1.50 failure budget. The MFU band's fast end is held at 0.51 on A100 80GB SXM, the fastest "
         "published run end to end.")
     both = _reply(cli, "plan", "--params", "70B", "--tokens", "1.4T", "--deadline-days", "120",
                   "--gpu-types", "a100,a800")
-    assert "Fast end held at 0.51 on A100 80GB SXM and A800 SXM, the fastest" in both
-    assert "Fast end held" not in _reply(cli, "plan", "--params", "70B", "--tokens", "1.4T",
+    assert "The MFU band's fast end is held at 0.51 on A100 80GB SXM and A800 SXM, the fastest" in both
+    assert "fast end is held" not in _reply(cli, "plan", "--params", "70B", "--tokens", "1.4T",
                                          "--deadline-days", "120", "--gpu-types", "a100",
                                          "--mfu", "0.4")
 

@@ -402,9 +402,9 @@ def test_estimate_says_when_the_fast_end_is_held_at_the_fastest_published_run() 
     est = estimate_run(big)
     cap = est.mfu_used.prior.fast_end_cap if est.mfu_used.prior else None
     assert cap is not None and est.mfu_used.range[1] == cap
-    sentence = f"Fast end held at {cap:.2f}, the fastest published run end to end."
+    sentence = f"The MFU band's fast end is held at {cap:.2f}, the fastest published run end to end."
     short, full = render_estimate(est), render_estimate(est, detail="full")
     assert sentence in short and sentence in full
     small = render_estimate(estimate_run(RunSpec(params="7B", tokens="2T", gpu="a100",
                                                  gpu_count=512)), detail="full")
-    assert "Fast end held" not in small
+    assert "fast end is held" not in small

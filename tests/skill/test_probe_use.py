@@ -168,8 +168,9 @@ def test_the_probe_report_says_when_the_priors_fast_end_is_held() -> None:
     assert big.prior.high == pytest.approx(big.prior.fast_end_cap)
     text = render_probe(big)
     assert (f"{big.prior.high:.2f}), end to end from" in text
-            and f"keeps the prior's low. Fast end held at {big.prior.fast_end_cap:.2f}, the "
-            "fastest published run end to end.\n- Activations:" in text)
+            and "keeps the prior's low. The MFU band's fast end is held at "
+            f"{big.prior.fast_end_cap:.2f}, the fastest published run end to end.\n"
+            "- Activations:" in text)
     small = probe_report(ProbeSpec(preset="llama-3.2-1b", seq_len=4096),
                          ProbeResult.model_validate(a100))
     assert small.prior is not None and small.prior.fast_end_cap is None
