@@ -157,8 +157,9 @@ def test_skill_has_few_modules_at_its_top_level_and_a_readme() -> None:
         assert f"`{wing}/`" in readme
 
 
-@pytest.mark.parametrize("path", sorted((SRC / PACKAGE).rglob("*.py")),
-                         ids=lambda p: str(p.relative_to(SRC)))
+@pytest.mark.parametrize("path", sorted([*(SRC / PACKAGE).rglob("*.py"),
+                                          *(SRC.parent / "benchmarks").rglob("*.py")]),
+                         ids=lambda p: str(p.relative_to(SRC.parent)))
 def test_modules_and_functions_are_readable_in_one_sitting(path: Path) -> None:
     text = path.read_text()
     lines = len(text.splitlines())

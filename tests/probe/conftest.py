@@ -1,7 +1,7 @@
-"""The torch-dependent probe tests: skipped when torch or transformers is missing, except under
-COMPUTE_BUDGET_REQUIRE_TORCH=1 (``.ci/run`` sets it after installing the CPU build of torch),
-where they fail instead. Nothing here imports torch at collection, so the quick suite needs
-neither."""
+"""The torch-dependent tests (the probe's, and the activation benchmark's re-measurement):
+skipped when torch or transformers is missing, except under COMPUTE_BUDGET_REQUIRE_TORCH=1
+(``.ci/run`` sets it after installing the CPU build of torch), where they fail instead. Nothing
+here imports torch at collection, so the quick suite needs neither."""
 
 from __future__ import annotations
 
