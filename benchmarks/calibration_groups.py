@@ -131,6 +131,8 @@ LINEAGES: tuple[Lineage, ...] = (
     Lineage(r"alexatm", "Amazon", "AlexaTM", architecture="encoder"),
     # MosaicML's BERT benchmark recipe (2023): MosaicML, Databricks since 2023, as MPT above.
     Lineage(r"mosaicml bert", "Databricks", "MosaicML BERT", architecture="encoder"),
+    Lineage(r"trillion", "Trillion Labs", "Trillion"),
+    Lineage(r"mamba-7b \(tri\)", "Toyota Research Institute", "Mamba-7B (TRI)"),
 )
 """Every lineage of the calibration set, matched at the start of the model name, first match
 wins (BloombergGPT comes before BLOOM, whose name it starts with)."""

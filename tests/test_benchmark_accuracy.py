@@ -1,10 +1,10 @@
 """benchmarks/accuracy.py: the calibrated prior on runs it was not fitted to (grouped CV).
 
 Issue 17's targets, under both groupings (one organisation, one model family held out at a
-time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 107-row
-calibration set the data miss the median error and the width under both groupings (0.105 and
-3.12x with an organisation held out, 0.099 and 3.11x with a model family; coverage 67/74 = 91%
-under both is met, with equal-tailed bands), so the benchmark says so and exits 1, and these
+time): median |log10 error| ≤ 0.08, coverage ≥ 85%, median band width ≤ 2.5x. On the 114-row
+calibration set the data miss the median error and the width under both groupings (0.117 and
+2.90x with an organisation held out, 0.109 and 3.00x with a model family; coverage 72/81 = 89%
+and 71/81 = 88% is met, with equal-tailed bands), so the benchmark says so and exits 1, and these
 tests pin the
 measured figures instead of asserting the targets (issue 17: do not tune on the held-out scores,
 do not loosen the targets).
@@ -44,11 +44,13 @@ pytestmark = pytest.mark.slow  # re-derives the prior once per held-out group
 MEASURED = {
     # method: (runs, median |log10 error|, covered, median band width), on the runs the
     # derivation uses; `uv run python -m benchmarks.accuracy` prints them.
-    BY_ORGANISATION: (74, 0.105, 67, 3.12),
-    BY_FAMILY: (74, 0.099, 67, 3.11),
-    FLAT: (74, 0.182, 30, 1.67),
+    BY_ORGANISATION: (81, 0.117, 72, 2.90),
+    BY_FAMILY: (81, 0.109, 71, 3.00),
+    FLAT: (81, 0.187, 31, 1.67),
 }
-"""The figures the benchmark measured on the calibration set of 2026-12-06 (107 rows: the A800,
+"""The figures the benchmark measured on the calibration set of 2026-12-06 (114 rows; on the
+107-row set, before the SmolLM, SmolLM2, Phi-3-small, Trillion-7B and Mamba-7B runs: 67/74 and
+67/74 at 0.105 and 0.099, 3.12x and 3.11x; the 107 rows: the A800,
 Paloma, Olmo 3, Pleias, OPT-175B, GLM-130B, RWKV-4 14B, MiniCPM-2B, LLaDA 8B, OpenLLaMA 7B,
 StableLM 2, Lucie-7B, MPT-1b, mGPT, Bamba-9B and encoder rows added; Pythia out of the
 derivation), with equal-tailed bands whose fast end stops at the fastest run the fit used (on the
@@ -72,8 +74,8 @@ def test_the_targets_are_issue_17s_and_the_exit_code_says_they_are_missed() -> N
     rep = report()
     org, fam = (f"Calibrated prior, grouped CV: one {g} held out: "
                 for g in ("organisation", "model family"))
-    assert rep.missed == [f"{org}median error 0.105", f"{org}median band width 3.12x",
-                          f"{fam}median error 0.099", f"{fam}median band width 3.11x"]
+    assert rep.missed == [f"{org}median error 0.117", f"{org}median band width 2.90x",
+                          f"{fam}median error 0.109", f"{fam}median band width 3.00x"]
     printed: list[str] = []
     assert main(printed.append) == 1
     assert "**Missed** (the benchmark exits 1)" in printed[0]
@@ -105,7 +107,8 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
         assert s[method].median_error < s[FLAT].median_error
         assert s[method].coverage > s[FLAT].coverage
         assert s[method].mean_error < s[PEAK].mean_error
-        # the width target is missed on the 107-row set (3.12x and 3.11x; 2.71x and 2.68x on
+        # the width target is missed on the 114-row set (2.90x and 3.00x; 3.12x and 3.11x on
+        # the 107-row set; 2.71x and 2.68x on
         # the 101-row set, before the slow Lucie-7B and mGPT runs; coverage 91% and 91%, 84% on
         # the 95-row set): pinned in MEASURED; here only that they stay within 30% of the
         # width target and two points of the coverage
@@ -116,8 +119,8 @@ def test_grouped_cv_beats_the_flat_baseline_under_both_groupings() -> None:
 def test_held_out_runs_outside_the_band_are_not_all_on_the_slow_side() -> None:
     # The equal-tailed band leaves out at most 7.5% of held-out runs on each side. With the
     # symmetric ×/÷ band of the same width every miss was slower than its slow end (9 of 64:
-    # 14%, the over-budget surprise, on the 97-row set); now 3 of 74 by organisation, 4 by
-    # family.
+    # 14%, the over-budget surprise, on the 97-row set); now 5 of 81 under both groupings
+    # (Pleias 3B, OPT-175B, RWKV-4 14B, Lucie-7B, mGPT), on the 114-row set.
     used = [r for r in report().results if r.run.used]
     for method in (BY_ORGANISATION, BY_FAMILY):
         slow = [r.run.name for r in used if not r.estimates[method].covered
@@ -151,10 +154,10 @@ def test_rendered_report_has_both_groupings_the_baselines_and_the_splits() -> No
 
 
 def test_the_device_count_left_out_of_the_prior_shows_no_trend_in_the_held_out_error() -> None:
-    # derive_priors leaves cluster size out; the benchmark prints why. On the 107-row set 53 used
-    # runs give a device count, and their held-out error moves by -0.017 in log10 per tenfold
-    # more devices under both groupings (correlation -0.06): a
-    # factor of 1.04 from 8 to 1,024 devices, far inside the band.
+    # derive_priors leaves cluster size out; the benchmark prints why. On the 114-row set 57 used
+    # runs give a device count, and their held-out error moves by +0.011 to +0.012 in log10 per
+    # tenfold more devices (correlation +0.04 to +0.05): a
+    # factor of 1.06 from 8 to 1,024 devices, far inside the band.
     text = render(report())
     section = text.split("## Not modelled: cluster size")[1].split("\n## ")[0]
     rows = [line.split(" | ") for line in section.splitlines()
@@ -162,7 +165,7 @@ def test_the_device_count_left_out_of_the_prior_shows_no_trend_in_the_held_out_e
     assert [row[0] for row in rows] == ["| by organisation", "| by family"]
     for row in rows:
         runs, slope, corr = int(row[1]), float(row[2]), float(row[3].rstrip(" |"))
-        assert runs == 53 and abs(slope) < 0.05 and abs(corr) < 0.2
+        assert runs == 57 and abs(slope) < 0.05 and abs(corr) < 0.2
 
 
 def test_per_generation_and_per_class_splits_cover_every_usable_run() -> None:
@@ -268,8 +271,15 @@ def test_readme_prose_quotes_the_measured_figures() -> None:
         f"{seen.low:.2f}–{seen.high:.2f}",
     ):
         assert figure in readme, figure
-    # the terms the README names: the MoE ratio is kept by a little on the 97-row set (it was
-    # left out on the 95-row set), and the README says which
-    assert table.form == ("generation", "size", "moe_ratio")
-    assert f"× {table.moe_ratio:g}, the median ratio of the" in readme
-    assert "Those three terms" in readme and "the MoE ratio by a little" in readme
+    # the terms the README names: the MoE ratio was kept by a hair on the 97- to 107-row sets
+    # and is left out on the 114-row set (it was left out on the 95-row set too), and the README
+    # says which, with the held-out errors that decided it
+    assert table.form == ("generation", "size") and table.moe_ratio == 1.0
+    assert "Those two terms are the ones" in readme
+    scores = {frozenset(s.terms): s for s in table.form_scores}
+    with_moe = scores[frozenset({"generation", "size", "moe_ratio"})]
+    without = scores[frozenset({"generation", "size"})]
+    assert (f"error {with_moe.organisation_error:g} with it against "
+            f"{without.organisation_error:g} without by organisation") in readme
+    assert with_moe.organisation_error > without.organisation_error
+    assert with_moe.family_error > without.family_error

@@ -65,19 +65,19 @@ def test_console_scripts_match_the_design() -> None:
 
 
 def test_skill_example_numbers_are_what_the_tools_say() -> None:
-    # SKILL.md's example: 7B × 100B tokens on 8 A100 → about 58 days (40–118 over the band),
-    # about $30k with the failure budget; +0.3 ± 0.2 against a baseline of 1.0 → no-go.
+    # SKILL.md's example: 7B × 100B tokens on 8 A100 → about 60 days (39–120 over the band),
+    # about $31k with the failure budget; +0.3 ± 0.2 against a baseline of 1.0 → no-go.
     from compute_budget import RunSpec, decision_summary, estimate_run
 
-    assert "about 58 days" in SKILL and "(40–118 over the MFU band)" in SKILL
+    assert "about 60 days" in SKILL and "(39–120 over the MFU band)" in SKILL
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").replace("> ", "").split())
-    assert "About 58 days (40–118 over the MFU band) and about $30k" in readme  # its session
-    assert "about $30k with the failure budget" in SKILL
+    assert "About 60 days (39–120 over the MFU band) and about $31k" in readme  # its session
+    assert "about $31k with the failure budget" in SKILL
     est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8))
-    assert round(est.wall_days) == 58
-    assert [round(d) for d in est.wall_days_range] == [40, 118]
+    assert round(est.wall_days) == 60
+    assert [round(d) for d in est.wall_days_range] == [39, 120]
     assert est.dollar_cost_with_failures is not None
-    assert round(est.dollar_cost_with_failures / 1000) == 30
+    assert round(est.dollar_cost_with_failures / 1000) == 31
     assert decision_summary(est, 0.3, 0.2, 1.0).verdict == "no-go"
     assert "**no-go**: even 0.5 (gain + σ) is below 1.0" in SKILL
 

@@ -74,15 +74,15 @@ def test_readme_narayanan_example_prints_what_it_says() -> None:
 
 def test_readme_spot_checks_of_two_large_runs() -> None:
     # README "How accurate it is": the size term brings the largest published runs inside
-    # their bands (Llama 2 70B 1.3% over, Llama 3.1 405B 9.9% over its reported hours, on the
-    # 107-row calibration set).
+    # their bands (Llama 2 70B 1.6% under, Llama 3.1 405B 3.6% over its reported hours, on the
+    # 114-row calibration set; 1.3% and 9.9% over on the 107-row set).
     from compute_budget import RunSpec, estimate_run
 
-    assert "Llama 2 70B 1.3% over" in README and "Llama 3.1 405B 9.9% over" in README
+    assert "Llama 2 70B 1.6% under" in README and "Llama 3.1 405B 3.6% over" in README
     llama2 = estimate_run(RunSpec(params="70B", tokens="2T", gpu="a100", gpu_count=2048))
-    assert abs(llama2.gpu_hours / 1_720_320 - 1 - 0.013) < 0.005  # Touvron et al. 2023, Table 2
+    assert abs(llama2.gpu_hours / 1_720_320 - 1 + 0.016) < 0.005  # Touvron et al. 2023, Table 2
     llama31 = estimate_run(RunSpec(params="405B", tokens="15.6T", gpu="h100", gpu_count=16384))
-    assert abs(llama31.gpu_hours / 30.84e6 - 1 - 0.099) < 0.005  # Llama 3.1 model card
+    assert abs(llama31.gpu_hours / 30.84e6 - 1 - 0.036) < 0.005  # Llama 3.1 model card
     for run, reported in ((llama2, 1_720_320), (llama31, 30.84e6)):
         low, high = run.gpu_hours_range
         assert low < reported < high

@@ -6,6 +6,8 @@ import json
 import pytest
 from inline_snapshot import snapshot
 
+from compute_budget.skill.hardware.catalog import get_accelerator
+from compute_budget.skill.hardware.mfu import mfu_prior
 from compute_budget.skill.hardware.mfu_table import load_mfu_priors
 from tests.conftest import Cli
 
@@ -42,8 +44,10 @@ def test_json_rows_have_days_dollars_and_ranges(cli: Cli) -> None:
     costs = [r["dollar_cost_with_failures"] for r in rows]
     assert costs[:3] == sorted(costs[:3], reverse=True) and costs[0] > 50_000
     # 100B fits 8 × H100 only with CPU offload and full recomputation: its layout's cost is in
-    # its days and dollars, so it costs more than the 10B row.
-    assert rows[3]["fit_slowdown"] > 1.3 and costs[3] > costs[2]
+    # its days and dollars (its MFU is the prior at 100B divided by the layout's slowdown).
+    prior = mfu_prior("dense", get_accelerator("h100"), "bf16", params=1e11)
+    assert rows[3]["fit_slowdown"] > 1.3
+    assert rows[3]["mfu"] == pytest.approx(prior.central / rows[3]["fit_slowdown"])
 
 
 COMMON = {
@@ -66,23 +70,23 @@ def test_short_reply_for_a_dollar_budget(cli: Cli) -> None:
     assert out == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.21): 7.16B parameters on 143B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.20): 6.99B parameters on 140B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.10): 4.9B parameters on 98.1B tokens**: 21.2 days and $24,372 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.09): 4.8B parameters on 96B tokens**: 21.6 days and $24,866 at the median MFU.
 
-Each row spends 6.16 × 10²¹ FLOPs at the MFU prior for its size.
+Each row spends 5.86 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 100M | 10.3T | 102,670 | 65.7 – 134 | $50,365 | $75,547 – $154,478 | yes | yes |
-| 1B | 1.03T | 1,027 | 53.6 – 109 | $41,071 | $61,607 – $124,699 | yes | yes |
-| 10B | 103B | 10.27 | 42.1 – 85.8 | $32,243 | $48,364 – $98,571 | at slow end | yes |
-| 100B | 10.3B | 0.1027 | 44.6 – 91.6 | $34,160 | $51,240 – $105,221 | yes | yes, with CPU offload, its layout ×1.35 in the days and cost |
-| **7.16B** | **143B** | **20** | 43.5 – 89.2 | $33,333 | $50,000 – $102,475 | at slow end | yes |
+| 100M | 9.77T | 97,710 | 72.6 – 148 | $55,650 | $83,475 – $169,828 | yes | yes |
+| 1B | 977B | 977.1 | 56.0 – 113 | $42,919 | $64,379 – $129,605 | yes | yes |
+| 10B | 97.7B | 9.771 | 41.6 – 84.0 | $31,877 | $47,816 – $96,569 | at slow end | yes |
+| 100B | 9.77B | 0.09771 | 41.5 – 84.0 | $31,820 | $47,730 – $96,562 | at slow end | yes, with CPU offload, its layout ×1.35 in the days and cost |
+| **6.99B** | **140B** | **20** | 43.5 – 88.4 | $33,333 | $50,000 – $101,546 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.10 – 0.30), a prior from 19 published runs on Hopper, calibrated 2026-12-06; give a measured one.
+- MFU: 0.20 (0.10 – 0.30), a prior from 26 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -99,15 +103,15 @@ Each row spends 1.00 × 10²² FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | fits |
 |---|---|---|---|---|---|---|
-| 100M | 16.7T | 166,667 | 107 – 218 | $81,759 | $122,638 – $250,767 | yes |
-| 1B | 1.67T | 1,667 | 87.0 – 176 | $66,672 | $100,008 – $202,427 | yes |
-| 10B | 167B | 16.67 | 68.3 – 139 | $52,341 | $78,511 – $160,013 | yes |
-| 100B | 16.7B | 0.1667 | 72.3 – 148 | $55,373 | $83,059 – $170,461 | yes, with CPU offload, its layout ×1.34 in the days and cost |
-| **9.13B** | **183B** | **20** | 69.0 – 141 | $52,835 | $79,252 – $161,552 | yes |
+| 100M | 16.7T | 166,667 | 124 – 252 | $94,923 | $142,385 – $289,680 | yes |
+| 1B | 1.67T | 1,667 | 95.6 – 192 | $73,209 | $109,813 – $221,071 | yes |
+| 10B | 167B | 16.67 | 71.0 – 143 | $54,374 | $81,560 – $164,720 | yes |
+| 100B | 16.7B | 0.1667 | 70.7 – 143 | $54,188 | $81,282 – $164,328 | yes, with CPU offload, its layout ×1.34 in the days and cost |
+| **9.13B** | **183B** | **20** | 71.7 – 145 | $54,907 | $82,360 – $166,351 | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, the default (one server); the count sets the days, not the dollars.
-- MFU: 0.21 (0.10 – 0.30), a prior from 19 published runs on Hopper, calibrated 2026-12-06; give a measured one.
+- MFU: 0.20 (0.10 – 0.31), a prior from 26 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -144,7 +148,7 @@ def test_full_detail_quotes_the_sources_the_short_reply_labels(cli: Cli) -> None
         assert text in full and text not in short
     # The short reply keeps the labels and dates an assistant relays.
     assert "$3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing)" in short
-    assert "a prior from 19 published runs on Hopper, calibrated 2026-12-06" in short
+    assert "a prior from 26 published runs on Hopper, calibrated 2026-12-06" in short
     assert "Devices: 8, the default (one server)" in short
 
 
@@ -161,12 +165,12 @@ def test_rows_over_a_dollar_budget_are_marked(cli: Cli) -> None:
     data = split_json(cli, *COMMON["dollars on a gpu"])
     rows = [line for line in out.splitlines() if line.startswith("| ")][1:]
     statuses = [line.split(" | ")[6] for line in rows]
-    # 100M costs $60,221 and 1B $56,771 > $50,000 at the median, and 100B $57,073 (its offload
-    # layout's ×1.35); 10B and the 7.35B split stay within at the median but not at the slow
-    # end (tests/skill/test_split.py has the arithmetic).
-    assert statuses == ["yes", "yes", "at slow end", "yes", "at slow end"]
+    # 100M costs $84,052 and 1B $64,570 > $50,000 at the median; 10B ($47,794), 100B ($47,586
+    # with its offload layout's ×1.35) and the 6.95B split stay within at the median but not at
+    # the slow end (tests/skill/test_split.py has the arithmetic).
+    assert statuses == ["yes", "yes", "at slow end", "at slow end", "at slow end"]
     assert [r["budget_status"] for r in data["rows"]] == [
-        "over", "over", "over_at_slow_end", "over"]
+        "over", "over", "over_at_slow_end", "over_at_slow_end"]
     assert "| over $50,000? |" in out.splitlines()[out.splitlines().index(rows[0]) - 2]
 
 
@@ -175,10 +179,10 @@ def test_reply_for_a_flop_budget_on_a_priced_gpu(cli: Cli) -> None:
                        "--mfu", "0.4")
     assert code == 0
     # 1e22 / (64 × 989.5e12 × 0.4) s = 4.57 days; × 64 × 24 h × $3.99 (RunPod) = $28,002
-    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.214 ×
-    # 0.913^0.104 ÷ 2.04 = 0.104, the 107-row calibration set) × 0.4 / 0.104.
+    # nominal, × 1.5 = $42,004; at the slow end (the Hopper prior's low at 9.13B, 0.204 ÷ 2.02
+    # = 0.101 on the 114-row calibration set) × 0.4 / 0.101.
     bold = next(line for line in out.splitlines() if line.startswith("| **"))
-    assert "| 4.57 – 17.4 | $28,002 | $42,004 – $160,013 |" in bold
+    assert "| 4.57 – 17.9 | $28,002 | $42,004 – $164,720 |" in bold
     assert "at your MFU, so every size takes the same days and cost" in out
     assert "Devices: 64, given by you" in out and "MFU: 0.40, given by you" in out
 
@@ -231,12 +235,12 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
 ) -> None:
     # $400k at $2.49/h buys 400,000 / 1.5 / 2.49 = 107,095 GPU-h: on 8 devices 558 days, on
     # 64 70 days; the slow end is the median days × the band's ÷ factor (the packaged table's,
-    # 2.04 on the 107-row calibration set).
+    # 2.02 on the 114-row calibration set, applied to the prior's rounded ends).
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 1,135 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 1,125 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
-    assert "| 69.7 – 142 |" in out and "longer than any plan" not in out
+    assert "| 69.7 – 141 |" in out and "longer than any plan" not in out
 
 
 def test_a_capped_fast_end_is_said_in_the_short_reply(cli: Cli) -> None:

@@ -47,8 +47,8 @@ The net gain 0.6 ± 0.7 does not clear its uncertainty: 80% that it gives any ga
 Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.
 
 **Kill criteria** (if you launch it):
-- Throughput at least 1,226 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
-- By day 4.9: at least 4.15B tokens trained, at that floor.
+- Throughput at least 1,203 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
+- By day 4.9: at least 4.08B tokens trained, at that floor.
 - At 10B tokens (10% of them, about day 4.9): the metric above where it started: the low end of the gain, 0.6 − 0.7 = −0.1, allows no gain, so that is the only line the prediction draws. A run on course for the predicted 0.6 is at least 0.06 up by then. Measure on a checkpoint whose learning rate has decayed (or after a short cooldown).
 
 Budget: about $1,411 spent by day 4.9 at the planned rate (4% of the budget): a pace to plan by, not a reason to stop.
@@ -64,8 +64,8 @@ def test_a_go_from_a_model_checks_the_metric_at_ten_percent_of_the_tokens() -> N
     d = decision_summary(estimate_run(FINE_TUNE), 1.5, 1.2)
     assert _section(render_decision(d), "**Kill criteria**", "**Next:**") == snapshot("""\
 **Kill criteria** (launch and watch):
-- Throughput at least 1,226 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
-- By day 4.9: at least 4.15B tokens trained, at that floor.
+- Throughput at least 1,203 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
+- By day 4.9: at least 4.08B tokens trained, at that floor.
 - At 10B tokens (10% of them, about day 4.9): the metric at least 0.03 above where it started, 10% of the low end of the gain, 1.5 − 1.2 = 0.3. Short of it, the run is heading for less than that low end, if its gains come no later than linearly in the tokens (learning curves flatten). A run on course for the predicted 1.5 is at least 0.15 up by then. Measure on a checkpoint whose learning rate has decayed (or after a short cooldown).
 
 Budget: about $1,411 spent by day 4.9 at the planned rate: a pace to plan by, not a reason to stop.
@@ -84,8 +84,8 @@ def test_a_fit_in_compute_alone_sets_the_bar_at_the_end() -> None:
     d = decision_summary(estimate_run(spec), fit.predicted_gain, fit.gain_uncertainty, fit=fit)
     assert _section(render_decision(d), "**Kill criteria**", "**Next:**") == snapshot("""\
 **Kill criteria** (launch and watch):
-- Throughput at least 7,020 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
-- After 2.40 hours: at least 485M tokens trained, at that floor.
+- Throughput at least 6,552 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
+- After 2.40 hours: at least 453M tokens trained, at that floor.
 - By the end: loss at most 2.581, the edge of the scaling fit's interval at this run (it expects 2.58). A fit in compute alone gives no level at a checkpoint: each small run was a complete run of its own size, and a checkpoint of this one (a larger model on fewer tokens) sits above their curve. Give each small run's parameters and tokens (six runs or more, sizes and token counts varied independently) for a level at a checkpoint.
 
 Budget: about $28.80 spent in the first 2.40 hours at the planned rate: a pace to plan by, not a reason to stop.
@@ -104,8 +104,8 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 |---|---|---|---|---|---|
 | Fewer tokens first | 30B tokens (30% of the plan) first; stop unless the eval metric has moved by at least 0.18 by then (30% of the predicted gain 0.6). Learning curves flatten, so a run that will reach its gain has made at least that share of it by then, if its gains come no later than linearly in the tokens (compare at a checkpoint whose learning rate has decayed); going on costs the rest of the plan | 14.6 | 2,804 | $4,207 | $9,816 (70%) if it stops |
 | LoRA instead of a full fine-tune | rank 16 on every linear layer (42.4M trainable params); needs 39.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (up to 2 fit). LoRA learns less and forgets less than full training (Biderman et al. 2024, "LoRA Learns Less and Forgets Less"): compare both on a slice first | 32.8 | 6,289 | $9,433 | $4,589 (33%) |
-| Other hardware | same FLOPs on 8 × MI300X at $2.59/GPU-h (on-demand, 2026-10), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $5,778 | $8,244 (59%); uncalibrated: from no saving ($10,053 more) to $8,244 |
-| Other hardware | same FLOPs on 8 × GB200 (per GPU in NVL72) at $10.50/GPU-h (on-demand, 2026-09), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.08 | 1,167 | $12,250 | $1,772 (13%); uncalibrated: from no saving ($37,019 more) to $1,772 |
+| Other hardware | same FLOPs on 8 × MI300X at $2.59/GPU-h (on-demand, 2026-10), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $5,778 | $8,244 (59%); uncalibrated: from no saving ($10,306 more) to $8,244 |
+| Other hardware | same FLOPs on 8 × GB200 (per GPU in NVL72) at $10.50/GPU-h (on-demand, 2026-09), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.08 | 1,167 | $12,250 | $1,772 (13%); uncalibrated: from no saving ($37,557 more) to $1,772 |
 
 A different idea: the same money buys about 3.3 of the fewer-tokens runs above; spend it on another experiment instead if one promises more gain per dollar (the compare tool ranks candidate runs by it).
 

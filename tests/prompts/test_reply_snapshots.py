@@ -37,14 +37,14 @@ def test_compare_reply(cli: Cli, files: Path) -> None:
 
 | # | candidate | verdict | gain ± σ | P(beats baseline) | cost with failures | days | devices | net gain per $1M |
 |---|---|---|---|---|---|---|---|---|
-| 1 | bigger-model | go | 2 ± 0.8 | 97% | $154,878 | 16.8 | 64 × H100 SXM | 9.685 |
-| 2 | distill | go | 0.8 ± 0.3 | 84% | $41,776 | 20.3 | 32 × A100 80GB SXM | 7.181 |
-| 3 | more-data | go | 1.5 ± 0.4 | 99% | $171,277 | 18.6 | 64 × H100 SXM | 5.839 |
+| 1 | bigger-model | go | 2 ± 0.8 | 97% | $159,968 | 17.4 | 64 × H100 SXM | 9.377 |
+| 2 | distill | go | 0.8 ± 0.3 | 84% | $44,057 | 21.4 | 32 × A100 80GB SXM | 6.809 |
+| 3 | more-data | go | 1.5 ± 0.4 | 99% | $179,101 | 19.5 | 64 × H100 SXM | 5.583 |
 
-**Top: bigger-model**, 9.685 units of net gain per $1M.
+**Top: bigger-model**, 9.377 units of net gain per $1M.
 The gain column is each run's whole predicted gain; the ranking, P(beats baseline) and the verdicts use the gain beyond the baseline 0.5.
 
-Opportunity cost, without a pool: each run's dollars against the top one's: distill $113,103 less, more-data $16,398 more. Give a pool of device-days (and a horizon) for the best set of runs to fund.
+Opportunity cost, without a pool: each run's dollars against the top one's: distill $115,912 less, more-data $19,133 more. Give a pool of device-days (and a horizon) for the best set of runs to fund.
 
 Costs are at each device's newest on-demand catalog price unless a candidate gives its own, with the failure budget; MFU is the calibrated prior unless given.
 """)
@@ -111,12 +111,12 @@ def test_plan_reply(cli: Cli) -> None:
 
 | # | devices | wall days (range) | price (on-demand) | MFU | cost with failures | why |
 |---|---|---|---|---|---|---|
-| 1 | 160 × A100 80GB SXM | 28.9 (20.2 – 59.0) | $1.79/GPU-h, 2026-11 | 0.34 | $297,925 | cheapest |
-| 2 | 80 × H100 SXM | 29.8 (20.8 – 60.8) | $3.99/GPU-h, 2026-11 | 0.21 | $342,553 | cheapest on H100 SXM |
+| 1 | 160 × A100 80GB SXM | 29.8 (19.7 – 60.1) | $1.79/GPU-h, 2026-11 | 0.33 | $307,036 | cheapest |
+| 2 | 88 × H100 SXM | 28.3 (18.8 – 57.6) | $3.99/GPU-h, 2026-11 | 0.20 | $358,203 | cheapest on H100 SXM |
 
-**Cheapest: 160 × A100 80GB SXM**, 28.9 days and $297,925 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 59.0 days, past the deadline: about 320 devices would meet it even there, at about the same cost.
+**Cheapest: 160 × A100 80GB SXM**, 29.8 days and $307,036 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 60.1 days, past the deadline: about 328 devices would meet it even there, at about the same cost.
 
-**Fastest: 1,784 × H100 SXM**, 1.34 days ($342,553). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
+**Fastest: 1,784 × H100 SXM**, 1.40 days ($358,203). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
 
 Wall time here falls as 1/devices at the same MFU; very large jobs usually run at a lower MFU, so treat the fastest plan as optimistic.
 

@@ -39,19 +39,19 @@ def test_estimate_template() -> None:
     assert render_estimate(estimate_run(WORKED), detail="full") == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
-| | estimate | range (MFU 0.40 – 0.17) |
+| | estimate | range (MFU 0.40 – 0.16) |
 |---|---|---|
 | Compute | 4.20 × 10²¹ FLOPs | |
-| Wall time | 1,169 h (48.7 days) | 1,169 – 2,833 h (48.7 – 118 days) |
-| GPU-hours | 9,348 GPU-h | 9,348 – 22,663 GPU-h |
-| Cost | $14,022 | $14,022 – $33,994 |
-| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $50,991 |
-| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 14,141 kWh |
+| Wall time | 1,169 h (48.7 days) | 1,169 – 2,885 h (48.7 – 120 days) |
+| GPU-hours | 9,348 GPU-h | 9,348 – 23,082 GPU-h |
+| Cost | $14,022 | $14,022 – $34,623 |
+| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $51,935 |
+| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 14,403 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 4.20 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 312 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): NVIDIA A100 datasheet: BF16 312 dense / 624 sparse; 80GB HBM2e 2,039 GB/s (SXM; PCIe 80GB is 1,935 GB/s). No FP8.
-- MFU: 0.40, given by you. For comparison, the dense prior is 0.17–0.48; the range above spans both.
+- MFU: 0.40, given by you. For comparison, the dense prior is 0.16–0.49; the range above spans both.
 - Price: $1.50 per GPU-hour, given by you.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run.
 - Throughput implied: 125 TFLOP/s and 2,971 tokens/s per device. An MFU or throughput measured over good steps is an upper bound on end-to-end speed: restarts, evaluation and stalls come on top.
@@ -69,25 +69,25 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 47B params (13B active) × 1T tokens on 64 × H100 SXM (bf16)
 
-| | estimate | range (MFU 0.27 – 0.09) |
+| | estimate | range (MFU 0.32 – 0.10) |
 |---|---|---|
 | Compute | 7.80 × 10²² FLOPs | |
-| Wall time | 908 h (37.8 days) | 635 – 1,844 h (26.5 – 76.8 days) |
-| GPU-hours | 58,081 GPU-h | 40,635 – 118,016 GPU-h |
-| Cost | $231,743 | $162,135 – $470,883 |
-| Cost with failure budget (×1.50) | **$347,615** | $243,203 – $706,324 |
-| Energy | 63,424 kWh, 30.4 t CO2e | 44,374 – 128,873 kWh |
+| Wall time | 814 h (33.9 days) | 538 – 1,635 h (22.4 – 68.1 days) |
+| GPU-hours | 52,082 GPU-h | 34,452 – 104,655 GPU-h |
+| Cost | $207,807 | $137,463 – $417,575 |
+| Cost with failure budget (×1.50) | **$311,711** | $206,194 – $626,363 |
+| Energy | 56,874 kWh, 27.3 t CO2e | 37,621 – 114,284 kWh |
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Layout cost: ×1.01 on time (ZeRO-3 ×1.05, less the ×1.04 this model's parallelism costs at any scale, already in the prior). At the prior's hardware utilisation the run takes that much longer than at a layout that needs no memory savings: the MFU used is the prior ÷ 1.01.
 - Peak: 1,979 TFLOP/s bf16 per device (the device's default training precision). Source: given by you
-- MFU: 0.19 — a prior, not a measurement. The Hopper dense prior for MoE (19 published runs, 0.21 at 10B active parameters, ×1.27 per tenfold more (one slope fitted across generations)) × 0.87, the median ratio of the 8 published BF16 MoE runs (on Hopper and TPU v4) to the dense prior at their active parameters, with a band of ÷ 2.04 to × 1.43. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 7 published MoE runs on Hopper ran at 0.09–0.26 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 107 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-06. Family moe inferred (fewer active than total parameters). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
+- MFU: 0.21 — a prior, not a measurement. The Hopper dense prior for MoE (26 published runs, 0.21 at 10B active parameters, ×1.35 per tenfold more (one slope fitted across generations)) at the active parameters with no MoE ratio (the 8 published MoE runs, on Hopper and TPU v4, do not support one under grouped cross-validation), with a band of ÷ 2.02 to × 1.51. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 7 published MoE runs on Hopper ran at 0.09–0.26 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 114 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-06. Family moe inferred (fewer active than total parameters). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
 - Price: $3.99 per GPU-hour, on-demand, as of 2026-11 (runpod.io/pricing, Secure Cloud (RunPod-operated, per-second billing, no commitment), read 2026-11-09 (secondary transcription in github.com/datareceipts/data-receipts, GPU pricing vendors table); Community Cloud lists the same GPU lower). Prices differ 2–4x between providers and commitments: give yours to replace it.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 373 TFLOP/s and 4,783 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 416 TFLOP/s and 5,333 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 700 W per device (NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: max thermal design power up to 700 W (configurable); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.191 (calibrated prior); usd_per_gpu_hour=3.99 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.213 (calibrated prior); usd_per_gpu_hour=3.99 (catalog); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 61.0 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: ZeRO-3 communication ×1.05); shape guessed from N; 64 experts, top-8, assumed from params and active_params (give experts and experts_per_token). The memory tool has the breakdown.
 
 **Check these:**
@@ -100,24 +100,24 @@ def test_estimate_template_unknown_price() -> None:
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 1B params × 20B tokens on 16 × TPU v3 (per chip) (bf16)
 
-| | estimate | range (MFU 0.37 – 0.10) |
+| | estimate | range (MFU 0.35 – 0.10) |
 |---|---|---|
 | Compute | 1.20 × 10²⁰ FLOPs | |
-| Wall time | 78.8 h (3.28 days) | 46.2 – 169 h (1.92 – 7.06 days) |
-| GPU-hours | 1,260 GPU-h | 738 – 2,710 GPU-h |
+| Wall time | 85.1 h (3.55 days) | 48.5 – 175 h (2.02 – 7.28 days) |
+| GPU-hours | 1,362 GPU-h | 777 – 2,794 GPU-h |
 | Cost | unknown: no price for TPU v3 (per chip) in the catalog | give a price per GPU-hour |
-| GPU-hours with failure budget (×1.50) | 1,891 GPU-h | |
-| Energy | 515 kWh, 247 kg CO2e | 302 – 1,108 kWh |
+| GPU-hours with failure budget (×1.50) | 2,043 GPU-h | |
+| Energy | 557 kWh, 267 kg CO2e | 317 – 1,142 kWh |
 
 **Assumptions**
 - Compute: 6 × parameters = 6.00 × 10⁹ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
 - Peak: 123 TFLOP/s dense bf16 per device (the device's default training precision). Source (catalog of 2026-12-01): cloud.google.com/tpu/docs/v3: 'Peak compute per chip 123 teraflops (bf16)', 'HBM2 capacity and bandwidth 32 GiB, 900 GBps' (2 TensorCores per chip; 16 GiB each, as in the Gopher paper). Patterson et al. 2021 Table 4 also uses 123 TFLOPS per chip.
-- MFU: 0.21 — a prior, not a measurement. Only 2 published dense runs on TPU v3, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 66 published dense runs pooled across Ampere, Hopper, CDNA 2 (MI250, MI250X), TPU v3, Volta, TPU v4 and Blackwell: 0.27 at 10B active parameters, ×1.27 per tenfold more (one slope fitted across generations), with a band of ÷ 2.15 to × 1.71 that covers 85% of the published runs held out one organisation or model family at a time with one level for every generation. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 2 published dense runs on TPU v3 ran at 0.30–0.31 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 107 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-06. Family dense inferred (no active parameter count below the total). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
+- MFU: 0.20 — a prior, not a measurement. Only 2 published dense runs on TPU v3, fewer than the 3 a generation needs for its own prior, so this is the pooled one: end-to-end MFU (6·N·T ÷ reported GPU-hours ÷ BF16 dense peak) of the 73 published dense runs pooled across Ampere, Hopper, CDNA 2 (MI250, MI250X), TPU v3, Volta, TPU v4 and Blackwell: 0.27 at 10B active parameters, ×1.35 per tenfold more (one slope fitted across generations), with a band of ÷ 2.06 to × 1.75 that covers 85% of the published runs held out one organisation or model family at a time with one level for every generation. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 2 published dense runs on TPU v3 ran at 0.30–0.31 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 114 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-06. Family dense inferred (no active parameter count below the total). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
 - Price: unknown for TPU v3 (per chip); dollars are not estimated rather than guessed.
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
-- Throughput implied: 26.4 TFLOP/s and 4,408 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+- Throughput implied: 24.5 TFLOP/s and 4,080 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 262 W per device (cloud.google.com/tpu/docs/v3: 'Measured min/mean/max power 123/220/262 W' per chip; the measured maximum is used (mean 220 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.215 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.199 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 19.9 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 2 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
@@ -193,8 +193,8 @@ The net gain 1 ± 0.5 clears its uncertainty: 98% that it beats the baseline, < 
 Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.
 
 **Kill criteria** (launch and watch):
-- Throughput at least 1,226 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
-- By day 4.9: at least 4.15B tokens trained, at that floor.
+- Throughput at least 1,203 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
+- By day 4.9: at least 4.08B tokens trained, at that floor.
 - By the end: the metric at least 1.5 above today's, the low end of the gain, 2 − 0.5 = 1.5. No level at a checkpoint follows from the gain alone: a run from scratch starts far below the model it is to beat. Small runs, given as points, turn the gain into a loss curve with a level to reach at a checkpoint.
 
 Budget: about $1,411 spent by day 4.9 at the planned rate: a pace to plan by, not a reason to stop.
@@ -243,8 +243,8 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 |---|---|---|---|---|---|
 | Smaller scale | 3.5B params × 50B tokens from scratch: same tokens per parameter, ¼ of the FLOPs; the gap you are testing usually shows at this scale | 12.2 | 2,337 | $3,506 | $10,517 (75%) |
 | Shorter run first | 30B tokens (30% of the plan), then decide on the rest from its curve | 14.6 | 2,804 | $4,207 | $9,816 (70%) |
-| Other hardware | same FLOPs on 8 × MI300X at $2.59/GPU-h (on-demand, 2026-10), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $5,778 | $8,244 (59%); uncalibrated: from no saving ($10,053 more) to $8,244 |
-| Other hardware | same FLOPs on 8 × GB200 (per GPU in NVL72) at $10.50/GPU-h (on-demand, 2026-09), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.08 | 1,167 | $12,250 | $1,772 (13%); uncalibrated: from no saving ($37,019 more) to $1,772 |
+| Other hardware | same FLOPs on 8 × MI300X at $2.59/GPU-h (on-demand, 2026-10), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $5,778 | $8,244 (59%); uncalibrated: from no saving ($10,306 more) to $8,244 |
+| Other hardware | same FLOPs on 8 × GB200 (per GPU in NVL72) at $10.50/GPU-h (on-demand, 2026-09), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 6.08 | 1,167 | $12,250 | $1,772 (13%); uncalibrated: from no saving ($37,557 more) to $1,772 |
 
 A different idea: the same money buys about 4 smaller-scale runs; spend it on another experiment instead if one promises more gain per dollar (the compare tool ranks candidate runs by it).
 
@@ -278,22 +278,22 @@ def test_split_template_dollars() -> None:
     assert render_split(split) == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.21): 7.16B parameters on 143B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.20): 6.99B parameters on 140B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.10): 4.9B parameters on 98.1B tokens**: 21.2 days and $24,372 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.09): 4.8B parameters on 96B tokens**: 21.6 days and $24,866 at the median MFU.
 
-Each row spends 6.16 × 10²¹ FLOPs at the MFU prior for its size.
+Each row spends 5.86 × 10²¹ FLOPs at the MFU prior for its size.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
-| 1B | 1.03T | 1,027 | 53.6 – 109 | $41,071 | $61,607 – $124,699 | yes | yes |
-| 3B | 342B | 114.1 | 47.7 – 96.8 | $36,508 | $54,762 – $111,290 | yes | yes |
-| 7B | 147B | 20.95 | 43.7 – 89.2 | $33,495 | $50,243 – $102,475 | yes | yes |
-| **7.16B** | **143B** | **20** | 43.5 – 89.2 | $33,333 | $50,000 – $102,475 | at slow end | yes |
+| 1B | 977B | 977.1 | 56.0 – 113 | $42,919 | $64,379 – $129,605 | yes | yes |
+| 3B | 326B | 108.6 | 48.7 – 98.5 | $37,311 | $55,966 – $113,218 | yes | yes |
+| 7B | 140B | 19.94 | 43.5 – 88.4 | $33,333 | $50,000 – $101,546 | at slow end | yes |
+| **6.99B** | **140B** | **20** | 43.5 – 88.4 | $33,333 | $50,000 – $101,546 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, given by you; the count sets the days, not the dollars.
-- MFU: 0.21 (0.10 – 0.30), a prior from 19 published runs on Hopper, calibrated 2026-12-06; give a measured one.
+- MFU: 0.20 (0.10 – 0.30), a prior from 26 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
@@ -374,14 +374,14 @@ def test_estimate_template_short_by_default() -> None:
     assert text == snapshot("""\
 ### Run estimate: 7B params × 100B tokens on 8 × A100 80GB SXM (bf16)
 
-| | estimate | range (MFU 0.40 – 0.17) |
+| | estimate | range (MFU 0.40 – 0.16) |
 |---|---|---|
 | Compute | 4.20 × 10²¹ FLOPs | |
-| Wall time | 1,169 h (48.7 days) | 1,169 – 2,833 h (48.7 – 118 days) |
-| GPU-hours | 9,348 GPU-h | 9,348 – 22,663 GPU-h |
-| Cost | $14,022 | $14,022 – $33,994 |
-| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $50,991 |
-| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 14,141 kWh |
+| Wall time | 1,169 h (48.7 days) | 1,169 – 2,885 h (48.7 – 120 days) |
+| GPU-hours | 9,348 GPU-h | 9,348 – 23,082 GPU-h |
+| Cost | $14,022 | $14,022 – $34,623 |
+| Cost with failure budget (×1.50) | **$21,034** | $21,034 – $51,935 |
+| Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 14,403 kWh |
 
 **Assumptions** (the full detail has every source and the breakdowns)
 - Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).

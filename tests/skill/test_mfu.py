@@ -103,10 +103,11 @@ def test_hopper_runs_reach_less_mfu_end_to_end_than_ampere_runs() -> None:
 def test_bands_are_their_entries_and_about_2_5x_wide_on_a_calibrated_generation(
         gpu: str) -> None:
     # Issue 17: bands cover 85% of held-out runs under grouped CV, target median width ≤ 2.5x.
-    # On the 107-row calibration set (2026-12-06) the equal-tailed band grouped CV chooses is
-    # ÷ 2.04 to × 1.43, 2.91x, on Ampere, Hopper and CDNA 2 (÷ 2.13 to × 1.47 on the 105-row
-    # set, before Bamba-9B; ÷ 1.95 to × 1.37, 2.67x, on the 101-row set, before the slow
-    # Lucie-7B, mGPT and StableLM 2 runs; ÷ 1.89 to × 1.40 on the
+    # On the 114-row calibration set (2026-12-06) the equal-tailed band grouped CV chooses is
+    # ÷ 2.02 to × 1.51, 3.05x, on Ampere, Hopper and CDNA 2 (÷ 2.04 to × 1.43, 2.91x, on the
+    # 107-row set, before the SmolLM, Phi-3-small, Trillion-7B and Mamba-7B runs; ÷ 2.13 to
+    # × 1.47 on the 105-row set, before Bamba-9B; ÷ 1.95 to × 1.37, 2.67x, on the 101-row set,
+    # before the slow Lucie-7B, mGPT and StableLM 2 runs; ÷ 1.89 to × 1.40 on the
     # 97-row set; the symmetric ×/÷ 1.62 it replaced there was 2.62x and left out only slow
     # runs); the band is never narrowed to meet the target:
     # benchmarks/accuracy.py reports what the held-out runs give. A generation without its own
@@ -123,7 +124,7 @@ def test_bands_are_their_entries_and_about_2_5x_wide_on_a_calibrated_generation(
         entry = table.entry("dense", acc.generation)
         assert (prior.band_factor, prior.band_high_factor) == (entry.band_factor,
                                                                entry.band_high_factor)
-        assert prior.high / prior.low <= 2.93  # the ends are rounded to 3 decimals
+        assert prior.high / prior.low <= 3.09  # the ends are rounded to 3 decimals
     else:
         assert prior.band_factor >= pooled.band_factor
         assert prior.band_high_factor >= pooled.band_high_factor

@@ -90,6 +90,18 @@ def test_the_weight_is_the_precision_weighted_combination() -> None:
     assert fit.high == pytest.approx(max(fit.central * 10**half, 0.45))
 
 
+@pytest.mark.parametrize("params", [1e9, 7e9, 70e9])
+@pytest.mark.parametrize("gpu", ["h100", "a100"])
+def test_each_runs_own_mfu_lies_in_the_band_exactly(params: float, gpu: str) -> None:
+    # A run at the new run's size on its device is its own level: the band holds it without a
+    # floating-point hair of log10 round trip (0.197 · 10^log10(0.65 / 0.197) is 0.64999…).
+    prior = mfu_prior("dense", get_accelerator(gpu), "bf16", params=params)
+    for mfus in ((0.25, 0.45, 0.65), (0.1, 0.5), (0.65,)):
+        fit = own_runs_mfu([PastRun(**past(m, params=params, gpu=gpu)) for m in mfus], prior)
+        for run in fit.runs:
+            assert fit.low <= run.mfu <= fit.high, (mfus, run.mfu, fit.low, fit.high)
+
+
 def test_the_band_never_claims_less_spread_than_the_runs_show() -> None:
     prior = mfu_prior("dense", get_accelerator("h100"), "bf16", params=7e9)
     scattered = [PastRun(**past(m)) for m in (0.25, 0.45, 0.65)]

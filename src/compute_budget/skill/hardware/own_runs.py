@@ -284,14 +284,17 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     mean = fmean(ratios)
     shift = weight * mean
     half = z * math.sqrt(1 / precision + sigma2)
-    low_log, high_log = min(shift - half, *ratios), max(shift + half, *ratios)
-    high = min(MAX_PRIOR_MFU, prior.central * 10 ** high_log)
+    # each run's own level on this prior, in linear terms: the same run at the same size and
+    # generation is its MFU exactly (a round trip through log10 could land a hair inside it)
+    levels = [r.mfu * (prior.central / r.prior_mfu) for r in read]
+    low = min(prior.central * 10 ** (shift - half), *levels)
+    high = min(MAX_PRIOR_MFU, max(prior.central * 10 ** (shift + half), *levels))
     return OwnRunsMfu(
         n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
         runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
         spread=math.sqrt(sigma2), runs_spread=s, prior_spread=tau,
-        central=min(high, prior.central * 10 ** shift), low=prior.central * 10 ** low_log,
-        high=high, prior_central=prior.central)
+        central=min(high, prior.central * 10 ** shift), low=low, high=high,
+        prior_central=prior.central)
 
 
 def check_runs_use(runs: Sequence[PastRun] | None, replaced_by: dict[str, object],
