@@ -242,6 +242,13 @@ def _moe_clause(f: Fit) -> str:
             f"on {gens}, do not support one under grouped cross-validation)")
 
 
+def _moe_members(f: Fit, dense: Sequence[PublishedRun]) -> list[PublishedRun]:
+    """The runs an MoE prior rests on: the dense ones, and the MoE runs only when their ratio is
+    in the form (without it they set nothing, and a reply would count them as runs on a
+    generation some of them did not run on)."""
+    return [*dense, *f.moe] if f.form.moe_ratio else list(dense)
+
+
 def _entries(f: Fit, bands: Bands, source: str) -> list[MfuPriorEntry]:
     size_note = (f"at {REFERENCE_PARAMS / 1e9:g}B active parameters, ×{10 ** f.slope:.2f} per "
                  "tenfold more (one slope fitted across generations)" if f.form.size
@@ -256,7 +263,7 @@ def _entries(f: Fit, bands: Bands, source: str) -> list[MfuPriorEntry]:
             f"on {label}: {central:.2f} {size_note}, with a band of {bands.dense.phrase} that "
             f"covers {COVERAGE:.0%} of {_HELD_OUT}.", source))
         entries.append(_entry(
-            "moe", generation, round(central * f.moe_ratio, 3), bands.moe, [*members, *f.moe],
+            "moe", generation, round(central * f.moe_ratio, 3), bands.moe, _moe_members(f, members),
             f"The {label} dense prior for MoE ({len(members)} published runs, {central:.2f} "
             f"{size_note}) {_moe_clause(f)}, with a band of {bands.moe.phrase}.", source))
     generations = _labels(sorted(f.by_generation, key=lambda g: -len(f.by_generation[g])))
@@ -268,7 +275,7 @@ def _entries(f: Fit, bands: Bands, source: str) -> list[MfuPriorEntry]:
         f"covers {COVERAGE:.0%} of {_HELD_OUT} with one level for every generation.", source))
     moe_band = bands.pooled.widest(bands.moe)
     entries.append(_entry(
-        "moe", POOLED, round(pooled * f.moe_ratio, 3), moe_band, [*f.dense, *f.moe],
+        "moe", POOLED, round(pooled * f.moe_ratio, 3), moe_band, _moe_members(f, f.dense),
         f"The pooled dense prior for MoE ({len(f.dense)} published runs across {generations}, "
         f"{pooled:.2f} {size_note}) {_moe_clause(f)}, with a band of {moe_band.phrase}.",
         source))

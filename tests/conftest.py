@@ -22,6 +22,18 @@ from compute_budget.prompts.render import CACHE_ENV, environment
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers ``-n auto`` (pyproject's addopts) starts: none for a run that selects
+    slow or external tests, whose timings (the probe's measured step times, launches of real
+    processes) must not share the cores with other tests; else xdist's own count (the cores)."""
+    selected = str(config.getoption("markexpr") or "")
+    for marker in ("slow", "external"):
+        if marker in selected.replace(f"not {marker}", ""):
+            return 0
+    return None
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _template_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     patch = pytest.MonkeyPatch()

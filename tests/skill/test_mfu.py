@@ -6,7 +6,7 @@ from importlib import resources
 
 import pytest
 
-from compute_budget import MfuPrior, get_accelerator, mfu_prior
+from compute_budget import MfuPrior, RunSpec, estimate_run, get_accelerator, mfu_prior
 from compute_budget.skill.hardware.mfu import FAMILY_PRIORS, FP8_SPEEDUP, prior_from_table
 from compute_budget.skill.hardware.mfu_table import POOLED, load_mfu_priors
 
@@ -160,6 +160,22 @@ def test_moe_ratio_is_kept_only_when_grouped_cv_supports_it() -> None:
         assert table.moe_ratio == 1 and "no MoE ratio" in basis
         moe_entry = table.entry("moe", "hopper")
         assert moe_entry.band_factor is not None and moe_entry.band_factor >= table.band_factor
+
+
+def test_an_moe_prior_counts_the_runs_it_rests_on() -> None:
+    # Without an MoE ratio the MoE runs set nothing in an MoE prior: it rests on the dense runs
+    # of its generation, and a reply's "from N published runs on Hopper" counts those (with the
+    # ratio it counted the MoE runs of every generation too, GLaM on TPU v4 among them).
+    table = load_mfu_priors()
+    for generation in ("ampere", "hopper", POOLED):
+        dense, moe = table.entry("dense", generation), table.entry("moe", generation)
+        if "moe_ratio" in table.form:
+            assert set(dense.runs) < set(moe.runs)
+        else:
+            assert moe.runs == dense.runs and moe.n_runs == dense.n_runs
+    reply = estimate_run(RunSpec(preset="mixtral-8x7b", tokens="1T", gpu="h100", gpu_count=64))
+    prior = reply.mfu_used.prior
+    assert prior is not None and prior.n_runs == table.entry("moe", "hopper").n_runs
 
 
 def test_fp8_run_is_flagged_and_left_out_of_the_bf16_priors() -> None:
