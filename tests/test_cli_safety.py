@@ -30,6 +30,33 @@ def test_an_abbreviated_flag_is_not_taken_for_the_full_one(cli: Cli) -> None:
     assert code == 2 and "unrecognized arguments: --tok 1T" in err
 
 
+def test_an_mcp_argument_name_is_pointed_to_its_flag(cli: Cli) -> None:
+    # An assistant that used the MCP tools types their argument names; the CLI names the flag.
+    code, out, err = cli("decide", "--preset", "llama-3.1-8b", "--tokens", "1T", "--gpu", "h100",
+                         "--gpus", "64", "--predicted-gain", "2", "--gain-uncertainty", "1",
+                         "--usd-per-unit-gain", "1e5")
+    assert code == 2 and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("error: compute-budget decide: unrecognized arguments: "
+                           "--predicted-gain 2 --gain-uncertainty 1 --usd-per-unit-gain 1e5")
+    for hint in ("--predicted-gain is --gain here", "--gain-uncertainty is --uncertainty here",
+                 "--usd-per-unit-gain is --value-per-unit here",
+                 "`compute-budget decide --help` lists its flags"):
+        assert hint in line, hint
+    code, _, err = cli("estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100",
+                       "--gpu-count=8")
+    assert code == 2 and "--gpu-count is --gpus here" in err
+
+
+def test_a_near_miss_names_the_flag_and_a_stray_word_gets_no_guess(cli: Cli) -> None:
+    code, _, err = cli("estimate", "--params", "7B", "--tok", "1T", "--gpu", "h100", "--gpus",
+                       "8")
+    assert code == 2 and "(--tok: did you mean --tokens?)" in err
+    code, _, err = cli("estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100",
+                       "--gpus", "8", "--zzz", "stray")
+    assert code == 2 and "unrecognized arguments: --zzz stray;" in err and "mean" not in err
+
+
 @pytest.mark.parametrize("available", ["h100=8,h100=512", "h100=8,H100=64"])
 def test_a_device_named_twice_in_available_is_refused(cli: Cli, available: str) -> None:
     code, _, err = cli("plan", "--params", "7B", "--tokens", "1T", "--deadline-days", "30",

@@ -4,6 +4,7 @@ given twice, and naming fields by the flags the user typed."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,36 @@ class Parser(argparse.ArgumentParser):
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._given: dict[str, Any] = {}
         return super().parse_known_args(args, namespace)
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, naming the command an unknown flag was given to and the flag meant: an
+        MCP argument's name (``--predicted-gain``) is its flag's (``--gain``), a near miss
+        (``--tok``) the flag it is near."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            raise UsageError(self._unrecognized(getattr(parsed, "command", None), extras))
+        return parsed
+
+    def _unrecognized(self, command: str | None, extras: Sequence[str]) -> str:
+        sub = next((a.choices[command] for a in self._actions
+                    if isinstance(a, argparse._SubParsersAction) and command in a.choices),
+                   None)
+        head = f"unrecognized arguments: {' '.join(extras)}"
+        if sub is None:
+            return f"{self.prog}: {head}"
+        flag_of = {a.dest: a.option_strings[-1] for a in sub._actions if a.option_strings}
+        flags = [f for a in sub._actions for f in a.option_strings if f.startswith("--")]
+        meant = []
+        for given in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
+            dest = given[2:].replace("-", "_")
+            near = difflib.get_close_matches(given, flags, n=1, cutoff=0.75)
+            if dest in flag_of and flag_of[dest] != given:
+                meant.append(f"{given} is {flag_of[dest]} here")
+            elif near:
+                meant.append(f"{given}: did you mean {near[0]}?")
+        hint = "; ".join(meant)
+        return (f"{sub.prog}: {head}" + (f" ({hint})" if hint else "")
+                + f"; `{sub.prog} --help` lists its flags")
 
     @staticmethod
     def _once(kind: type[argparse.Action]) -> type[argparse.Action]:
