@@ -16,6 +16,7 @@ __all__ = [
     "prevalidate_text",
     "procedure_text",
     "question_text",
+    "renamed_arguments_text",
     "server_instructions",
     "tool_description",
 ]
@@ -65,3 +66,9 @@ def duplicate_keys_text(paths: Sequence[str]) -> str:
     from ..skill.errors import shown_field
 
     return render("mcp/duplicate_keys", paths=[shown_field(p) for p in paths[:10]]).strip()
+
+
+def renamed_arguments_text(tool: str, renamed: Sequence[tuple[str, str, str]]) -> str:
+    """Arguments sent under their command-line names: (given, meant, value as quoted)."""
+    rows = [{"given": given, "meant": meant, "value": value} for given, meant, value in renamed]
+    return render("mcp/renamed_arguments", tool=tool, renamed=rows).strip()

@@ -1,0 +1,61 @@
+"""Arguments sent under their command-line names (``gpus``, ``price``, ``uncertainty``): the
+reply names the argument meant with the value given, and does not tell the assistant to ask
+the user again for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from compute_budget.tools.renamed import renamed_arguments
+
+pytestmark = pytest.mark.anyio
+
+RUN = {"params": "7B", "tokens": "100B", "gpu": "h100"}
+
+
+def _text(result: Any) -> str:
+    assert result.is_error
+    text: str = result.content[0].text
+    return text
+
+
+async def test_a_flag_name_is_named_as_its_argument_with_its_value(client: Client) -> None:
+    text = _text(await client.call_tool("estimate_run_cost", {**RUN, "gpus": 8, "price": 2.5}))
+    assert "`gpus` is called `gpu_count` in estimate_run_cost." in text
+    assert "`price` is called `usd_per_gpu_hour` in estimate_run_cost." in text
+    assert "again with gpu_count=8, usd_per_gpu_hour=2.5: the values already given" in text
+    # neither an "unknown argument" line for them nor a question for the count the user gave
+    assert "unknown argument" not in text and "Missing inputs" not in text
+
+
+async def test_a_renamed_argument_beside_a_truly_missing_one(client: Client) -> None:
+    text = _text(await client.call_tool("render_verdict", {
+        **RUN, "gpu_count": 8, "uncertainty": 0.5}))
+    assert "`uncertainty` is called `gain_uncertainty` in render_verdict" in text
+    assert "gain_uncertainty=0.5" in text
+    missing = text.split("Missing inputs: ", 1)[1].splitlines()[0]
+    assert missing == "predicted_gain. Ask the user for each (do not invent a value), then " \
+                      "call render_verdict again:"
+    # an unknown name that is no flag keeps its plain line, and the server keeps serving
+    text = _text(await client.call_tool("estimate_run_cost", {**RUN, "gpu_count": 8,
+                                                              "nonsense": 1}))
+    assert "nonsense: unknown argument (not one this accepts)" in text
+    ok = await client.call_tool("estimate_run_cost", {**RUN, "gpu_count": 8})
+    assert not ok.is_error
+
+
+def test_only_flags_that_name_another_argument_of_the_tool_are_mapped() -> None:
+    fields = {"gpu_count", "usd_per_gpu_hour", "params", "must_fit", "budget_usd"}
+    assert renamed_arguments("estimate", fields, {"gpus": 8, "price": 2}) == {
+        "gpus": "gpu_count", "price": "usd_per_gpu_hour"}
+    # a name that is an argument of the tool is never taken for another's flag (plan's gpus)
+    assert renamed_arguments("plan", {*fields, "gpus"}, {"gpus": ["h100"]}) == {}
+    # both given: the flag name is left to the plain "unknown argument" line
+    assert renamed_arguments("estimate", fields, {"price": 2, "usd_per_gpu_hour": 3}) == {}
+    # plan's --ignore-memory means must_fit false: never mapped; --budget is budget_usd there
+    assert renamed_arguments("plan", fields, {"ignore_memory": True, "budget": 5}) == {
+        "budget": "budget_usd"}
+    assert renamed_arguments(None, fields, {"gpus": 8}) == {}
