@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from pydantic import create_model
 
 from compute_budget.tools.renamed import renamed_arguments
 
@@ -48,14 +49,17 @@ async def test_a_renamed_argument_beside_a_truly_missing_one(client: Client) -> 
 
 
 def test_only_flags_that_name_another_argument_of_the_tool_are_mapped() -> None:
-    fields = {"gpu_count", "usd_per_gpu_hour", "params", "must_fit", "budget_usd"}
-    assert renamed_arguments("estimate", fields, {"gpus": 8, "price": 2}) == {
+    fields = {f: (float | None, None) for f in
+              ("gpu_count", "usd_per_gpu_hour", "params", "must_fit", "budget_usd")}
+    model = create_model("Arguments", **fields)  # type: ignore[call-overload]
+    assert renamed_arguments("estimate", model, {"gpus": 8, "price": 2}) == {
         "gpus": "gpu_count", "price": "usd_per_gpu_hour"}
     # a name that is an argument of the tool is never taken for another's flag (plan's gpus)
-    assert renamed_arguments("plan", {*fields, "gpus"}, {"gpus": ["h100"]}) == {}
+    with_gpus = create_model("Plan", gpus=(list[str] | None, None), __base__=model)
+    assert renamed_arguments("plan", with_gpus, {"gpus": ["h100"]}) == {}
     # both given: the flag name is left to the plain "unknown argument" line
-    assert renamed_arguments("estimate", fields, {"price": 2, "usd_per_gpu_hour": 3}) == {}
+    assert renamed_arguments("estimate", model, {"price": 2, "usd_per_gpu_hour": 3}) == {}
     # plan's --ignore-memory means must_fit false: never mapped; --budget is budget_usd there
-    assert renamed_arguments("plan", fields, {"ignore_memory": True, "budget": 5}) == {
+    assert renamed_arguments("plan", model, {"ignore_memory": True, "budget": 5}) == {
         "budget": "budget_usd"}
-    assert renamed_arguments(None, fields, {"gpus": 8}) == {}
+    assert renamed_arguments(None, model, {"gpus": 8}) == {}

@@ -49,25 +49,21 @@ class Parser(argparse.ArgumentParser):
         return parsed
 
     def _unrecognized(self, command: str | None, extras: Sequence[str]) -> str:
-        sub = next((a.choices[command] for a in self._actions
-                    if isinstance(a, argparse._SubParsersAction) and command in a.choices),
-                   None)
-        head = f"unrecognized arguments: {' '.join(extras)}"
-        if sub is None:
-            return f"{self.prog}: {head}"
-        flag_of = {a.dest: a.option_strings[-1] for a in sub._actions if a.option_strings}
-        flags = [f for a in sub._actions for f in a.option_strings if f.startswith("--")]
+        from ..prompts import render
+
+        if command is None:
+            return render("cli/unrecognized", prog=self.prog, extras=extras, meant=[]).strip()
+        flag_of = flag_names(self, command)
+        flags = [f for f in flag_of.values() if f.startswith("--")]
         meant = []
         for given in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
-            dest = given[2:].replace("-", "_")
-            near = difflib.get_close_matches(given, flags, n=1, cutoff=0.75)
-            if dest in flag_of and flag_of[dest] != given:
-                meant.append(f"{given} is {flag_of[dest]} here")
-            elif near:
-                meant.append(f"{given}: did you mean {near[0]}?")
-        hint = "; ".join(meant)
-        return (f"{sub.prog}: {head}" + (f" ({hint})" if hint else "")
-                + f"; `{sub.prog} --help` lists its flags")
+            flag = flag_of.get(given[2:].replace("-", "_"))
+            if flag is not None and flag.startswith("--") and flag != given:
+                meant.append({"given": given, "flag": flag, "renamed": True})
+            elif near := difflib.get_close_matches(given, flags, n=1, cutoff=0.75):
+                meant.append({"given": given, "flag": near[0], "renamed": False})
+        return render("cli/unrecognized", prog=f"{self.prog} {command}", command=command,
+                      extras=extras, meant=meant).strip()
 
     @staticmethod
     def _once(kind: type[argparse.Action]) -> type[argparse.Action]:

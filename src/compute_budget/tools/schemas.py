@@ -13,7 +13,12 @@ OpenAPI subset, OpenAI's and Anthropic's strict modes, agent frameworks):
   ``candidates`` and ``calibration`` lists of declared objects;
 - every optional argument is "value or null", null meaning not given, so a strict client that
   makes every argument required stays valid (mutually exclusive inputs are resolved by null);
-- every argument has one short line (``templates/mcp/arguments.md.j2``);
+- every argument has one short line (``templates/mcp/arguments.md.j2``), inside the non-null
+  branch of its ``anyOf``: google-genai's MCP conversion keeps only that branch, so a
+  description beside ``anyOf`` (pydantic's place for it) is lost for Gemini (tried 2026-12-06:
+  every optional argument of estimate_run_cost lost its line; tests/tools/test_clients.py). A
+  check that looks for ``description`` at the property's top level counts these as undescribed;
+  they are not, and both places at once would cost about 6 KB of the 28 KB budget;
 - the output: the result's top-level keys, each any JSON value (``{}``).
 
 :func:`portable_arguments` turns the new forms back into the models' before validation; the old

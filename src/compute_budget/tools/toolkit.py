@@ -37,17 +37,12 @@ from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..operations import Operation, Reply
-from ..prompts.mcp_texts import (
-    duplicate_keys_text,
-    missing_inputs_text,
-    renamed_arguments_text,
-    tool_description,
-)
+from ..prompts.mcp_texts import duplicate_keys_text, missing_inputs_text, tool_description
 from ..skill import ComputeBudgetError, describe_error
-from ..skill.errors import not_finite_cause, shown_field, shown_value
+from ..skill.errors import not_finite_cause
 from .duplicate_keys import MARKER
 from .relay import RELAYED, relayed
-from .renamed import renamed_arguments
+from .renamed import renamed_arguments, with_renamed
 from .schemas import compact_input_schema, compact_output_schema, portable_arguments
 
 __all__ = ["READ_ONLY", "Question", "ToolSpec", "arguments_model", "build_tool"]
@@ -268,21 +263,14 @@ def _failure(spec: ToolSpec, exc: BaseException, given: Mapping[str, Any]) -> To
 async def _validate(spec: ToolSpec, given: dict[str, Any], declined: bool) -> BaseModel:
     """The arguments, validated once; every invalid one and what is missing in one reply (an
     argument sent under its command-line name is named, not asked for again)."""
-    accepted = {name for field, info in spec.arguments.model_fields.items()
-                for name in (field, info.alias) if name}
-    renamed = renamed_arguments(spec.operation.command, accepted, given)
+    renamed = renamed_arguments(spec.operation.command, spec.arguments, given)
     missing = [(f, spec.arguments.model_fields[f].description or f)
                for q in spec.questions for f in q.missing(given) if f not in renamed.values()]
     try:
         arguments = await _off_loop(given, spec.arguments.model_validate, given)
     except ValidationError as exc:
-        text = describe_error(exc, catalog_hint=CATALOG_HINT, skip=spec.askable)
-        if renamed:
-            told = tuple(f"{shown_field(name)}:" for name in renamed)
-            text = "\n".join(filter(None, (renamed_arguments_text(spec.name, [
-                (shown_field(name), meant, shown_value(given[name]))
-                for name, meant in renamed.items()]), *(
-                line for line in text.splitlines() if not line.startswith(told)))))
+        text = with_renamed(spec.name, renamed, given,
+                            describe_error(exc, catalog_hint=CATALOG_HINT, skip=spec.askable))
         if missing:
             text = "\n".join(filter(None, (text, missing_inputs_text(spec.name, missing,
                                                                      declined))))
