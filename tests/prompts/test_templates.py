@@ -128,7 +128,7 @@ def test_memory_template() -> None:
     assert render_memory(estimate_memory(spec)) == snapshot("""\
 ### Memory per device: 7B params on 8 × A100 40GB SXM
 
-**Fits**: 35.8 GiB of 40.0 GiB per device (0.17 GiB under the 90% usable) at ZeRO 2, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, optimizer offload as a last resort; kept as you set: ZeRO 2); it costs no speed. Fewest devices it fits on: 1 × A100 40GB SXM with optimizer offload, 4 without.
+**Fits**: 35.8 GiB of 40.0 GiB per device (0.17 GiB under the 90% usable) at ZeRO 2, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1. The cheapest layout that fits among those tried (recompute none/selective/full, TP 1/2/4/8, PP 1, CPU offload as a last resort; kept as you set: ZeRO 2); it costs no speed. Fewest devices it fits on: 1 × A100 40GB SXM with CPU offload, 4 without.
 
 | component | per device | |
 |---|---|---|
@@ -154,7 +154,7 @@ def test_memory_template_does_not_fit() -> None:
     assert render_memory(estimate_memory(spec)) == snapshot("""\
 ### Memory per device: 70B params on 8 × H100 SXM
 
-**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.8 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: the same number of H200 SXM (141 GiB, `h200`); LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set, with optimizer offload.
+**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.8 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: the same number of H200 SXM (141 GiB, `h200`); LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set, with CPU offload.
 
 | component | per device | |
 |---|---|---|

@@ -82,7 +82,7 @@ def test_the_seventy_b_fine_tune_prices_offload_and_shows_the_way_without() -> N
     assert plain.wall_days < est.wall_days
     reply = render_estimate(est)
     first = reply.splitlines()[0]
-    assert "only with CPU optimizer offload" in first and "per node" in first
+    assert "only with the optimizer state offloaded to CPU memory" in first and "per node" in first
     assert "Without offload: 16 × A100 80GB SXM" in first
 
 

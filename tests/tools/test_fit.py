@@ -126,3 +126,17 @@ async def test_memory_takes_the_knobs_it_does_not_list(client: Client) -> None:
     assert "sp" in result.structured_content["layout"]["pinned"]
     bad = await client.call_tool("estimate_memory", {"params": "7B", "gpu_count": 8, "ep": 0})
     assert bad.is_error and "ep" in bad.content[0].text
+
+
+async def test_qlora_70b_on_two_gaming_cards_fits_by_streaming_its_weights(client: Client) -> None:
+    # Answer.AI's FSDP+QLoRA (March 2024) trains a 70B model on two 24 GB cards this way.
+    result = await client.call_tool("estimate_memory", {
+        "preset": "llama-3-70b", "lora_rank": 16, "weights_bits": 4, "gpu": "rtx-4090",
+        "gpu_count": 2, "seq_len": 4096})
+    assert not result.is_error
+    text = _text(result)
+    assert text.startswith("### Memory per device")
+    assert "**Fits**" in text and "weights and optimizer offloaded to CPU" in text
+    assert "1 × RTX 4090 with CPU offload, 4 without" in text
+    data = result.structured_content
+    assert data is not None and data["offload_weights"] is True and data["zero"] == 3

@@ -225,7 +225,7 @@ def layout_cost(spec: RunSpec, memory: MemoryEstimate | None, ratio: float,
         def step(tokens: float) -> float:
             return tokens * seconds_per_token / spec.gpu_count
 
-        factor, span = offload_factor(memory.offload_cost, step(batch))
+        factor, span = offload_factor(memory.offload_cost, step(batch), batch / smallest)
         unaccumulated = offload_factor(memory.offload_cost, step(smallest))[0]
     total = ratio * other * (factor or 1.0)
     ends = (total, total) if span is None else (ratio * other * span[0], ratio * other * span[1])

@@ -153,8 +153,10 @@ class RunAssumptions(BaseModel):
     pp: int | None = Field(description="Pipeline-parallel degree (memory check).")
     recompute: Recompute = Field(description="Activation recomputation.")
     offload_only: bool = Field(
-        description="True when the run fits these devices only with CPU optimizer offload "
-                    "(the search chose it).")
+        description="True when the run fits these devices only with CPU offload (the search "
+                    "chose it).")
+    offload_weights: bool = Field(
+        default=False, description="With offload: the weights offloaded too (a frozen base).")
     host_bytes_per_node: float | None = Field(
         description="With offload: CPU memory the offloaded state needs per node, bytes.")
     without_offload: WithoutOffload | None = Field(
@@ -289,6 +291,7 @@ def assumptions_of(estimate: RunEstimate) -> RunAssumptions:
         zero=None if m is None else m.zero, tp=None if m is None else m.tp,
         pp=None if m is None else m.pp, recompute=estimate.recompute,
         offload_only=offload and m is not None and "offload" in m.layout.open_knobs,
+        offload_weights=m is not None and m.offload_weights,
         host_bytes_per_node=m.host_bytes_per_node if m is not None and offload else None,
         without_offload=estimate.without_offload, own_runs=estimate.mfu_used.own_runs,
         own_runs_mfu=estimate.mfu if estimate.mfu_used.own_runs is not None else None,

@@ -172,8 +172,15 @@ def hardware_rows(spec: RunSpec, original: RunEstimate) -> list[Alternative]:
     return rows
 
 
+def _needs_qlora(lora: RunEstimate) -> bool:
+    """Whether a LoRA run does not fit, or fits only by streaming its weights from CPU memory."""
+    return lora.feasibility == "does_not_fit" or (
+        lora.memory is not None and lora.memory.offload_weights)
+
+
 def lora_row(spec: RunSpec, original: RunEstimate) -> Alternative | None:
-    """LoRA instead of a full fine-tune; QLoRA when 16-bit LoRA does not fit."""
+    """LoRA instead of a full fine-tune; QLoRA when 16-bit LoRA does not fit, or fits only with
+    its weights streamed from CPU memory and QLoRA fits without."""
     if spec.lora_rank is not None or spec.model.trainable < spec.model.total:
         return None  # already LoRA or adapters
     if spec.model.shape.hidden < LORA_RANK:
@@ -183,9 +190,11 @@ def lora_row(spec: RunSpec, original: RunEstimate) -> Alternative | None:
                    **measured_as_mfu(spec, original)}
     bits = 16
     lora = estimate_run(spec.model_copy(update=lora_fields))
-    if lora.feasibility == "does_not_fit" and (spec.tp or 1) == 1:
-        bits = QLORA_WEIGHTS_BITS
-        lora = estimate_run(spec.model_copy(update={**lora_fields, "weights_bits": bits}))
+    if _needs_qlora(lora) and (spec.tp or 1) == 1:
+        qlora = estimate_run(spec.model_copy(update={**lora_fields,
+                                                     "weights_bits": QLORA_WEIGHTS_BITS}))
+        if lora.feasibility == "does_not_fit" or not _needs_qlora(qlora):
+            bits, lora = QLORA_WEIGHTS_BITS, qlora
     return from_estimate("lora", spec.resolved_kind, lora, original,
                          detail=LoraDetail(lora_rank=LORA_RANK, weights_bits=bits))
 

@@ -167,9 +167,9 @@ class Decision(FiniteResult):
         description="ok, does_not_fit (no layout fits the devices) or too_long (over a year).")
     min_gpu_count: int | None = Field(
         description="When it does not fit: the fewest devices of this type it needs (with "
-                    "optimizer offload if that helps).")
+                    "CPU offload if that helps).")
     min_gpu_count_without_offload: int | None = Field(
-        description="The same without optimizer offload.")
+        description="The same without CPU offload.")
     wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
     assumptions: RunAssumptions | None = Field(
         default=None,

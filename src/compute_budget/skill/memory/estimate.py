@@ -95,15 +95,15 @@ class MemoryEstimate(FiniteResult):
         description="Usable memory (usable_fraction of the device) minus total, in bytes: what "
                     "is left before the reserve for the runtime.")
     host_bytes: float = Field(
-        description="CPU memory per device for offloaded gradients and optimizer state, bytes "
-                    "(0 without offload).")
+        description="CPU memory per device for offloaded gradients and optimizer state, and the "
+                    "weights with offload_weights, bytes (0 without offload).")
     host_bytes_per_node: float = Field(
         description="The same for the devices of one node (up to 8 share a host), bytes.")
     offload_cost: OffloadCost | None = Field(
         default=None,
-        description="With optimizer offload: the host work of one optimizer step per device "
-                    "(link and CPU); None without offload or for a device without a host "
-                    "offload path.")
+        description="With offload: the host work of one optimizer step per device (link and "
+                    "CPU), and the weights streamed per micro-batch with offload_weights; None "
+                    "without offload or for a device without a host offload path.")
     zero3_gathered_bytes: float = Field(
         description="Part of the weights: the full layers ZeRO-3 gathers at once, bytes.")
     params: float = Field(description="Total parameters N of the base model.")
@@ -121,6 +121,10 @@ class MemoryEstimate(FiniteResult):
     recompute: Recompute = Field(description="Activation recomputation.")
     micro_batch: int = Field(description="Micro-batch size in sequences.")
     offload: bool = Field(description="Optimizer state offloaded to CPU memory.")
+    offload_weights: bool = Field(
+        default=False,
+        description="The frozen weights too, streamed in per layer (ZeRO 3; tried for a frozen "
+                    "base only, after optimizer offload).")
     data_parallel: int = Field(description="Data-parallel degree N_d = devices / (TP·PP).")
     min_gpu_count: int | None = Field(
         description="Fewest devices of this type on which the run fits at its best layout; "
@@ -201,7 +205,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         host_bytes=memory.host,
         host_bytes_per_node=memory.host * min(spec.gpu_count, GPUS_PER_NODE),
         offload_cost=None if platform is None else offload_cost(
-            model.trainable / spec.gpu_count, platform),
+            model.trainable / spec.gpu_count, platform, 2 * memory.streamed),
         zero3_gathered_bytes=memory.gathered,
         params=model.total,
         trainable_params=model.trainable,
@@ -212,6 +216,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         gpu_count=spec.gpu_count,
         zero=layout.zero, tp=layout.tp, pp=layout.pp, sp=layout.sp, ep=layout.ep,
         recompute=layout.recompute, micro_batch=layout.micro_batch, offload=layout.offload,
+        offload_weights=layout.offload_weights,
         data_parallel=spec.gpu_count // (layout.tp * layout.pp),
         min_gpu_count=choice.min_gpu_count,
         stack=setup.stack,

@@ -19,9 +19,11 @@ estimated slowdown, the product of one factor per knob (1.0 = no slowdown)::
     pipeline p          1 + (p−1)/m, the 1F1B bubble (Narayanan et al. 2021, Sec. 2.2) with
                         m = 4·p micro-batches per step assumed; tried only once tensor
                         parallelism is at its largest degree
-    offload             a last resort: tried only when nothing else fits; its host work per
-                        optimizer step is :mod:`.offload`'s, and what it costs in time depends
-                        on the compute per step, so the run estimate prices it
+    offload             a last resort: tried only when nothing else fits, optimizer offload
+                        before weight offload (a frozen base only); its host work per
+                        optimizer step and its weight copies per micro-batch are
+                        :mod:`.offload`'s, and what they cost in time depends on the compute
+                        per step, so the run estimate prices them
 
 On the ``hf`` stack model parallelism (TP, then PP) comes after full recomputation: the
 common Hugging Face fine-tuning tools shard with ZeRO/FSDP and save memory with gradient
@@ -66,6 +68,8 @@ class Slowdown(BaseModel):
     pipeline: float = Field(description="Pipeline bubble, 1 + (p−1)/m.")
     zero: float = Field(description="ZeRO-3's extra communication.")
     offload: bool = Field(description="Optimizer offload (slowdown not estimated).")
+    offload_weights: bool = Field(
+        default=False, description="Weight offload as well (slowdown not estimated).")
 
     @property
     def total(self) -> float:
@@ -92,7 +96,7 @@ class LayoutChoice(BaseModel):
         description="Fewest devices of this type on which the run fits at its best layout "
                     "(the user's set knobs kept); None when no count does or memory is unknown.")
     min_gpu_count_without_offload: int | None = Field(
-        description="The same without optimizer offload, when offload was open and the fewest "
+        description="The same without CPU offload, when offload was open and the fewest "
                     "devices need it; else equal to min_gpu_count.")
     max_micro_batch: int | None = Field(
         description="The largest micro-batch that fits at the chosen layout (activations grow "
@@ -147,7 +151,7 @@ class _Costs:
     def slowdown(self, layout: Layout) -> Slowdown:
         recompute, tp, pipeline, zero = self._factors(layout)
         return Slowdown(recompute=recompute, tensor_parallel=tp, pipeline=pipeline, zero=zero,
-                        offload=layout.offload)
+                        offload=layout.offload, offload_weights=layout.offload_weights)
 
     def key(self, layout: Layout) -> tuple[float, ...]:
         """The search's order: no offload, no model parallelism on the hf stack, the least
@@ -155,7 +159,7 @@ class _Costs:
         search ranks thousands of layouts), then the fewest knobs turned."""
         model_parallel = self.stack == "hf" and (layout.tp > 1 or layout.pp > 1)
         recompute, tp, pipeline, zero = self._factors(layout)
-        return (float(layout.offload), float(model_parallel),
+        return (float(layout.offload) + float(layout.offload_weights), float(model_parallel),
                 round(recompute * tp * pipeline * zero, 9), layout.zero, layout.tp, layout.pp,
                 RECOMPUTE_ORDER.index(layout.recompute))
 

@@ -4,13 +4,21 @@
 For every knob the user left unset (:class:`Pins` holds those set), the layouts take each value
 the search tries: ZeRO 0 to 3, each recomputation, tensor-parallel degrees of 1, 2, 4 and 8 that
 divide the device count, pipeline degrees that split the layers evenly (tried only once tensor
-parallelism is at its largest degree), and optimizer offload (only with ZeRO ≥ 1). With a 4- or
+parallelism is at its largest degree), optimizer offload (only with ZeRO ≥ 1) and, beyond it,
+weight offload (only at ZeRO 3 with optimizer offload, the way DeepSpeed's ``offload_param``
+and FSDP's parameter offload work: :mod:`.states`), for a frozen base only (LoRA, QLoRA or
+frozen parameters: the case of FSDP+QLoRA and Axolotl's layer offloading, where the streamed
+weights need no gradient and no CPU optimizer step). Full training with its weights offloaded
+as well (ZeRO-Infinity) needs about 16 bytes of CPU memory per parameter, which nothing here
+checks against the host, so it is not tried. With a 4- or
 8-bit frozen base (bitsandbytes) tensor parallelism is not tried at all. Tensor parallelism
 stays within a node of 8 devices and divides the attention and key-value heads; sequence
 parallelism goes with it unless the user turned it off (it splits the activations the
 tensor-parallel ranks would otherwise share, at no extra communication; Korthikanti et al.
 2022). The micro-batch is 1 unless given. Memory only falls as ZeRO, recomputation, tensor
-parallelism and offload rise, so when the most frugal layout does not fit, nothing does.
+parallelism and offload rise, so when the most frugal layout does not fit, nothing does. Weight
+offload needs no knob of its own: it is tried wherever optimizer offload is (``offload`` open
+or set), after it.
 """
 
 from __future__ import annotations
@@ -102,6 +110,7 @@ def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, 
     c = _candidates(pins, model, gpu_count)
     ep, mb = pins.ep or 1, pins.micro_batch or 1
     top_tp = max(c["tp"]) if c["tp"] else 1  # type: ignore[type-var]
+    frozen = model.trainable < model.total or model.adapters > 0
     out: list[Layout] = []
     for tp in c["tp"]:
         for pp in c["pp"]:
@@ -112,14 +121,23 @@ def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, 
                 continue
             sp = pins.sp if pins.sp is not None else tp > 1
             for zero in c["zero"]:
-                for offload in c["offload"]:
-                    if offload and zero == 0:
-                        continue
+                for offload, weights in _offloads(c["offload"], zero, frozen):
                     out += [Layout(zero=zero, tp=tp, pp=pp, sp=sp, ep=ep,  # type: ignore[arg-type]
                                    recompute=recompute, micro_batch=mb,  # type: ignore[arg-type]
-                                   offload=offload)  # type: ignore[arg-type]
+                                   offload=offload, offload_weights=weights)
                             for recompute in c["recompute"]]
     return tuple(out)
+
+
+def _offloads(values: list[object], zero: object, frozen: bool) -> list[tuple[bool, bool]]:
+    """(optimizer offload, weight offload) pairs tried at ZeRO stage ``zero``: offload needs
+    ZeRO ≥ 1, weight offload ZeRO 3, optimizer offload and a frozen base."""
+    pairs = [(False, False)] if False in values else []
+    if True in values and zero != 0:
+        pairs.append((True, False))
+        if zero == 3 and frozen:
+            pairs.append((True, True))
+    return pairs
 
 
 FrugalKey = tuple[int, int, int]
@@ -159,15 +177,17 @@ def frugal_key(layout: Layout) -> FrugalKey:
 
 @lru_cache(maxsize=1024)
 def _frugal(pins: Pins, model: ResolvedModel, gpu_count: int) -> Mapping[FrugalKey, Layout]:
-    """Memory falls with recomputation and offload, and with ZeRO up to stage 2 (stage 3 adds
-    the gathered layers), so for each (tp, pp) only the most frugal recomputation and offload
-    at ZeRO 2 and 3 (or the stage the user set) can be the one that fits."""
+    """Memory falls with recomputation and offload (weight offload below optimizer offload), and
+    with ZeRO up to stage 2 (stage 3 adds the gathered layers), so for each (tp, pp) only the
+    most frugal recomputation and offload at ZeRO 2 and 3 (or the stage the user set) can be the
+    one that fits."""
     frugal: dict[FrugalKey, Layout] = {}
     for layout in _layouts(pins, model, gpu_count):
         key = frugal_key(layout)
         best = frugal.get(key)
-        rank = (layout.zero, layout.offload, RECOMPUTE_ORDER.index(layout.recompute))
-        if best is None or rank > (best.zero, best.offload,
+        rank = (layout.zero, layout.offload, layout.offload_weights,
+                RECOMPUTE_ORDER.index(layout.recompute))
+        if best is None or rank > (best.zero, best.offload, best.offload_weights,
                                    RECOMPUTE_ORDER.index(best.recompute)):
             frugal[key] = layout
     return MappingProxyType(frugal)  # cached: shared by every caller, so read-only

@@ -5,7 +5,7 @@ and the changes that would make it fit (each checked against the same layouts as
 The remedies, in the order given: more devices of the same type (the fewest that fit); a device
 of the same vendor with more memory (the smallest on which the run fits at the same count, else
 the largest at its own fewest devices); LoRA of rank 16 when every parameter is trained;
-optimizer offload when the user turned it off; 8-bit Adam (6 bytes of state per parameter: fp32
+CPU offload when the user turned it off; 8-bit Adam (6 bytes of state per parameter: fp32
 master and two 8-bit moments; Dettmers et al. 2022); the longest halved sequence that fits, down
 to 512 tokens; and leaving the knobs the user set to the search. Each says whether it fits only
 with optimizer offload. What binds is a knob the user set when releasing the knobs fits; else
@@ -59,7 +59,7 @@ class Remedy(BaseModel):
                   "shorter_sequence", "release"] = Field(
         description="more_devices: gpu_count of this device type; larger_device: another "
                     "device of the same vendor, gpu_count of them; lora: LoRA of rank lora_rank; "
-                    "offload: optimizer offload; optimizer_8bit: 8-bit Adam; shorter_sequence: "
+                    "offload: CPU offload; optimizer_8bit: 8-bit Adam; shorter_sequence: "
                     "seq_len tokens; release: leave the knobs named unset.")
     gpu_count: int | None = Field(default=None, description="Devices needed, when it says.")
     gpu: str | None = Field(default=None, description="Catalog key, for larger_device.")

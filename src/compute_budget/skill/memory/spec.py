@@ -122,8 +122,9 @@ class LayoutFields(BaseModel):
     )
     offload: bool | None = Field(
         default=None,
-        description="Optimizer state in CPU memory (ZeRO-Offload; needs ZeRO ≥ 1). Default: "
-                    "only as a last resort.",
+        description="CPU offload: the optimizer state (ZeRO-Offload; needs ZeRO ≥ 1), then at "
+                    "ZeRO 3 a frozen base's weights, streamed in per layer. Default: only as a "
+                    "last resort.",
     )
     optimizer: str | None = Field(
         default=None, description="Optimizer: adamw (default), adam8bit, sgd, adafactor."

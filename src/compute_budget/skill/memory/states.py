@@ -14,7 +14,14 @@ stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the
 Optimizer offload (Ren et al. 2021, "ZeRO-Offload", Sec. 4) keeps the gradients, the optimizer
 state and the optimizer step in CPU memory; the 16-bit weights and the activations stay on the
 device. ZeRO stage 3 gathers each layer's full weights for its forward and backward pass and
-prefetches the next: two layers' 16-bit weights (÷ TP) come on top of the shards.
+prefetches the next: two layers' weights (÷ TP, at their stored bits: a 4-bit frozen base is
+gathered at 4 bits), or one layer and the 16-bit embedding or LM head when that is more, come on
+top of the shards. Weight offload goes one step further, at ZeRO 3
+with optimizer offload (Rajbhandari et al. 2021, "ZeRO-Infinity", Sec. 5: DeepSpeed's
+``offload_param``; FSDP's ``CPUOffload(offload_params=True)``; Axolotl's layer offloading of a
+frozen LoRA base): the weight shards live in CPU memory too and each layer streams in for its
+forward and backward pass, so the device holds only the gathered units: the current layer and
+the prefetched next, or a layer and the embedding or LM head, whichever is larger.
 Expert parallelism e shards the routed experts e ways; ZeRO then shards them over the N_d / e
 ranks that hold the same experts (DeepSpeed-MoE, Rajbhandari et al. 2022).
 
@@ -64,6 +71,8 @@ class Layout:
     recompute: Recompute = "none"
     micro_batch: int = 1
     offload: bool = False
+    offload_weights: bool = False
+    """The weight shards in CPU memory too, streamed in per layer (ZeRO 3 with offload only)."""
 
 
 @dataclass(frozen=True)
@@ -106,11 +115,16 @@ class DeviceBytes(NamedTuple):
     logits: float
     """Part of the activations: the logits kept for the loss."""
     gathered: float
-    """Part of the weights: the full layers ZeRO-3 gathers (0 below stage 3)."""
+    """Part of the weights: the full layers ZeRO-3 gathers (0 below stage 3); with weight
+    offload, all of the weights on the device."""
     host: float
-    """Bytes per device kept in CPU memory instead (offloaded gradients and optimizer state)."""
+    """Bytes per device kept in CPU memory instead (offloaded gradients and optimizer state, and
+    with weight offload the weight shards)."""
     overhead: float = 0.0
     """A probe's measured temporaries and allocator reserve, at this layout's share."""
+    streamed: float = 0.0
+    """With weight offload: the device's weight shard, in CPU memory, copied in for each
+    forward and each backward pass (0 without)."""
 
     @property
     def total(self) -> float:
@@ -149,8 +163,8 @@ def model_state_bytes(
 
 
 def _layer_weight_bytes(model: ResolvedModel, layout: Layout) -> float:
-    """16-bit bytes of the largest decoder layer's weights on one tensor-parallel rank (its
-    local experts only, with expert parallelism)."""
+    """Bytes of the largest decoder layer's weights on one tensor-parallel rank (its local
+    experts only, with expert parallelism), at their stored bits."""
     shape = model.shape
     attention = sum(i * o for _, i, o in shape.attention_projections())
     dense = attention + sum(i * o for _, i, o in shape.mlp_projections(shape.intermediate))
@@ -160,7 +174,20 @@ def _layer_weight_bytes(model: ResolvedModel, layout: Layout) -> float:
         shared = sum(i * o for _, i, o in shape.mlp_projections(shape.shared_intermediate))
         moe = (attention + shape.experts / layout.ep * expert + shape.shared_experts * shared)
         largest = max(largest, moe)
-    return WEIGHT_BYTES * largest / layout.tp
+    stored = BITS_PER_WEIGHT[model.weights_bits] / 8 if model.quantized else WEIGHT_BYTES
+    return stored * largest / layout.tp
+
+
+def _gathered_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> float:
+    """The full weights ZeRO-3 holds at once on a device: the current layer and the prefetched
+    next, or a layer beside the 16-bit embedding or LM head, whichever is larger; 0 below stage 3
+    or when nothing is sharded, unless the weights are offloaded (module docstring)."""
+    sharded = layout.zero >= 3 and setup.gpu_count // (layout.tp * layout.pp) > 1
+    if not (sharded or layout.offload_weights):
+        return 0.0
+    layer = _layer_weight_bytes(model, layout)
+    embedding = WEIGHT_BYTES * (model.shape.vocab or 0) * model.shape.hidden / layout.tp
+    return max(ZERO3_GATHERED_LAYERS * layer, layer + embedding)
 
 
 def _states(model: ResolvedModel, layout: Layout, setup: Setup) -> tuple[float, float, float]:
@@ -190,20 +217,22 @@ def _states(model: ResolvedModel, layout: Layout, setup: Setup) -> tuple[float, 
 
 
 def host_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> float:
-    """CPU memory per device that optimizer offload takes: its share of the gradients and the
-    optimizer state (0 without offload)."""
+    """CPU memory per device that offload takes: its share of the gradients and the optimizer
+    state, and with weight offload of the weights (0 without offload)."""
     if not layout.offload:
         return 0.0
-    kept = replace(layout, offload=False)
-    _, gradients, optimizer = _states(model, kept, setup)
-    return gradients + optimizer
+    kept = replace(layout, offload=False, offload_weights=False)
+    weights, gradients, optimizer = _states(model, kept, setup)
+    return gradients + optimizer + (weights if layout.offload_weights else 0.0)
 
 
 def device_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> DeviceBytes:
     """Memory per device of ``model`` at ``layout``: model states plus activations."""
     weights, gradients, optimizer = _states(model, layout, setup)
-    gathered = (ZERO3_GATHERED_LAYERS * _layer_weight_bytes(model, layout)
-                if layout.zero >= 3 and setup.gpu_count // (layout.tp * layout.pp) > 1 else 0.0)
+    streamed = weights if layout.offload_weights else 0.0
+    if layout.offload_weights:
+        weights = 0.0  # in CPU memory: only the gathered units are on the device
+    gathered = _gathered_bytes(model, layout, setup)
     activations, logits = activation_bytes(
         model.shape, stack=setup.stack, seq_len=setup.seq_len, micro_batch=layout.micro_batch,
         tp=layout.tp, pp=layout.pp, sp=layout.sp, recompute=layout.recompute,
@@ -213,4 +242,4 @@ def device_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> DeviceBy
     overhead = (setup.overhead_bytes * min(1.0, states / setup.states_bytes)
                 if setup.states_bytes > 0 else setup.overhead_bytes)
     return DeviceBytes(weights + gathered, gradients, optimizer, activations, logits, gathered,
-                       host_bytes(model, layout, setup), overhead)
+                       host_bytes(model, layout, setup), overhead, streamed)

@@ -153,7 +153,7 @@ class BudgetTableRow(BaseModel):
                     "otherwise.")
     fit_needs_offload: bool | None = Field(
         default=None,
-        description="When it fits: whether only with optimizer offload to CPU memory (its "
+        description="When it fits: whether only with CPU offload (its "
                     "slowdown not estimated); None otherwise.")
     mfu: float | None = Field(
         default=None,
