@@ -277,7 +277,11 @@ def test_qlora_stores_the_frozen_linear_weights_in_4_bits() -> None:
     assert linear == 32 * (2 * 4096**2 + 2 * 4096 * 1024 + 3 * 4096 * 14336)
     rest = four.params - linear  # embedding, LM head, norms stay 16-bit
     nf4 = 4 + 8 / 64 + 32 / (64 * 256)  # Dettmers et al. 2023, Sec. 3
-    expected = linear * nf4 / 8 + 2 * rest + 2 * four.lora_params
+    # Beside them, the largest matrix (the MLP's 4096 × 14336) dequantized to 16 bits for its
+    # matmul (bitsandbytes' MatMul4Bit dequantizes the whole weight, forward and backward).
+    dequantized = 2 * 4096 * 14336
+    assert four.dequantized_bytes == dequantized
+    expected = linear * nf4 / 8 + 2 * rest + 2 * four.lora_params + dequantized
     assert four.per_gpu_bytes.weights == pytest.approx(expected)
     assert four.weights_bits == 4
 

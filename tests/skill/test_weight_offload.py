@@ -34,11 +34,15 @@ def test_qlora_70b_fits_two_24_gb_cards_only_by_streaming_its_weights() -> None:
     m = estimate_memory(spec)
     assert m.fits is True and m.offload and m.offload_weights and m.zero == 3
     assert m.tp == 1 and m.pp == 1  # no model parallelism was needed on top
-    # On the device only the gathered units: a 4-bit layer beside the 16-bit embedding
-    # (128256 × 8192 × 2 bytes), the larger pair here.
+    # On the device only the gathered units: two 4-bit layers, and the 16-bit embedding and LM
+    # head (128256 × 8192 × 2 bytes each) of FSDP's root unit,
     embedding = 128256 * 8192 * 2
-    assert m.per_gpu_bytes.weights == pytest.approx(m.zero3_gathered_bytes)
-    assert embedding < m.zero3_gathered_bytes < embedding + 0.6e9
+    layer = 8192 * (8192 + 2 * 1024 + 8192) + 3 * 8192 * 28672
+    assert m.zero3_gathered_bytes == pytest.approx(
+        2 * embedding + 2 * layer * BITS_PER_WEIGHT[4] / 8)
+    # and the largest 4-bit matrix dequantized to 16 bits for its matmul (8192 × 28672).
+    assert m.dequantized_bytes == 2 * 8192 * 28672
+    assert m.per_gpu_bytes.weights == pytest.approx(m.zero3_gathered_bytes + m.dequantized_bytes)
     # In CPU memory: each device's half of the 4-bit decoder (68.5B weights at 4.127 bits), of
     # the 16-bit rest (embedding, LM head, norms) and of the adapters with their gradients and
     # Adam state (2 + 2 + 12 bytes each).
@@ -51,7 +55,7 @@ def test_qlora_70b_fits_two_24_gb_cards_only_by_streaming_its_weights() -> None:
     # Without offload it needs four of them, and the reply names what is offloaded.
     plain = estimate_memory(MemorySpec(**QLORA_70B, gpu_count=2, offload=False))  # type: ignore[arg-type]
     assert plain.fits is False
-    assert m.layout.min_gpu_count == 1 and m.layout.min_gpu_count_without_offload == 4
+    assert m.layout.min_gpu_count == 1 and m.layout.min_gpu_count_without_offload == 5
     reply = render_memory(m)
     assert "weights and optimizer offloaded to CPU" in reply.splitlines()[2]
     assert "the gradients and optimizer state, and the weights, live in CPU memory" in reply
@@ -87,21 +91,20 @@ def test_streaming_the_weights_never_needs_more_device_memory(preset: str, bits:
         both = device_bytes(spec.model, Layout(zero=3, offload=True, offload_weights=True,
                                                recompute=recompute), setup)
         assert both.total <= optimizer_only.total
-        assert both.weights == both.gathered and both.streamed > 0
+        assert both.weights == both.gathered + both.dequantized and both.streamed > 0
         assert both.host == pytest.approx(optimizer_only.host + both.streamed)
 
 
 def test_a_4_bit_base_is_gathered_at_4_bits() -> None:
-    # ZeRO 3 without offload, over 8 ranks: two 4-bit layers (or one and the 16-bit embedding),
-    # a quarter of what 16-bit layers would take.
+    # ZeRO 3 without offload, over 8 ranks: two 4-bit layers, a quarter of what 16-bit layers
+    # would take, and the root unit (FSDP keeps it gathered): the 16-bit embedding and LM head.
     spec = MemorySpec(preset="llama-3-8b", lora_rank=16, weights_bits=4, gpu="h100",
                       gpu_count=8, seq_len=2048, zero=3)
     setup = _setup(spec)
     layer = 4096 * (4096 + 2 * 1024 + 4096) + 3 * 4096 * 14336  # Llama 3 8B's linear weights
     gathered = device_bytes(spec.model, Layout(zero=3), setup).gathered
     embedding = 128256 * 4096 * 2
-    assert gathered == pytest.approx(max(2 * layer * BITS_PER_WEIGHT[4] / 8,
-                                         layer * BITS_PER_WEIGHT[4] / 8 + embedding))
+    assert gathered == pytest.approx(2 * layer * BITS_PER_WEIGHT[4] / 8 + 2 * embedding)
 
 
 def test_streaming_costs_time_only_where_the_copies_outlast_the_compute() -> None:

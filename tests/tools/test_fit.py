@@ -137,6 +137,6 @@ async def test_qlora_70b_on_two_gaming_cards_fits_by_streaming_its_weights(clien
     text = _text(result)
     assert text.startswith("### Memory per device")
     assert "**Fits**" in text and "weights and optimizer offloaded to CPU" in text
-    assert "1 × RTX 4090 with CPU offload, 4 without" in text
+    assert "1 × RTX 4090 with CPU offload, 5 without" in text
     data = result.structured_content
     assert data is not None and data["offload_weights"] is True and data["zero"] == 3

@@ -106,6 +106,10 @@ class MemoryEstimate(FiniteResult):
                     "without offload or for a device without a host offload path.")
     zero3_gathered_bytes: float = Field(
         description="Part of the weights: the full layers ZeRO-3 gathers at once, bytes.")
+    dequantized_bytes: float = Field(
+        default=0.0, exclude_if=lambda v: not v,
+        description="Part of the weights: a 4- or 8-bit base's largest matrix dequantized to 16 "
+                    "bits for its matmul, bytes (0 at 16 bits: left out).")
     params: float = Field(description="Total parameters N of the base model.")
     trainable_params: float = Field(description="Parameters with gradients and optimizer state.")
     lora_params: float = Field(description="LoRA adapter parameters added (0 without LoRA).")
@@ -122,9 +126,9 @@ class MemoryEstimate(FiniteResult):
     micro_batch: int = Field(description="Micro-batch size in sequences.")
     offload: bool = Field(description="Optimizer state offloaded to CPU memory.")
     offload_weights: bool = Field(
-        default=False,
+        default=False, exclude_if=lambda v: not v,
         description="The frozen weights too, streamed in per layer (ZeRO 3; tried for a frozen "
-                    "base only, after optimizer offload).")
+                    "base only, after optimizer offload); left out when false.")
     data_parallel: int = Field(description="Data-parallel degree N_d = devices / (TP·PP).")
     min_gpu_count: int | None = Field(
         description="Fewest devices of this type on which the run fits at its best layout; "
@@ -207,6 +211,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         offload_cost=None if platform is None else offload_cost(
             model.trainable / spec.gpu_count, platform, 2 * memory.streamed),
         zero3_gathered_bytes=memory.gathered,
+        dequantized_bytes=memory.dequantized,
         params=model.total,
         trainable_params=model.trainable,
         lora_params=model.adapters,

@@ -15,13 +15,17 @@ Optimizer offload (Ren et al. 2021, "ZeRO-Offload", Sec. 4) keeps the gradients,
 state and the optimizer step in CPU memory; the 16-bit weights and the activations stay on the
 device. ZeRO stage 3 gathers each layer's full weights for its forward and backward pass and
 prefetches the next: two layers' weights (÷ TP, at their stored bits: a 4-bit frozen base is
-gathered at 4 bits), or one layer and the 16-bit embedding or LM head when that is more, come on
-top of the shards. Weight offload goes one step further, at ZeRO 3
-with optimizer offload (Rajbhandari et al. 2021, "ZeRO-Infinity", Sec. 5: DeepSpeed's
-``offload_param``; FSDP's ``CPUOffload(offload_params=True)``; Axolotl's layer offloading of a
-frozen LoRA base): the weight shards live in CPU memory too and each layer streams in for its
-forward and backward pass, so the device holds only the gathered units: the current layer and
-the prefetched next, or a layer and the embedding or LM head, whichever is larger.
+gathered at 4 bits) come on top of the shards, and so do the 16-bit embedding and LM head, which
+FSDP's root unit gathers for the forward pass and keeps gathered through the backward (PyTorch's
+FSDP does not reshard the root after forward, ``_runtime_utils._post_forward_reshard``). A 4- or
+8-bit frozen base is dequantized one matrix at a time for each matmul, forward and backward
+(bitsandbytes' ``MatMul4Bit`` and ``MatMul8bitLt``): the largest linear weight in 16 bits (÷ TP)
+is held beside the rest. Weight offload goes one step further, at ZeRO 3 with optimizer offload
+(Rajbhandari et al. 2021, "ZeRO-Infinity", Sec. 5: DeepSpeed's ``offload_param``; FSDP's
+``CPUOffload(offload_params=True)``; Axolotl's layer offloading of a frozen LoRA base): the
+weight shards live in CPU memory too and each layer streams in for its forward and backward
+pass, so the device holds only the gathered units: the current layer, the prefetched next and
+the root unit.
 Expert parallelism e shards the routed experts e ways; ZeRO then shards them over the N_d / e
 ranks that hold the same experts (DeepSpeed-MoE, Rajbhandari et al. 2022).
 
@@ -125,6 +129,8 @@ class DeviceBytes(NamedTuple):
     streamed: float = 0.0
     """With weight offload: the device's weight shard, in CPU memory, copied in for each
     forward and each backward pass (0 without)."""
+    dequantized: float = 0.0
+    """Part of the weights: a 4- or 8-bit base's largest matrix dequantized to 16 bits."""
 
     @property
     def total(self) -> float:
@@ -178,16 +184,35 @@ def _layer_weight_bytes(model: ResolvedModel, layout: Layout) -> float:
     return stored * largest / layout.tp
 
 
+def _dequantized_bytes(model: ResolvedModel, layout: Layout) -> float:
+    """The largest linear weight in 16 bits, which a quantized base dequantizes for a matmul
+    (0 at 16 bits; module docstring)."""
+    if not model.quantized:
+        return 0.0
+    largest = max(d_in * d_out for (_, d_in, d_out), _n in model.shape.linear_layers())
+    return WEIGHT_BYTES * largest / layout.tp
+
+
+def _root_bytes(model: ResolvedModel, layout: Layout) -> float:
+    """The 16-bit embedding and LM head (and position table), ÷ TP: FSDP's root unit, which
+    stays gathered from the forward pass to the end of the backward."""
+    counts = model.counts
+    if counts is not None:
+        root = counts.embedding + counts.position_embedding + counts.lm_head
+    else:  # a given or guessed shape: assume an untied head, as Llama's
+        root = 2 * (model.shape.vocab or 0) * model.shape.hidden
+    return WEIGHT_BYTES * root / layout.tp
+
+
 def _gathered_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> float:
-    """The full weights ZeRO-3 holds at once on a device: the current layer and the prefetched
-    next, or a layer beside the 16-bit embedding or LM head, whichever is larger; 0 below stage 3
-    or when nothing is sharded, unless the weights are offloaded (module docstring)."""
+    """The full weights ZeRO-3 holds at once on a device: the current layer, the prefetched next
+    and the root unit (module docstring); 0 below stage 3 or when nothing is sharded, unless the
+    weights are offloaded."""
     sharded = layout.zero >= 3 and setup.gpu_count // (layout.tp * layout.pp) > 1
     if not (sharded or layout.offload_weights):
         return 0.0
-    layer = _layer_weight_bytes(model, layout)
-    embedding = WEIGHT_BYTES * (model.shape.vocab or 0) * model.shape.hidden / layout.tp
-    return max(ZERO3_GATHERED_LAYERS * layer, layer + embedding)
+    return (ZERO3_GATHERED_LAYERS * _layer_weight_bytes(model, layout)
+            + _root_bytes(model, layout))
 
 
 def _states(model: ResolvedModel, layout: Layout, setup: Setup) -> tuple[float, float, float]:
@@ -233,6 +258,7 @@ def device_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> DeviceBy
     if layout.offload_weights:
         weights = 0.0  # in CPU memory: only the gathered units are on the device
     gathered = _gathered_bytes(model, layout, setup)
+    dequantized = _dequantized_bytes(model, layout)
     activations, logits = activation_bytes(
         model.shape, stack=setup.stack, seq_len=setup.seq_len, micro_batch=layout.micro_batch,
         tp=layout.tp, pp=layout.pp, sp=layout.sp, recompute=layout.recompute,
@@ -241,5 +267,6 @@ def device_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> DeviceBy
     states = weights + gradients + optimizer
     overhead = (setup.overhead_bytes * min(1.0, states / setup.states_bytes)
                 if setup.states_bytes > 0 else setup.overhead_bytes)
-    return DeviceBytes(weights + gathered, gradients, optimizer, activations, logits, gathered,
-                       host_bytes(model, layout, setup), overhead, streamed)
+    return DeviceBytes(weights + gathered + dequantized, gradients, optimizer, activations,
+                       logits, gathered, host_bytes(model, layout, setup), overhead, streamed,
+                       dequantized)
