@@ -451,3 +451,20 @@ def test_cli_alternatives_json_for_a_fine_tune(capsys: pytest.CaptureFixture[str
     kinds = {item["kind"] for item in data}
     assert {"fewer_tokens", "lora", "different_idea"} <= kinds
     assert not kinds & FROM_SCRATCH
+
+
+def test_a_lora_run_is_a_fine_tune_unless_told_otherwise() -> None:
+    # LoRA trains adapters on a trained model: a smaller model from scratch or distillation
+    # from a teacher are pre-training's alternatives, not this run's.
+    spec = RunSpec(preset="llama-3-8b", lora_rank=16, tokens="50M", gpu="a100-80gb",
+                   gpu_count=1)
+    assert spec.kind is None and spec.resolved_kind == "fine-tune"
+    _, alts = _run(spec)
+    kinds = {a.kind for a in alts}
+    assert "fewer_tokens" in kinds and not kinds & {"smaller_scale", "distillation"}
+    frozen = RunSpec(params="7B", trainable_params="1B", tokens="1B", gpu="h100", gpu_count=8)
+    assert frozen.resolved_kind == "fine-tune"
+    told = RunSpec(preset="llama-3-8b", lora_rank=16, tokens="50M", gpu="a100-80gb",
+                   gpu_count=1, kind="continued-pretrain")
+    assert told.resolved_kind == "continued-pretrain"
+    assert RunSpec(params="7B", tokens="1B", gpu="h100", gpu_count=8).resolved_kind == "pretrain"

@@ -110,8 +110,9 @@ class RunOptions(BaseModel):
     )
     kind: RunKind | None = Field(
         default=None,
-        description="Kind of run: pretrain (default), continued-pretrain, fine-tune or "
-                    "ablation; it shapes the advice and the alternatives.",
+        description="Kind of run: pretrain, continued-pretrain, fine-tune or ablation; it "
+                    "shapes the advice and the alternatives. Default: fine-tune with LoRA or "
+                    "frozen weights, else pretrain.",
     )
     calibration: Calibration | None = Field(default=None, description=CALIBRATION_DESCRIPTION)
     probe: Annotated[ProbeResult | None, BeforeValidator(probe_of)] = Field(
@@ -185,6 +186,15 @@ class RunSpec(OnDevices, RunOptions, PriceAndEnergy):
                         device=self.accelerator.key, precision=self.resolved_precision,
                         params=self.total_params, trainable=self.model.trainable)
         return self
+
+    @property
+    def resolved_kind(self) -> RunKind:
+        """The kind given; else fine-tune when only adapters or some weights train (LoRA, a
+        frozen base: the run starts from a trained model), else pretrain."""
+        if self.kind is not None:
+            return self.kind
+        model = self.model
+        return "fine-tune" if model.trainable < model.total or model.adapters else DEFAULT_RUN_KIND
 
     @property
     def accelerator(self) -> Accelerator:
