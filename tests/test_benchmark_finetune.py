@@ -1,0 +1,29 @@
+"""Fine-tune wall time against Answer.AI's published QLoRA timings
+(benchmarks/finetune_throughput.py: the source, and why the prior is slow against them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.finetune_throughput import FACTOR, ROWS, Row, estimate, main
+
+# Estimate / published time per row, measured on 2026-12-06 (benchmarks/finetune_throughput.py).
+MEASURED = {("rtx-4090", 2): 1.79, ("a100-40gb", 2): 0.97, ("a100-40gb", 4): 1.26,
+            ("a100-40gb", 8): 1.19, ("h100", 4): 1.25}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r.count}x{r.gpu}")
+def test_each_published_fine_tune_is_estimated_within_a_factor_of_two(row: Row) -> None:
+    seconds, (fast, slow) = estimate(row)
+    ratio = seconds / row.seconds
+    assert 1 / FACTOR <= ratio <= FACTOR
+    assert ratio == pytest.approx(MEASURED[(row.gpu, row.count)], abs=0.01)
+    assert fast < seconds < slow
+    # The end-to-end prior is never faster than a steady-state benchmark by more than its band.
+    assert row.seconds < slow
+
+
+def test_the_benchmark_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main() == 0
+    out = capsys.readouterr().out
+    assert "(missed)" not in out and out.count("faster than its fast end") == 3
