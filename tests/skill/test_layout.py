@@ -174,6 +174,31 @@ def test_a_larger_device_is_named_when_one_fits() -> None:
                    offload=False).fits
 
 
+def test_a_full_fine_tune_that_fits_nowhere_is_offered_qlora_when_lora_needs_offload() -> None:
+    # Llama 3 8B fully trained on one RTX 4090 (24 GB): 16-bit LoRA fits only by streaming its
+    # 16 GB of weights from CPU memory every micro-batch; QLoRA fits without offload.
+    fields: dict[str, Any] = {"preset": "llama-3-8b", "gpu": "rtx-4090", "gpu_count": 1,
+                              "seq_len": 4096}
+    m = _memory(**fields)
+    assert m.fits is False
+    (lora,) = [r for r in m.layout.remedies if r.kind == "lora"]
+    assert lora.weights_bits == 4 and not lora.needs_offload
+    assert _memory(**fields, lora_rank=16, weights_bits=4, offload=False).fits
+    plain = _memory(**fields, lora_rank=16)
+    assert plain.fits and plain.offload_weights
+    # Where 16-bit LoRA fits without offload it stays the remedy (Llama 2 70B on 8 × A100 80GB).
+    big = _memory(preset="llama-2-70b", gpu="a100-80gb", gpu_count=8, zero=1, offload=False)
+    (lora,) = [r for r in big.layout.remedies if r.kind == "lora"]
+    assert lora.weights_bits == 16
+
+
+def test_a_larger_device_keeps_the_bf16_of_the_current_one() -> None:
+    # A V100 (32 GB, no BF16) is not offered to a run on an RTX 4090.
+    m = _memory(preset="llama-3-8b", gpu="rtx-4090", gpu_count=1, seq_len=4096)
+    (larger,) = [r for r in m.layout.remedies if r.kind == "larger_device"]
+    assert larger.gpu != "v100" and larger.memory_gib is not None and larger.memory_gib > 24
+
+
 def test_a_knob_left_unset_is_none_in_every_schema() -> None:
     for model in (RunSpec, MemorySpec):
         for knob in LAYOUT_KNOBS:

@@ -4,13 +4,14 @@ and the changes that would make it fit (each checked against the same layouts as
 
 The remedies, in the order given: more devices of the same type (the fewest that fit); a device
 of the same vendor with more memory (the smallest on which the run fits at the same count, else
-the largest at its own fewest devices); LoRA of rank 16 when every parameter is trained;
-CPU offload when the user turned it off; 8-bit Adam (6 bytes of state per parameter: fp32
-master and two 8-bit moments; Dettmers et al. 2022); the longest halved sequence that fits, down
-to 512 tokens; and leaving the knobs the user set to the search. Each says whether it fits only
-with optimizer offload. What binds is a knob the user set when releasing the knobs fits; else
-the activations when at the most frugal layout they outweigh everything else, else the model
-states.
+the largest at its own fewest devices, never one without the current device's BF16); LoRA of
+rank 16 when every parameter is trained, on a 4-bit base (QLoRA) when 16-bit LoRA does not fit
+or fits only with offload and QLoRA fits without; CPU offload when the user turned it off; 8-bit
+Adam (6 bytes of state per parameter: fp32 master and two 8-bit moments; Dettmers et al. 2022);
+the longest halved sequence that fits, down to 512 tokens; and leaving the knobs the user set to
+the search. Each says whether it fits only with CPU offload. What binds is a knob the user set
+when releasing the knobs fits; else the activations when at the most frugal layout they outweigh
+everything else, else the model states.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..hardware.catalog import list_accelerators
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS
 from .layouts import Pins, any_fits, most_frugal
-from .lora import lora_params
+from .lora import decoder_linear_weights, lora_params
 from .spec import ResolvedModel
 from .states import Setup, device_bytes
 
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 LORA_RANK_SUGGESTED = 16
+QLORA_BITS = 4
 EIGHT_BIT_ADAM_BYTES = 6.0
 """8-bit Adam's state per parameter: fp32 master + two 8-bit moments (Dettmers et al. 2022)."""
 MAX_DEVICES = 10_000_000
@@ -66,6 +68,8 @@ class Remedy(BaseModel):
     accelerator: str | None = Field(default=None, description="Device name, for larger_device.")
     memory_gib: float | None = Field(default=None, description="Its memory, GiB.")
     lora_rank: int | None = Field(default=None, description="Rank, for lora.")
+    weights_bits: int | None = Field(
+        default=None, description="For lora: 4 on a 4-bit base (QLoRA), else 16.")
     seq_len: int | None = Field(default=None, description="Tokens, for shorter_sequence.")
     knobs: tuple[str, ...] = Field(default=(), description="Knobs to leave unset, for release.")
     needs_offload: bool = Field(default=False,
@@ -122,9 +126,11 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
     same count, else the largest, at its own fewest devices."""
     current = next((a for a in list_accelerators() if a.key == gpu), None)
     capacity = setup.capacity_bytes or 0
+    bf16 = current is not None and current.peak_tflops.get("bf16") is not None
     larger = sorted((a for a in list_accelerators()
                      if a.memory_bytes is not None and a.memory_bytes > capacity
-                     and (current is None or a.vendor == current.vendor)),
+                     and (current is None or a.vendor == current.vendor)
+                     and (not bf16 or a.peak_tflops.get("bf16") is not None)),
                     key=lambda a: a.memory_bytes or 0)
     for acc in larger:
         there = replace(setup, capacity_bytes=acc.memory_bytes)
@@ -145,6 +151,25 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
                   needs_offload=bool(_with_offload(pins, model, replace(there, gpu_count=count))))
 
 
+def _lora_remedy(pins: Pins, model: ResolvedModel, setup: Setup) -> Remedy | None:
+    """LoRA of rank 16 instead of training every parameter; QLoRA (a 4-bit base) when 16-bit
+    LoRA does not fit, or fits only with offload and QLoRA fits without."""
+    adapters = float(lora_params(model.shape, LORA_RANK_SUGGESTED))
+    lora = replace(model, trainable=adapters, adapters=adapters)
+    offload = _with_offload(pins, lora, setup)
+    if offload is not False and (pins.tp or 1) == 1:
+        quantized = min(float(decoder_linear_weights(model.shape)), model.total)
+        qlora = _with_offload(pins, replace(lora, quantized=quantized, weights_bits=QLORA_BITS),
+                              setup)
+        if qlora is not None and (offload is None or not qlora):
+            return Remedy(kind="lora", lora_rank=LORA_RANK_SUGGESTED, weights_bits=QLORA_BITS,
+                          needs_offload=qlora)
+    if offload is None:
+        return None
+    return Remedy(kind="lora", lora_rank=LORA_RANK_SUGGESTED, weights_bits=16,
+                  needs_offload=offload)
+
+
 def find_remedies(pins: Pins, model: ResolvedModel, setup: Setup, min_count: int | None,
                   min_plain: int | None, gpu: str | None) -> tuple[Binding, tuple[Remedy, ...]]:
     """What binds when nothing fits on ``setup``, and the changes that would fit (module
@@ -158,12 +183,9 @@ def find_remedies(pins: Pins, model: ResolvedModel, setup: Setup, min_count: int
     if larger is not None:
         remedies.append(larger)
     if model.lora_rank is None and model.trainable >= model.total:
-        adapters = float(lora_params(model.shape, LORA_RANK_SUGGESTED))
-        lora = replace(model, trainable=adapters, adapters=adapters)
-        offload = _with_offload(pins, lora, setup)
-        if offload is not None:
-            remedies.append(Remedy(kind="lora", lora_rank=LORA_RANK_SUGGESTED,
-                                   needs_offload=offload))
+        lora = _lora_remedy(pins, model, setup)
+        if lora is not None:
+            remedies.append(lora)
     if pins.offload is False and any_fits(replace(pins, offload=None), model, setup):
         remedies.append(Remedy(kind="offload", needs_offload=True))
     if setup.optimizer_bytes > EIGHT_BIT_ADAM_BYTES:
