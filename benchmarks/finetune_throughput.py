@@ -7,8 +7,8 @@ benchmarks_03_2024.md, February-March 2024): Llama-2 70B, QLoRA (rank 64 on ever
 4-bit base), FSDP, gradient checkpointing, 1,024 dummy samples of 2,048 tokens (2.1M tokens).
 The "Recommendations" table gives the time of the fastest settings found on each cloud machine
 at an effective batch of 32 sequences; the dual-4090 case study gives one run with CPU offload
-at batch 2 (no accumulation). Rows on devices the catalog does not hold (A5000, RTX 6000 Ada)
-are left out.
+at batch 2 (no accumulation). The row on two A5000 with CPU *and activation* offload is left
+out (activation offload is not modelled); "A6000 Ada" is the RTX 6000 Ada.
 
 The calibration set behind the MFU prior holds pre-training runs whose reported hours include
 restarts, evaluation and downtime; these are steady-state timings of short single-node runs on
@@ -17,10 +17,14 @@ estimate is within :data:`FACTOR` of the measured time (its band is about 3x wid
 measured times are printed beside the estimate's band so that a miss of the band's fast end is
 seen. Nothing here was tuned to these rows.
 
-Measured (2026-12-06): A100 40GB rows 0.97-1.26x of the published time, H100 1.25x, RTX 4090
-1.79x (a device with no published runs of its own: its prior is borrowed); three of the five
-published times are faster than the band's fast end. A team fine-tuning on its own machine
-should measure one step (``compute-budget probe``) or pass its past runs (``--calibration``).
+Measured (2026-12-06): A100 40GB rows 0.97-1.26x of the published time, H100 1.25x, RTX A5000
+0.86-0.93x, RTX 4090 1.79x and RTX 6000 Ada 0.59-0.60x (Ada devices have no published runs of
+their own: their prior is borrowed); three of the nine published times are faster than the
+band's fast end, none slower than its slow end. The RTX 6000 Ada ran at about 0.2 of its 364.2
+TFLOP/s datasheet-derived BF16 peak (74 TFLOP/s of hardware FLOPs per device, against 99 on an
+RTX 4090 of 165.2), so its estimates run fast: a 300 W card may not hold that peak. A team
+fine-tuning on its own machine should measure one step (``compute-budget probe``) or pass its
+past runs (``--calibration``).
 """
 
 from __future__ import annotations
@@ -53,6 +57,10 @@ ROWS = (
     Row("a100-40gb", 4, 4, 1266),
     Row("a100-40gb", 8, 4, 672),
     Row("h100", 4, 8, 667),
+    Row("rtx-a5000", 4, 1, 4829),
+    Row("rtx-a5000", 8, 1, 2613),
+    Row("rtx-6000-ada", 2, 2, 5867),
+    Row("rtx-6000-ada", 4, 3, 2904),
 )
 
 

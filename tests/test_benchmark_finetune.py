@@ -9,7 +9,8 @@ from benchmarks.finetune_throughput import FACTOR, ROWS, Row, estimate, main
 
 # Estimate / published time per row, measured on 2026-12-06 (benchmarks/finetune_throughput.py).
 MEASURED = {("rtx-4090", 2): 1.79, ("a100-40gb", 2): 0.97, ("a100-40gb", 4): 1.26,
-            ("a100-40gb", 8): 1.19, ("h100", 4): 1.25}
+            ("a100-40gb", 8): 1.19, ("h100", 4): 1.25, ("rtx-a5000", 4): 0.93,
+            ("rtx-a5000", 8): 0.86, ("rtx-6000-ada", 2): 0.59, ("rtx-6000-ada", 4): 0.60}
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r.count}x{r.gpu}")

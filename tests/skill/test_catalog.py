@@ -58,6 +58,10 @@ from compute_budget.skill.vocabulary import normalize_name
         ("a100-pcie", "a100-pcie"),
         ("trainium2", "trainium2"),
         ("trn2", "trainium2"),
+        ("3090", "rtx-3090"),
+        ("RTX A5000", "rtx-a5000"),
+        ("a6000", "rtx-a6000"),
+        ("RTX 6000 Ada", "rtx-6000-ada"),
     ],
 )
 def test_aliases(alias: str, key: str) -> None:
@@ -108,6 +112,12 @@ def test_empty_name(bad: str) -> None:
         ("mi300x", 1307.4, 2614.9, 192),  # AMD publishes dense
         ("tpu-v4", 275, None, 32),  # cloud.google.com/tpu/docs/v4
         ("gaudi3", 1835, 1835, 128),
+        # GA102 whitepaper v2: RTX 3090 'Peak FP16 Tensor TFLOPS with FP32 Accumulate 71/142'
+        # (GeForce halves FP32 accumulate; 142 is the FP16-accumulate rate, not for training)
+        ("rtx-3090", 71, None, 24),
+        ("rtx-a5000", 111.1, None, 24),  # datasheet: 'Tensor Performance 222.2 TFLOPS' sparse
+        ("rtx-a6000", 154.8, None, 48),  # GA102 whitepaper Table 3: BF16 154.8/309.6
+        ("rtx-6000-ada", 364.2, 728.5, 48),  # datasheet: 1457.0 FP8 sparse; BF16 = FP8 / 2
     ],
 )
 def test_dense_peaks(key: str, bf16: float, fp8: float | None, memory_gib: float) -> None:

@@ -48,7 +48,8 @@ _PLATFORM: dict[HostLink, str] = {
 _LINKS: dict[HostLink, tuple[str, ...]] = {
     "pcie3": ("v100", "t4"),
     "pcie4": ("a100-40gb", "a100-80gb", "a100-pcie", "a800", "a10g", "a10", "l4", "l40s",
-              "mi250", "mi250-gcd", "mi250x", "mi250x-gcd", "rtx-4090"),
+              "mi250", "mi250-gcd", "mi250x", "mi250x-gcd", "rtx-4090", "rtx-3090", "rtx-a5000",
+              "rtx-a6000", "rtx-6000-ada"),
     "pcie5": ("h100-sxm", "h100-pcie", "h100-nvl", "h800", "h20", "h200", "b200", "b300",
               "mi300x", "mi325x", "mi350x", "mi355x", "rtx-5090"),
     "nvlink-c2c": ("gh200", "gb200", "gb300"),
