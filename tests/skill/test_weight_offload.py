@@ -14,7 +14,7 @@ import pytest
 from compute_budget import MemorySpec, RunSpec, estimate_memory, estimate_run
 from compute_budget.prompts import render_estimate, render_memory
 from compute_budget.skill.hardware.host import host_platform
-from compute_budget.skill.memory.layouts import Pins, all_layouts
+from compute_budget.skill.memory.layouts import Pins, all_layouts, pins_of
 from compute_budget.skill.memory.lora import BITS_PER_WEIGHT, decoder_linear_weights
 from compute_budget.skill.memory.offload import LINK_EFFICIENCY, offload_cost, offload_factor
 from compute_budget.skill.memory.states import Layout, Setup, device_bytes
@@ -139,3 +139,18 @@ def test_the_run_estimate_prices_the_copies_and_names_them() -> None:
     assert short.layout_cost is not None and short.layout_cost.offload is not None
     assert short.layout_cost.offload_without_accumulation is not None
     assert short.layout_cost.offload_without_accumulation > 2
+
+
+def test_a_device_without_a_host_offload_path_never_streams_its_weights() -> None:
+    # TPUs have no CUDA-style host offload path (hardware/host.py): nothing prices the copies,
+    # so a LoRA of a 70B model on 4 TPU v5e chips (16 GB each) does not fit, as before.
+    spec = MemorySpec(preset="llama-3-70b", lora_rank=16, gpu="tpu-v5e", gpu_count=4,
+                      seq_len=4096)
+    assert pins_of(spec).offload_weights is False
+    assert not any(lay.offload_weights for lay in all_layouts(pins_of(spec), spec.model, 4))
+    m = estimate_memory(spec)
+    assert m.fits is False and not m.offload_weights
+    # The same run on 4 A100 40GB may stream (a PCIe host link).
+    gpu = MemorySpec(preset="llama-3-70b", lora_rank=16, gpu="a100-40gb", gpu_count=4,
+                     seq_len=4096)
+    assert pins_of(gpu).offload_weights is None

@@ -8,7 +8,8 @@ parallelism is at its largest degree), optimizer offload (only with ZeRO ≥ 1) 
 weight offload (only at ZeRO 3 with optimizer offload, the way DeepSpeed's ``offload_param``
 and FSDP's parameter offload work: :mod:`.states`), for a frozen base only (LoRA, QLoRA or
 frozen parameters: the case of FSDP+QLoRA and Axolotl's layer offloading, where the streamed
-weights need no gradient and no CPU optimizer step). Full training with its weights offloaded
+weights need no gradient and no CPU optimizer step) and on a device with a host offload path
+(not TPUs, Trainium or Gaudi: :mod:`..hardware.host`). Full training with its weights offloaded
 as well (ZeRO-Infinity) needs about 16 bytes of CPU memory per parameter, which nothing here
 checks against the host, so it is not tried. With a 4- or
 8-bit frozen base (bitsandbytes) tensor parallelism is not tried at all. Tensor parallelism
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
 
+from ..hardware.host import host_platform
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS, RECOMPUTE_ORDER, Recompute
 from .spec import ModelAndLayout, ResolvedModel
 from .states import Layout, Setup, device_bytes
@@ -58,11 +60,16 @@ class Pins:
     recompute: Recompute | None = None
     micro_batch: int | None = None
     offload: bool | None = None
+    offload_weights: bool | None = None
+    """False when the device has no host offload path (TPU, Trainium, Gaudi): its weights are
+    never streamed. Not a knob the user sets."""
 
 
 def pins_of(spec: ModelAndLayout) -> Pins:
-    """The knobs ``spec`` sets."""
-    return Pins(**{k: getattr(spec, k) for k in LAYOUT_KNOBS})
+    """The knobs ``spec`` sets, and whether its device can stream weights from the host."""
+    acc = getattr(spec, "accelerator", None)
+    stream = None if acc is None or host_platform(acc.key) is not None else False
+    return Pins(**{k: getattr(spec, k) for k in LAYOUT_KNOBS}, offload_weights=stream)
 
 
 def _divisible_tp(model: ResolvedModel, gpu_count: int, pp: int) -> list[int]:
@@ -110,7 +117,8 @@ def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, 
     c = _candidates(pins, model, gpu_count)
     ep, mb = pins.ep or 1, pins.micro_batch or 1
     top_tp = max(c["tp"]) if c["tp"] else 1  # type: ignore[type-var]
-    frozen = model.trainable < model.total or model.adapters > 0
+    stream = (model.trainable < model.total or model.adapters > 0) and (
+        pins.offload_weights is not False)
     out: list[Layout] = []
     for tp in c["tp"]:
         for pp in c["pp"]:
@@ -121,7 +129,7 @@ def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, 
                 continue
             sp = pins.sp if pins.sp is not None else tp > 1
             for zero in c["zero"]:
-                for offload, weights in _offloads(c["offload"], zero, frozen):
+                for offload, weights in _offloads(c["offload"], zero, stream):
                     out += [Layout(zero=zero, tp=tp, pp=pp, sp=sp, ep=ep,  # type: ignore[arg-type]
                                    recompute=recompute, micro_batch=mb,  # type: ignore[arg-type]
                                    offload=offload, offload_weights=weights)
@@ -129,13 +137,14 @@ def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, 
     return tuple(out)
 
 
-def _offloads(values: list[object], zero: object, frozen: bool) -> list[tuple[bool, bool]]:
+def _offloads(values: list[object], zero: object, stream: bool) -> list[tuple[bool, bool]]:
     """(optimizer offload, weight offload) pairs tried at ZeRO stage ``zero``: offload needs
-    ZeRO ≥ 1, weight offload ZeRO 3, optimizer offload and a frozen base."""
+    ZeRO ≥ 1, weight offload ZeRO 3, optimizer offload and ``stream`` (a frozen base on a
+    device with a host offload path)."""
     pairs = [(False, False)] if False in values else []
     if True in values and zero != 0:
         pairs.append((True, False))
-        if zero == 3 and frozen:
+        if zero == 3 and stream:
             pairs.append((True, True))
     return pairs
 

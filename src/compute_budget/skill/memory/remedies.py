@@ -200,10 +200,10 @@ def find_remedies(pins: Pins, model: ResolvedModel, setup: Setup, min_count: int
             break
         seq //= 2
     pinned = tuple(k for k in LAYOUT_KNOBS if getattr(pins, k) is not None)
-    if pinned and any_fits(Pins(ep=pins.ep), model, setup):
+    released = Pins(ep=pins.ep, offload_weights=pins.offload_weights)
+    if pinned and any_fits(released, model, setup):
         remedies.append(Remedy(kind="release", knobs=pinned,
-                               needs_offload=bool(_with_offload(Pins(ep=pins.ep), model,
-                                                                setup))))
+                               needs_offload=bool(_with_offload(released, model, setup))))
         return "pinned", tuple(remedies)
     frugal = device_bytes(model, most_frugal(pins, model, setup), setup)
     binding: Binding = ("activations" if frugal.activations > frugal.total - frugal.activations
