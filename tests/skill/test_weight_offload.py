@@ -33,6 +33,7 @@ def test_qlora_70b_fits_two_24_gb_cards_only_by_streaming_its_weights() -> None:
     spec = MemorySpec(**QLORA_70B, gpu_count=2)  # type: ignore[arg-type]
     m = estimate_memory(spec)
     assert m.fits is True and m.offload and m.offload_weights and m.zero == 3
+    assert m.layout.tried["offload"] == [False, True, "weights"]  # only values actually tried
     assert m.tp == 1 and m.pp == 1  # no model parallelism was needed on top
     # On the device only the gathered units: two 4-bit layers, and the 16-bit embedding and LM
     # head (128256 × 8192 × 2 bytes each) of FSDP's root unit,
@@ -150,6 +151,8 @@ def test_a_device_without_a_host_offload_path_never_streams_its_weights() -> Non
     assert not any(lay.offload_weights for lay in all_layouts(pins_of(spec), spec.model, 4))
     m = estimate_memory(spec)
     assert m.fits is False and not m.offload_weights
+    assert m.layout.tried["offload"] == [False, True]
+    assert "before the frozen weights" not in render_memory(m)
     # The same run on 4 A100 40GB may stream (a PCIe host link).
     gpu = MemorySpec(preset="llama-3-70b", lora_rank=16, gpu="a100-40gb", gpu_count=4,
                      seq_len=4096)

@@ -90,7 +90,8 @@ class LayoutChoice(BaseModel):
     open_knobs: tuple[str, ...] = Field(description="Knobs the search varied.")
     pinned: tuple[str, ...] = Field(description="Knobs the user set, kept as set.")
     tried: dict[str, list[int | str | bool]] = Field(
-        description="The values tried for each open knob.")
+        description="The values tried for each open knob; offload also lists \"weights\" when "
+                    "weight offload was tried.")
     slowdown: Slowdown
     min_gpu_count: int | None = Field(
         description="Fewest devices of this type on which the run fits at its best layout "
@@ -115,6 +116,8 @@ def _tried(pins: Pins, layouts: list[Layout]) -> dict[str, list[int | str | bool
             values = {getattr(lay, knob) for lay in layouts}
             order = RECOMPUTE_ORDER if knob == "recompute" else sorted(values)
             tried[knob] = [v for v in order if v in values]
+    if "offload" in tried and any(lay.offload_weights for lay in layouts):
+        tried["offload"].append("weights")
     return tried
 
 
