@@ -130,6 +130,16 @@ def test_a_measured_mfu_is_not_divided_by_the_layout() -> None:
     assert est.mfu == pytest.approx(0.4)
 
 
+def test_gaming_and_workstation_cards_default_to_a_desktop_host() -> None:
+    # Two channels of DDR5-5600 (2 x 44.8 GB/s, JEDEC DDR5) shared by two cards, not a DGX.
+    desk = host_platform("rtx-4090")
+    assert desk is not None and desk.memory_gbs == pytest.approx(44.8)
+    assert desk.platform is not None and desk.platform.startswith("a desktop")
+    assert desk.link == "pcie4" and desk.devices_per_host == 2
+    server = host_platform("a100-80gb")
+    assert server is not None and server.platform is not None and "DGX A100" in server.platform
+
+
 def test_devices_without_a_host_offload_path_say_so() -> None:
     assert host_platform("tpu-v5p") is None
     assert host_platform("gh200") is not None and host_platform("gh200").link == "nvlink-c2c"  # type: ignore[union-attr]

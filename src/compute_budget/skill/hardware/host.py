@@ -14,6 +14,9 @@ are kept here, per accelerator key, with the platform each generation usually sh
   user guide); two Xeon Platinum 8480C with 8-channel DDR5-4800 for PCIe Gen5 (2 × 307.2 GB/s;
   NVIDIA DGX H100 user guide); one Grace CPU's LPDDR5X, up to 500 GB/s, per Grace (NVIDIA Grace
   CPU datasheet), shared by one GPU in GH200 and two in GB200. Eight devices per PCIe server.
+  GeForce and RTX workstation cards (RTX 3090, 4090, 5090, A5000, A6000, 6000 Ada) usually sit
+  in a desktop instead: one CPU with two channels of DDR5-5600 (2 × 44.8 GB/s: 5,600 MT/s × 8
+  bytes, JEDEC DDR5), shared by two cards.
 
 Devices that train without a CUDA-style host offload path (TPUs, Trainium, Gaudi) have none:
 offload is not estimated for them. A user who knows their host gives its bandwidth instead.
@@ -56,6 +59,10 @@ _LINKS: dict[HostLink, tuple[str, ...]] = {
 }
 _SHARED_GRACE = ("gb200", "gb300")
 """Grace–Blackwell: two GPUs per Grace CPU."""
+_DESKTOP = ("rtx-3090", "rtx-4090", "rtx-5090", "rtx-a5000", "rtx-a6000", "rtx-6000-ada")
+"""Cards that usually sit in a desktop (module docstring)."""
+_DESKTOP_MEMORY_GBS = (89.6, 2)
+_DESKTOP_PLATFORM = "a desktop: one CPU, 2 channels of DDR5-5600"
 
 
 class HostPlatform(BaseModel):
@@ -81,12 +88,13 @@ def host_platform(key: str, memory_gbs: float | None = None) -> HostPlatform | N
     link = next((lk for lk, keys in _LINKS.items() if key in keys), None)
     if link is None:
         return None
-    node_gbs, devices = _HOST_MEMORY_GBS[link]
+    node_gbs, devices = _DESKTOP_MEMORY_GBS if key in _DESKTOP else _HOST_MEMORY_GBS[link]
     if key in _SHARED_GRACE:
         devices = 2
     per_device = node_gbs / devices
+    platform = _DESKTOP_PLATFORM if key in _DESKTOP else _PLATFORM[link]
     return HostPlatform(
         link=link, link_gbs=HOST_LINK_GBS[link], devices_per_host=devices,
         memory_gbs=per_device if memory_gbs is None else memory_gbs,
         memory_origin="default" if memory_gbs is None else "user",
-        platform=_PLATFORM[link] if memory_gbs is None else None)
+        platform=platform if memory_gbs is None else None)
