@@ -22,7 +22,7 @@ from .lora import LoraTargets
 from .offload import OffloadCost, offload_cost
 from .optimizers import OptimizerInfo, resolve_optimizer
 from .spec import OnDevices
-from .states import USABLE_FRACTION, Setup
+from .states import USABLE_FRACTION, DeviceBytes, Layout, Setup
 
 __all__ = ["MeasuredMemoryUse", "MemoryBreakdown", "MemoryEstimate", "MemoryNote", "MemorySpec",
            "estimate_memory"]
@@ -177,6 +177,17 @@ def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool) -> list[Memory
     return notes
 
 
+def _offload_cost(spec: OnDevices, layout: Layout, memory: DeviceBytes) -> OffloadCost | None:
+    """The host work of ``layout``'s offload per device; None without offload or for a device
+    without a host offload path."""
+    acc = spec.accelerator
+    platform = None if acc is None or not layout.offload else host_platform(
+        acc.key, getattr(spec, "host_memory_gbs", None))
+    if platform is None:
+        return None
+    return offload_cost(spec.model.trainable / spec.gpu_count, platform, 2 * memory.streamed)
+
+
 def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     """Memory per device for ``spec`` at the cheapest layout that fits (module docstring)."""
     model = spec.model
@@ -193,8 +204,6 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     headroom = None if capacity is None else capacity - total
     notes = _notes(spec, fits is False and headroom is not None and headroom >= 0,
                    layout.sp and layout.tp == 1)
-    platform = None if acc is None or not layout.offload else host_platform(
-        acc.key, getattr(spec, "host_memory_gbs", None))
     return MemoryEstimate(
         per_gpu_bytes=MemoryBreakdown(
             weights=memory.weights, gradients=memory.gradients, optimizer=memory.optimizer,
@@ -208,8 +217,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         spare_bytes=None if capacity is None else USABLE_FRACTION * capacity - total,
         host_bytes=memory.host,
         host_bytes_per_node=memory.host * min(spec.gpu_count, GPUS_PER_NODE),
-        offload_cost=None if platform is None else offload_cost(
-            model.trainable / spec.gpu_count, platform, 2 * memory.streamed),
+        offload_cost=_offload_cost(spec, layout, memory),
         zero3_gathered_bytes=memory.gathered,
         dequantized_bytes=memory.dequantized,
         params=model.total,
