@@ -468,3 +468,8 @@ def test_a_lora_run_is_a_fine_tune_unless_told_otherwise() -> None:
                    gpu_count=1, kind="continued-pretrain")
     assert told.resolved_kind == "continued-pretrain"
     assert RunSpec(params="7B", tokens="1B", gpu="h100", gpu_count=8).resolved_kind == "pretrain"
+    # One rule for every spec that takes a kind: a plan of the same LoRA run is a fine-tune too.
+    from compute_budget.skill.planning.plan_spec import PlanSpec
+
+    plan = PlanSpec(preset="llama-3-8b", lora_rank=16, tokens="50M", deadline_days=3)
+    assert plan.resolved_kind == "fine-tune"

@@ -111,8 +111,10 @@ def test_a_4_bit_base_is_gathered_at_4_bits() -> None:
 def test_streaming_costs_time_only_where_the_copies_outlast_the_compute() -> None:
     platform = host_platform("rtx-4090", None)
     assert platform is not None
-    streamed = 40e9  # bytes per micro-batch
-    cost = offload_cost(0.0, platform, streamed)
+    shard = 20e9  # bytes of weights per device, copied in twice per micro-batch
+    cost = offload_cost(0.0, platform, shard)
+    streamed = 2 * shard
+    assert cost.streamed_bytes == streamed
     central_copy = streamed / (platform.link_gbs * 1e9 * LINK_EFFICIENCY[1])
     # A long micro-batch (70B at 4,096 tokens on a 4090: about a minute) hides the copies.
     factor, (fast, slow) = offload_factor(cost, 60.0 * 8, micro_batches=8)

@@ -105,8 +105,9 @@ class RunOptions(BaseModel):
     )
     host_memory_gbs: HostBandwidth | None = Field(
         default=None,
-        description="Host memory GB/s per device, for CPU offload. Default: the device "
-                    "generation's usual server, shared by 8.",
+        description="Host memory GB/s per device, for CPU offload. Default: the device's "
+                    "usual host, a server of its generation shared by 8 (a desktop shared by 2 "
+                    "for GeForce and RTX workstation cards).",
     )
     kind: RunKind | None = Field(
         default=None,
@@ -133,8 +134,13 @@ class RunOptions(BaseModel):
 
     @property
     def resolved_kind(self) -> RunKind:
-        """The kind given, or pretrain."""
-        return self.kind or DEFAULT_RUN_KIND
+        """The kind given; else fine-tune when some weights are frozen (LoRA, a frozen base: the
+        run starts from a trained model), else pretrain. RunOptions is always mixed with the
+        model's fields (RunSpec, PlanSpec), which give ``model``."""
+        if self.kind is not None:
+            return self.kind
+        model = getattr(self, "model", None)
+        return "fine-tune" if model is not None and model.frozen else DEFAULT_RUN_KIND
 
 
 class PriceAndEnergy(BaseModel):
@@ -186,15 +192,6 @@ class RunSpec(OnDevices, RunOptions, PriceAndEnergy):
                         device=self.accelerator.key, precision=self.resolved_precision,
                         params=self.total_params, trainable=self.model.trainable)
         return self
-
-    @property
-    def resolved_kind(self) -> RunKind:
-        """The kind given; else fine-tune when only adapters or some weights train (LoRA, a
-        frozen base: the run starts from a trained model), else pretrain."""
-        if self.kind is not None:
-            return self.kind
-        model = self.model
-        return "fine-tune" if model.trainable < model.total or model.adapters else DEFAULT_RUN_KIND
 
     @property
     def accelerator(self) -> Accelerator:

@@ -9,6 +9,7 @@ import re
 from ..estimate import estimate_run
 from ..estimate_result import Feasibility, RunEstimate
 from ..hardware.catalog import Accelerator, PriceQuote, list_accelerators
+from ..memory.lora import QLORA_BITS
 from ..model.families import known_preset, larger_in_family, smaller_in_family
 from ..model.param_count import counts_of
 from ..model.presets import PRESETS
@@ -44,8 +45,6 @@ __all__ = [
     "teacher_of",
 ]
 
-QLORA_WEIGHTS_BITS = 4
-"""Storage of the frozen base in the QLoRA alternative (NF4, Dettmers et al. 2023)."""
 SEEDS_TO_HALVE = 4
 """Runs whose mean halves the run-to-run noise: σ/√4 = σ/2."""
 MAX_SEEDS = 10_000
@@ -181,7 +180,7 @@ def _needs_qlora(lora: RunEstimate) -> bool:
 def lora_row(spec: RunSpec, original: RunEstimate) -> Alternative | None:
     """LoRA instead of a full fine-tune; QLoRA when 16-bit LoRA does not fit, or fits only with
     its weights streamed from CPU memory and QLoRA fits without."""
-    if spec.lora_rank is not None or spec.model.trainable < spec.model.total:
+    if spec.model.frozen:
         return None  # already LoRA or adapters
     if spec.model.shape.hidden < LORA_RANK:
         return None
@@ -192,9 +191,9 @@ def lora_row(spec: RunSpec, original: RunEstimate) -> Alternative | None:
     lora = estimate_run(spec.model_copy(update=lora_fields))
     if _needs_qlora(lora) and (spec.tp or 1) == 1:
         qlora = estimate_run(spec.model_copy(update={**lora_fields,
-                                                     "weights_bits": QLORA_WEIGHTS_BITS}))
+                                                     "weights_bits": QLORA_BITS}))
         if lora.feasibility == "does_not_fit" or not _needs_qlora(qlora):
-            bits, lora = QLORA_WEIGHTS_BITS, qlora
+            bits, lora = QLORA_BITS, qlora
     return from_estimate("lora", spec.resolved_kind, lora, original,
                          detail=LoraDetail(lora_rank=LORA_RANK, weights_bits=bits))
 

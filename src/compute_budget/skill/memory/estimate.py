@@ -127,8 +127,9 @@ class MemoryEstimate(FiniteResult):
     offload: bool = Field(description="Optimizer state offloaded to CPU memory.")
     offload_weights: bool = Field(
         default=False, exclude_if=lambda v: not v,
-        description="The frozen weights too, streamed in per layer (ZeRO 3; tried for a frozen "
-                    "base only, after optimizer offload); left out when false.")
+        description="The frozen weights too, streamed in per layer (ZeRO 3; tried after "
+                    "optimizer offload, for a frozen base on a device with a host offload path); "
+                    "left out when false.")
     data_parallel: int = Field(description="Data-parallel degree N_d = devices / (TP·PP).")
     min_gpu_count: int | None = Field(
         description="Fewest devices of this type on which the run fits at its best layout; "
@@ -185,7 +186,7 @@ def _offload_cost(spec: OnDevices, layout: Layout, memory: DeviceBytes) -> Offlo
         acc.key, getattr(spec, "host_memory_gbs", None))
     if platform is None:
         return None
-    return offload_cost(spec.model.trainable / spec.gpu_count, platform, 2 * memory.streamed)
+    return offload_cost(spec.model.trainable / spec.gpu_count, platform, memory.streamed)
 
 
 def estimate_memory(spec: OnDevices) -> MemoryEstimate:

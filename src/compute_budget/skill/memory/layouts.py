@@ -117,8 +117,7 @@ def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, 
     c = _candidates(pins, model, gpu_count)
     ep, mb = pins.ep or 1, pins.micro_batch or 1
     top_tp = max(c["tp"]) if c["tp"] else 1  # type: ignore[type-var]
-    stream = (model.trainable < model.total or model.adapters > 0) and (
-        pins.offload_weights is not False)
+    stream = model.frozen and pins.offload_weights is not False
     out: list[Layout] = []
     for tp in c["tp"]:
         for pp in c["pp"]:

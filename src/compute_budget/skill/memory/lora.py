@@ -26,15 +26,20 @@ from ..model.shape import ModelShape
 __all__ = [
     "BITS_PER_WEIGHT",
     "LORA_TARGETS",
+    "QLORA_BITS",
     "LoraTargets",
     "WeightsBits",
     "decoder_linear_weights",
     "lora_params",
+    "quantized_weights",
 ]
 
 LoraTargets = Literal["attention", "all-linear"]
 LORA_TARGETS: tuple[LoraTargets, ...] = ("attention", "all-linear")
 WeightsBits = Literal[4, 8, 16]
+
+QLORA_BITS = 4
+"""Storage bits of a QLoRA base (NF4, Dettmers et al. 2023): what the QLoRA suggestions use."""
 
 BITS_PER_WEIGHT: dict[int, float] = {4: 4 + 8 / 64 + 32 / (64 * 256), 8: 8.0, 16: 16.0}
 """Storage bits per frozen weight: NF4 with double quantization, LLM.int8, bf16."""
@@ -54,3 +59,9 @@ def decoder_linear_weights(shape: ModelShape) -> int:
     """Weights of every linear layer of the decoder, every expert included: what 4- or 8-bit
     quantization of the frozen base applies to."""
     return sum(d_in * d_out * copies for (_, d_in, d_out), copies in shape.linear_layers())
+
+
+def quantized_weights(shape: ModelShape, total: float) -> float:
+    """Weights a 4- or 8-bit frozen base stores quantized: its decoder's linear layers (at most
+    ``total``, for a shape given without a config)."""
+    return min(float(decoder_linear_weights(shape)), total)

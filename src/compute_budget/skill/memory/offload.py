@@ -51,13 +51,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..hardware.host import HostLink, HostPlatform
 
-__all__ = ["LINK_BYTES_PER_PARAM", "OPTIMIZER_HOST_BYTES_PER_PARAM", "OffloadCost",
-           "offload_cost", "offload_factor"]
+__all__ = ["LINK_BYTES_PER_PARAM", "OPTIMIZER_HOST_BYTES_PER_PARAM",
+           "WEIGHT_COPIES_PER_MICRO_BATCH", "OffloadCost", "offload_cost", "offload_factor"]
 
 LINK_BYTES_PER_PARAM = 4.0
 """16-bit gradients down and 16-bit weights up, bytes per offloaded parameter per step."""
 GRADIENT_LINK_BYTES = 2.0
 """Of which the gradients (overlapped with the backward pass at the central and fast ends)."""
+WEIGHT_COPIES_PER_MICRO_BATCH = 2
+"""With weight offload: the shard comes in for the forward pass and again for the backward."""
 OPTIMIZER_HOST_BYTES_PER_PARAM = 28.0
 """Host memory traffic of one Adam step per parameter (module docstring)."""
 LINK_EFFICIENCY = (0.35, 0.6, 0.85)
@@ -106,9 +108,10 @@ def _seconds(nbytes: float, gbs: float, efficiency: float) -> float:
 
 
 def offload_cost(params_per_device: float, platform: HostPlatform,
-                 streamed_bytes: float = 0.0) -> OffloadCost:
+                 weight_shard_bytes: float = 0.0) -> OffloadCost:
     """The host work of one optimizer step for ``params_per_device`` offloaded parameters, and
-    with weight offload the ``streamed_bytes`` each device copies in per micro-batch."""
+    with weight offload the copies of each device's ``weight_shard_bytes`` per micro-batch."""
+    streamed_bytes = WEIGHT_COPIES_PER_MICRO_BATCH * weight_shard_bytes
     link_bytes = LINK_BYTES_PER_PARAM * params_per_device
     cpu_bytes = OPTIMIZER_HOST_BYTES_PER_PARAM * params_per_device
     slow, central, fast = 0, 1, 2

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..hardware.catalog import list_accelerators
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS
 from .layouts import Pins, any_fits, most_frugal
-from .lora import decoder_linear_weights, lora_params
+from .lora import QLORA_BITS, lora_params, quantized_weights
 from .spec import ResolvedModel
 from .states import Setup, device_bytes
 
@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 LORA_RANK_SUGGESTED = 16
-QLORA_BITS = 4
 EIGHT_BIT_ADAM_BYTES = 6.0
 """8-bit Adam's state per parameter: fp32 master + two 8-bit moments (Dettmers et al. 2022)."""
 MAX_DEVICES = 10_000_000
@@ -158,7 +157,7 @@ def _lora_remedy(pins: Pins, model: ResolvedModel, setup: Setup) -> Remedy | Non
     lora = replace(model, trainable=adapters, adapters=adapters)
     offload = _with_offload(pins, lora, setup)
     if offload is not False and (pins.tp or 1) == 1:
-        quantized = min(float(decoder_linear_weights(model.shape)), model.total)
+        quantized = quantized_weights(model.shape, model.total)
         qlora = _with_offload(pins, replace(lora, quantized=quantized, weights_bits=QLORA_BITS),
                               setup)
         if qlora is not None and (offload is None or not qlora):
@@ -182,7 +181,7 @@ def find_remedies(pins: Pins, model: ResolvedModel, setup: Setup, min_count: int
     larger = _larger_device(pins, model, setup, gpu)
     if larger is not None:
         remedies.append(larger)
-    if model.lora_rank is None and model.trainable >= model.total:
+    if not model.frozen:
         lora = _lora_remedy(pins, model, setup)
         if lora is not None:
             remedies.append(lora)

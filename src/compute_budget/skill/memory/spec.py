@@ -30,7 +30,7 @@ from ..model.source import check_seq_len, default_seq_len
 from ..quantities import DeviceCount, OptionalCount, ParamCount
 from ..vocabulary import GPUS_PER_NODE, Recompute, Stack
 from .activations import AttentionCounted, attention_counted
-from .lora import LoraTargets, WeightsBits, decoder_linear_weights, lora_params
+from .lora import LoraTargets, WeightsBits, lora_params, quantized_weights
 from .optimizers import resolve_optimizer
 
 __all__ = ["FineTuningFields", "LayoutFields", "ModelAndLayout", "OnDevices", "ResolvedModel"]
@@ -57,6 +57,12 @@ class ResolvedModel:
     weights_bits: int
     lora_rank: int | None
     lora_targets: LoraTargets | None
+
+    @property
+    def frozen(self) -> bool:
+        """Whether some weights are frozen (LoRA adapters on a base, or trainable < total): the
+        run starts from a trained model and its frozen base may be streamed from the host."""
+        return self.trainable < self.total or self.adapters > 0
 
 
 class FineTuningFields(BaseModel):
@@ -261,7 +267,7 @@ class ModelAndLayout(ModelFields, FineTuningFields, LayoutFields):
         bits = self.weights_bits or 16
         quantized = 0.0
         if bits < 16:
-            quantized = min(float(decoder_linear_weights(size.shape)), size.total)
+            quantized = quantized_weights(size.shape, size.total)
         return ResolvedModel(
             architecture=size.architecture, counts=size.counts, shape=size.shape,
             total=size.total, active=size.active, trainable=trainable, adapters=adapters,
