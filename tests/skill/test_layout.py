@@ -8,7 +8,7 @@ import pytest
 
 from compute_budget import MemorySpec, RunSpec, decision_summary, estimate_memory, estimate_run
 from compute_budget.skill.memory.layout import search_layout
-from compute_budget.skill.memory.states import Layout, Setup, device_bytes
+from compute_budget.skill.memory.states import Layout, Setup, device_bytes, host_bytes
 from compute_budget.skill.vocabulary import LAYOUT_KNOBS
 
 
@@ -130,6 +130,14 @@ def test_every_claim_about_what_was_tried_is_true(fields: dict[str, Any]) -> Non
         # with offload, only because nothing without it fits
         if m.offload:
             assert all(t > usable for lay, t in totals.items() if not lay.offload)
+    elif m.layout.binding == "host_memory":
+        # the layouts that fit the device all offload more than the host's usable CPU RAM
+        assert m.host_ram is not None and m.layout.host_needed_bytes is not None
+        host_usable = m.host_ram.usable_fraction * m.host_ram.bytes_per_device
+        fitting = [lay for lay, t in totals.items() if t <= usable]
+        assert fitting and all(lay.offload for lay in fitting)
+        assert all(host_bytes(spec.model, lay, setup) > host_usable for lay in fitting)
+        assert m.layout.host_needed_bytes > host_usable
     else:
         assert all(t > usable for t in totals.values())  # "at any layout tried" is true
         assert m.per_gpu_bytes.total == pytest.approx(min(totals.values()))
@@ -144,8 +152,8 @@ def test_min_gpu_count_fits_and_the_next_smaller_count_does_not(fields: dict[str
     assert n is not None
     at_min = _memory(**{**fields, "gpu_count": n})
     assert at_min.fits
-    smaller = {1: None, 2: 1, 4: 2, 8: 4}.get(n, n - 8)
-    if smaller is not None and all(smaller % fields.get(k, 1) == 0 for k in ("tp", "pp")):
+    smaller = n - 1 if n <= 64 else n - 8  # every count up to 64 is tried, then whole nodes
+    if smaller >= 1 and all(smaller % fields.get(k, 1) == 0 for k in ("tp", "pp")):
         assert _memory(**{**fields, "gpu_count": smaller}).fits is False
 
 

@@ -54,6 +54,8 @@ TABLE: list[tuple[str, str, dict[str, Any], list[str], set[str]]] = [
      ["--params", "70B", "--gpus", "0", "--tp", "0", "--pp", "0"], {"gpu_count", "tp", "pp"}),
     ("estimate_memory", "memory", {"params": "-7B", "gpu_count": 8, "ep": 0},
      ["--params", "-7B", "--gpus", "8", "--ep", "0"], {"params", "ep"}),
+    ("estimate_memory", "memory", {"params": "70B", "gpu_count": 8, "host_ram_gib": 0},
+     ["--params", "70B", "--gpus", "8", "--host-ram-gib", "0"], {"host_ram_gib"}),
     ("render_verdict", "decide", {**RUN, "predicted_gain": "big", "gain_uncertainty": -1},
      [*RUN_FLAGS, "--gain", "big", "--uncertainty", "-1"],
      {"predicted_gain", "gain_uncertainty"}),

@@ -68,6 +68,7 @@ def _memory(p: argparse.ArgumentParser) -> None:
         flag(p, model, field)
     for field in ("sp", "offload"):
         flag(p, model, field, action="store_const", const=True)
+    flag(p, model, "host_ram_gib", metavar="GIB")
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
          const=False, note="Give this flag for attention that stores the s×s attention scores.")
     flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
@@ -204,6 +205,7 @@ def _plan(p: argparse.ArgumentParser) -> None:
             flag(p, model, field, name)
     for field in ("sp", "offload"):
         flag(p, model, field, action="store_const", const=True)
+    flag(p, model, "host_ram_gib", metavar="GIB")
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
          const=False, note="Give this flag for attention that stores the s×s attention scores.")
     flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,

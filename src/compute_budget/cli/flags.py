@@ -135,6 +135,7 @@ def _layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     flag(p, model, "sp", action="store_const", const=True)
     flag(p, model, "recompute")
     flag(p, model, "offload", action="store_const", const=True)
+    flag(p, model, "host_ram_gib", metavar="GIB")
     flag(p, model, "optimizer", metavar="NAME")
     flag(p, model, "stack")
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",

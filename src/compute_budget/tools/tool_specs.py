@@ -162,7 +162,7 @@ def tool_specs() -> list[ToolSpec]:
               undescribed=DESCRIBED_ON_ESTIMATE,
               published=("params", "config", "preset", "gpu", "gpu_count", "lora_rank",
                          "weights_bits", "seq_len", "micro_batch", "zero", "tp", "pp",
-                         "recompute", "offload", "optimizer", "detail")),
+                         "recompute", "offload", "host_ram_gib", "optimizer", "detail")),
         _spec("split_budget", BudgetTable,
               brief={"mfu_used": {"prior": True, "own_runs": {"runs"}}, "peak_source": True,
                      "price": {"reference"}},

@@ -18,6 +18,16 @@ are kept here, per accelerator key, with the platform each generation usually sh
   in a desktop instead: one CPU with two channels of DDR5-5600 (2 × 44.8 GB/s: 5,600 MT/s × 8
   bytes, JEDEC DDR5), shared by two cards.
 
+- **host memory capacity** (CPU RAM) per device, what offload's CPU-resident states must fit
+  in: the same servers' system memory over their GPUs: DGX-2 1.5 TiB for 16 V100 (96 GiB each;
+  NVIDIA DGX-2 datasheet), DGX A100 1 TiB for 8 A100 40GB (128 GiB; the 320 GB model) and
+  2 TiB for 8 A100 80GB (256 GiB; the 640 GB model; DGX A100 user guide), DGX H100 2 TiB for
+  8 (256 GiB; DGX H100 user guide); GH200's Grace up to 480 GB of LPDDR5X for one GPU,
+  GB200's for two (240 GB each; GH200 and GB200 datasheets); a desktop's two DIMMs of 48 GiB,
+  one per channel (the configuration that runs at DDR5-5600), for two cards (48 GiB each).
+  Cloud instances often give less per device (a one-GPU slice of a server, a single-GPU
+  instance): a user who knows theirs gives it.
+
 Devices that train without a CUDA-style host offload path (TPUs, Trainium, Gaudi) have none:
 offload is not estimated for them. A user who knows their host gives its bandwidth instead.
 """
@@ -57,6 +67,19 @@ _LINKS: dict[HostLink, tuple[str, ...]] = {
               "mi300x", "mi325x", "mi350x", "mi355x", "rtx-5090"),
     "nvlink-c2c": ("gh200", "gb200", "gb300"),
 }
+_RAM_GIB: dict[HostLink, tuple[float, str]] = {
+    "pcie3": (96.0, "DGX-2: 1.5 TiB for 16 GPUs"),
+    "pcie4": (128.0, "DGX A100: 1 TiB for 8 GPUs"),
+    "pcie5": (256.0, "DGX H100: 2 TiB for 8 GPUs"),
+    "nvlink-c2c": (480e9 / 2**30, "GH200: 480 GB of LPDDR5X per Grace CPU"),
+}
+"""CPU RAM per device, GiB, and the system it is taken from (module docstring)."""
+_RAM_BY_KEY: dict[str, tuple[float, str]] = {
+    key: (256.0, "DGX A100 640GB: 2 TiB for 8 GPUs") for key in ("a100-80gb", "a800")}
+"""80 GB A100s: the DGX A100 that carries them has twice the 40 GB model's RAM."""
+_SHARED_GRACE_RAM = (240e9 / 2**30, "GB200: 480 GB of LPDDR5X per Grace CPU, for 2 GPUs")
+_DESKTOP_RAM = (48.0, "a desktop's 2 × 48 GiB DIMMs for 2 cards")
+GIB = 2**30
 _SHARED_GRACE = ("gb200", "gb300")
 """Grace–Blackwell: two GPUs per Grace CPU."""
 _DESKTOP = ("rtx-3090", "rtx-4090", "rtx-5090", "rtx-a5000", "rtx-a6000", "rtx-6000-ada")
@@ -80,11 +103,18 @@ class HostPlatform(BaseModel):
         description="default: the platform usual for this device's generation; user: given.")
     platform: str | None = Field(
         description="With the default: the server it is taken from; None when given.")
+    ram_bytes: float = Field(description="CPU RAM per device, bytes: the host's over its devices.")
+    ram_origin: Literal["default", "user"] = Field(
+        description="default: the platform usual for this device's generation; user: given.")
+    ram_source: str | None = Field(
+        description="With the default: the system it is taken from; None when given.")
 
 
-def host_platform(key: str, memory_gbs: float | None = None) -> HostPlatform | None:
+def host_platform(key: str, memory_gbs: float | None = None,
+                  ram_gib: float | None = None) -> HostPlatform | None:
     """The host platform of accelerator ``key``; ``memory_gbs`` (host memory bandwidth per
-    device, GB/s) replaces the default. None for devices without a host offload path."""
+    device, GB/s) and ``ram_gib`` (CPU RAM per device, GiB) replace the defaults. None for
+    devices without a host offload path."""
     link = next((lk for lk, keys in _LINKS.items() if key in keys), None)
     if link is None:
         return None
@@ -93,8 +123,13 @@ def host_platform(key: str, memory_gbs: float | None = None) -> HostPlatform | N
         devices = 2
     per_device = node_gbs / devices
     platform = _DESKTOP_PLATFORM if key in _DESKTOP else _PLATFORM[link]
+    ram, source = (_DESKTOP_RAM if key in _DESKTOP else _SHARED_GRACE_RAM if key in _SHARED_GRACE
+                   else _RAM_BY_KEY.get(key, _RAM_GIB[link]))
     return HostPlatform(
         link=link, link_gbs=HOST_LINK_GBS[link], devices_per_host=devices,
         memory_gbs=per_device if memory_gbs is None else memory_gbs,
         memory_origin="default" if memory_gbs is None else "user",
-        platform=platform if memory_gbs is None else None)
+        platform=platform if memory_gbs is None else None,
+        ram_bytes=(ram if ram_gib is None else ram_gib) * GIB,
+        ram_origin="default" if ram_gib is None else "user",
+        ram_source=source if ram_gib is None else None)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..hardware.host import host_platform
+from ..hardware.host import HostPlatform, host_platform
 from ..hardware.measured import ProbeResult
 from ..model.shape import ModelShape
 from ..vocabulary import GPUS_PER_NODE, FiniteResult, Recompute, Stack
@@ -22,10 +22,10 @@ from .lora import LoraTargets
 from .offload import OffloadCost, offload_cost
 from .optimizers import OptimizerInfo, resolve_optimizer
 from .spec import OnDevices
-from .states import USABLE_FRACTION, DeviceBytes, Layout, Setup
+from .states import HOST_USABLE_FRACTION, USABLE_FRACTION, DeviceBytes, Layout, Setup
 
-__all__ = ["MeasuredMemoryUse", "MemoryBreakdown", "MemoryEstimate", "MemoryNote", "MemorySpec",
-           "estimate_memory"]
+__all__ = ["HostRam", "MeasuredMemoryUse", "MemoryBreakdown", "MemoryEstimate", "MemoryNote",
+           "MemorySpec", "estimate_memory"]
 
 MemoryNote = Literal["too_tight", "sp_without_tp", "shape_guessed", "shape_given",
                      "eager_attention_default"]
@@ -81,6 +81,21 @@ class MeasuredMemoryUse(BaseModel):
         description="Measured overhead on the probe's one device holding every model state.")
 
 
+class HostRam(BaseModel):
+    """The CPU RAM per device that offload's states must fit in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bytes_per_device: float = Field(description="CPU RAM per device, bytes.")
+    usable_fraction: float = Field(description="Share of it offload may fill.")
+    origin: Literal["default", "user"] = Field(
+        description="default: the usual host of the device's generation; user: host_ram_gib.")
+    source: str | None = Field(description="With the default: the system it is taken from.")
+    devices_per_node: int = Field(
+        description="Devices of this run sharing one host: the gpu_count, at most the usual "
+                    "host's (8 in a server, 2 in a desktop, 1 or 2 per Grace CPU).")
+
+
 class MemoryEstimate(FiniteResult):
     """Memory per device at the layout answered for, and whether it fits the named device."""
 
@@ -98,7 +113,12 @@ class MemoryEstimate(FiniteResult):
         description="CPU memory per device for offloaded gradients and optimizer state, and the "
                     "weights with offload_weights, bytes (0 without offload).")
     host_bytes_per_node: float = Field(
-        description="The same for the devices of one node (up to 8 share a host), bytes.")
+        description="The same for the devices of one node (host_ram.devices_per_node; 8 without "
+                    "a host offload path), bytes.")
+    host_ram: HostRam | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The CPU RAM offload was checked against; None for a device without a "
+                    "host offload path.")
     offload_cost: OffloadCost | None = Field(
         default=None,
         description="With offload: the host work of one optimizer step per device (link and "
@@ -183,10 +203,18 @@ def _offload_cost(spec: OnDevices, layout: Layout, memory: DeviceBytes) -> Offlo
     without a host offload path."""
     acc = spec.accelerator
     platform = None if acc is None or not layout.offload else host_platform(
-        acc.key, getattr(spec, "host_memory_gbs", None))
+        acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib)
     if platform is None:
         return None
     return offload_cost(spec.model.trainable / spec.gpu_count, platform, memory.streamed)
+
+
+def _host_ram(host: HostPlatform | None, gpu_count: int) -> HostRam | None:
+    """The CPU RAM the offload was checked against; None without a host offload path."""
+    return None if host is None else HostRam(
+        bytes_per_device=host.ram_bytes, usable_fraction=HOST_USABLE_FRACTION,
+        origin=host.ram_origin, source=host.ram_source,
+        devices_per_node=min(gpu_count, host.devices_per_host))
 
 
 def estimate_memory(spec: OnDevices) -> MemoryEstimate:
@@ -195,15 +223,20 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     acc = spec.accelerator
     capacity = acc.memory_bytes if acc is not None else None
     opt = resolve_optimizer(spec.optimizer or "adamw")
+    host = None if acc is None else host_platform(acc.key, ram_gib=spec.host_ram_gib)
     setup = Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
                   optimizer_bytes=opt.bytes_per_param, stack=spec.resolved_stack,
-                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity)
+                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
+                  host_capacity_bytes=None if host is None else host.ram_bytes,
+                  host_ram_given=spec.host_ram_gib is not None)
+    host_ram = _host_ram(host, spec.gpu_count)
     setup, measured = _probed(setup, model.shape, getattr(spec, "probe", None))
     layout, memory, choice = search_layout(model, setup, spec)
     total = memory.total
-    fits = None if capacity is None else total <= USABLE_FRACTION * capacity
+    on_device = None if capacity is None else total <= USABLE_FRACTION * capacity
+    fits = on_device and choice.host_needed_bytes is None
     headroom = None if capacity is None else capacity - total
-    notes = _notes(spec, fits is False and headroom is not None and headroom >= 0,
+    notes = _notes(spec, on_device is False and headroom is not None and headroom >= 0,
                    layout.sp and layout.tp == 1)
     return MemoryEstimate(
         per_gpu_bytes=MemoryBreakdown(
@@ -217,17 +250,15 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         headroom_bytes=headroom,
         spare_bytes=None if capacity is None else USABLE_FRACTION * capacity - total,
         host_bytes=memory.host,
-        host_bytes_per_node=memory.host * min(spec.gpu_count, GPUS_PER_NODE),
+        host_bytes_per_node=memory.host * (min(spec.gpu_count, GPUS_PER_NODE) if host_ram is None
+                                           else host_ram.devices_per_node),
+        host_ram=host_ram,
         offload_cost=_offload_cost(spec, layout, memory),
         zero3_gathered_bytes=memory.gathered,
         dequantized_bytes=memory.dequantized,
-        params=model.total,
-        trainable_params=model.trainable,
-        lora_params=model.adapters,
-        lora_rank=model.lora_rank,
-        lora_targets=model.lora_targets,
-        weights_bits=model.weights_bits,
-        gpu_count=spec.gpu_count,
+        params=model.total, trainable_params=model.trainable, lora_params=model.adapters,
+        lora_rank=model.lora_rank, lora_targets=model.lora_targets,
+        weights_bits=model.weights_bits, gpu_count=spec.gpu_count,
         zero=layout.zero, tp=layout.tp, pp=layout.pp, sp=layout.sp, ep=layout.ep,
         recompute=layout.recompute, micro_batch=layout.micro_batch, offload=layout.offload,
         offload_weights=layout.offload_weights,
@@ -237,12 +268,10 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         layout=choice,
         optimizer=opt,
         shape=model.shape,
-        seq_len=setup.seq_len,
-        flash_attention=setup.flash_attention,
+        seq_len=setup.seq_len, flash_attention=setup.flash_attention,
         logits_bytes=memory.logits,
         logits_bytes_per_element=logits_bytes_per_element(model.shape, setup.stack),
-        usable_fraction=USABLE_FRACTION,
-        activations_in_flight=layout.pp,
+        usable_fraction=USABLE_FRACTION, activations_in_flight=layout.pp,
         notes=notes,
         measured=measured,
     )

@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb, trained_share
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER
-from .layouts import Pins, all_layouts, fitting_groups, frugal_key, most_frugal, pins_of
+from .layouts import Pins, all_layouts, fitting_groups, frugal_key, host_fits, most_frugal, pins_of
 from .remedies import LORA_RANK_SUGGESTED, Binding, Remedy, find_remedies, min_gpu_count
 from .spec import OnDevices, ResolvedModel
 from .states import DeviceBytes, Layout, Setup, device_bytes
@@ -105,6 +105,9 @@ class LayoutChoice(BaseModel):
     min_gpu_count_in_nodes: bool = Field(
         description="True when the fewest devices were counted in whole nodes of 8 (above 64).")
     binding: Binding | None = Field(description="When nothing fits: what binds.")
+    host_needed_bytes: float | None = Field(
+        default=None, description="When the host's RAM binds: the CPU memory per device the "
+                                  "cheapest layout that fits the device would offload to.")
     remedies: tuple[Remedy, ...] = Field(description="When nothing fits: changes that would fit.")
 
 
@@ -180,24 +183,41 @@ def search_layout(
     if setup.usable_bytes is None or not open_knobs:
         layout = layouts[0] if layouts else Layout()
         memory = device_bytes(model, layout, setup)
-        fits = None if setup.usable_bytes is None else memory.total <= setup.usable_bytes
+        fits = None if setup.usable_bytes is None else (
+            memory.total <= setup.usable_bytes and host_fits(model, layout, setup))
         chosen: Literal["given", "search", "default"] = "given" if not open_knobs else "default"
+        host_needed = (memory.host if fits is False and setup.usable_bytes is not None
+                       and memory.total <= setup.usable_bytes else None)
         return layout, memory, _choice(chosen, fits, open_knobs, tried, costs.slowdown(layout),
-                                       pins, model, setup, spec.gpu, layout)
-    groups = fitting_groups(pins, model, setup)
-    if groups:
-        for layout in layouts:
-            if frugal_key(layout) not in groups:
-                continue  # its group's most frugal layout does not fit, so neither does it
-            memory = device_bytes(model, layout, setup)
-            if memory.total <= setup.usable_bytes:
-                return layout, memory, _choice("search", True, open_knobs, tried,
-                                               costs.slowdown(layout), pins, model, setup,
-                                               spec.gpu, layout)
+                                       pins, model, setup, spec.gpu, layout, host_needed)
+    found = _cheapest_fit(layouts, pins, model, setup)
+    if found is not None:
+        layout, memory = found
+        return layout, memory, _choice("search", True, open_knobs, tried,
+                                       costs.slowdown(layout), pins, model, setup, spec.gpu,
+                                       layout)
     layout = most_frugal(pins, model, setup)
+    unlimited = (None if setup.host_capacity_bytes is None else
+                 _cheapest_fit(layouts, pins, model, replace(setup, host_capacity_bytes=None)))
     return layout, device_bytes(model, layout, setup), _choice(
         "search", False, open_knobs, tried, costs.slowdown(layout), pins, model, setup, spec.gpu,
-        layout)
+        layout, None if unlimited is None else unlimited[1].host)
+
+
+def _cheapest_fit(layouts: list[Layout], pins: Pins, model: ResolvedModel,
+                  setup: Setup) -> tuple[Layout, DeviceBytes] | None:
+    """The first of ``layouts`` (cheapest first) that fits the device and the host's RAM."""
+    groups = fitting_groups(pins, model, setup)
+    usable = setup.usable_bytes
+    if not groups or usable is None:
+        return None
+    for layout in layouts:
+        if frugal_key(layout) not in groups:
+            continue  # its group's most frugal layout does not fit, so neither does it
+        memory = device_bytes(model, layout, setup)
+        if memory.total <= usable and host_fits(model, layout, setup):
+            return layout, memory
+    return None
 
 
 def _max_micro_batch(model: ResolvedModel, layout: Layout, setup: Setup) -> int | None:
@@ -215,7 +235,7 @@ def _max_micro_batch(model: ResolvedModel, layout: Layout, setup: Setup) -> int 
 def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
             open_knobs: tuple[str, ...], tried: dict[str, list[int | str | bool]],
             slowdown: Slowdown, pins: Pins, model: ResolvedModel, setup: Setup,
-            gpu: str | None, layout: Layout) -> LayoutChoice:
+            gpu: str | None, layout: Layout, host_needed: float | None = None) -> LayoutChoice:
     min_count, in_nodes = (None, False) if setup.usable_bytes is None else min_gpu_count(
         pins, model, setup)
     min_plain = min_count
@@ -225,6 +245,8 @@ def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
     remedies: tuple[Remedy, ...] = ()
     if fits is False:
         binding, remedies = find_remedies(pins, model, setup, min_count, min_plain, gpu)
+        if host_needed is not None:
+            binding = "host_memory"
     pinned = tuple(k for k in LAYOUT_KNOBS if getattr(pins, k) is not None)
     return LayoutChoice(chosen_by=chosen_by, fits=fits, open_knobs=open_knobs, pinned=pinned,
                         max_micro_batch=(_max_micro_batch(model, layout, setup) if fits
@@ -233,4 +255,5 @@ def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
                         slowdown=slowdown, min_gpu_count=min_count,
                         min_gpu_count_without_offload=min_plain,
                         min_gpu_count_in_nodes=in_nodes, binding=binding,
-                        remedies=remedies)
+                        remedies=remedies,
+                        host_needed_bytes=host_needed if binding == "host_memory" else None)

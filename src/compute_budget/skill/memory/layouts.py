@@ -10,8 +10,10 @@ and FSDP's parameter offload work: :mod:`.states`), for a frozen base only (LoRA
 frozen parameters: the case of FSDP+QLoRA and Axolotl's layer offloading, where the streamed
 weights need no gradient and no CPU optimizer step) and on a device with a host offload path
 (not TPUs, Trainium or Gaudi: :mod:`..hardware.host`). Full training with its weights offloaded
-as well (ZeRO-Infinity) needs about 16 bytes of CPU memory per parameter, which nothing here
-checks against the host, so it is not tried. With a 4- or
+as well (ZeRO-Infinity) needs about 16 bytes of CPU memory per parameter and is not tried.
+Offload's CPU-resident states must fit in the host's RAM (:attr:`.states.Setup.host_capacity_bytes`,
+at :data:`.states.HOST_USABLE_FRACTION`): a level of offload that needs more is closed
+(:func:`host_pins`), weight offload first. With a 4- or
 8-bit frozen base (bitsandbytes) tensor parallelism is not tried at all. Tensor parallelism
 stays within a node of 8 devices and divides the attention and key-value heads; sequence
 parallelism goes with it unless the user turned it off (it splits the activations the
@@ -32,7 +34,7 @@ from types import MappingProxyType
 from ..hardware.host import host_platform
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS, RECOMPUTE_ORDER, Recompute
 from .spec import ModelAndLayout, ResolvedModel
-from .states import Layout, Setup, device_bytes
+from .states import Layout, Setup, device_bytes, host_bytes
 
 __all__ = [
     "TP_DEGREES",
@@ -41,6 +43,8 @@ __all__ = [
     "any_fits",
     "fitting_groups",
     "frugal_key",
+    "host_fits",
+    "host_pins",
     "most_frugal",
     "pins_of",
 ]
@@ -148,6 +152,31 @@ def _offloads(values: list[object], zero: object, stream: bool) -> list[tuple[bo
     return pairs
 
 
+def host_fits(model: ResolvedModel, layout: Layout, setup: Setup) -> bool:
+    """Whether ``layout``'s offloaded states fit in the host's usable CPU RAM (True without
+    offload or without a known RAM size)."""
+    limit = setup.host_usable_bytes
+    return limit is None or not layout.offload or host_bytes(model, layout, setup) <= limit
+
+
+def host_pins(pins: Pins, model: ResolvedModel, setup: Setup) -> Pins | None:
+    """``pins`` with the offload levels whose CPU-resident states exceed the host's usable RAM
+    closed: weight offload, then all offload when the user left it open; None when the offload
+    the user set needs more RAM than there is. At ZeRO 2 and 3 a level's CPU memory per device
+    is the offloaded states over the devices, whatever the layout; ZeRO 1 keeps whole gradients
+    and is checked layout by layout (:func:`host_fits`)."""
+    if setup.host_usable_bytes is None or pins.offload is False or pins.zero == 0:
+        return pins
+    probe = Layout(zero=3 if pins.zero is None else pins.zero, tp=pins.tp or 1, pp=pins.pp or 1,
+                   ep=pins.ep or 1, offload=True)
+    if (model.frozen and probe.zero == 3 and pins.offload_weights is not False
+            and not host_fits(model, replace(probe, offload_weights=True), setup)):
+        pins = replace(pins, offload_weights=False)
+    if host_fits(model, probe, setup):
+        return pins
+    return None if pins.offload else replace(pins, offload=False, offload_weights=False)
+
+
 FrugalKey = tuple[int, int, int]
 """A group of layouts: tensor degree, pipeline degree, ZeRO class (3, 2, or -1 below 2)."""
 
@@ -161,9 +190,11 @@ def fitting_groups(pins: Pins, model: ResolvedModel, setup: Setup) -> frozenset[
     """The groups (:func:`frugal_key`) whose most frugal layout fits: no layout of another
     group can fit, so the search need not size them."""
     usable = setup.usable_bytes
-    if usable is None:
+    allowed = host_pins(pins, model, setup)
+    if usable is None or allowed is None:
         return frozenset()
-    least = _frugal_bytes(pins, model, replace(setup, capacity_bytes=None))
+    least = _frugal_bytes(allowed, model,
+                          replace(setup, capacity_bytes=None, host_capacity_bytes=None))
     return frozenset(key for key, total in least.items() if total <= usable)
 
 
@@ -202,6 +233,7 @@ def _frugal(pins: Pins, model: ResolvedModel, gpu_count: int) -> Mapping[FrugalK
 
 
 def most_frugal(pins: Pins, model: ResolvedModel, setup: Setup) -> Layout:
-    """The layout that needs the least device memory."""
-    return min(all_layouts(pins, model, setup.gpu_count),
+    """The layout that needs the least device memory among those the host's RAM allows (all,
+    when the offload the user set needs more RAM than there is)."""
+    return min(all_layouts(host_pins(pins, model, setup) or pins, model, setup.gpu_count),
                key=lambda lay: device_bytes(model, lay, setup).total)

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..hardware.catalog import list_accelerators
+from ..hardware.host import host_platform
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS
 from .layouts import Pins, any_fits, most_frugal
 from .lora import QLORA_BITS, lora_params, quantized_weights
@@ -47,8 +48,9 @@ EXACT_COUNTS = 64
 SHORTEST_SEQ_LEN = 512
 """The shortest sequence a remedy suggests."""
 
-Binding = Literal["pinned", "model_states", "activations"]
-"""Why nothing fits: a knob the user set, the model states, or the activations alone."""
+Binding = Literal["pinned", "model_states", "activations", "host_memory"]
+"""Why nothing fits: a knob the user set, the model states, the activations alone, or the
+host's CPU RAM (offload would fit the device but not the host)."""
 
 
 class Remedy(BaseModel):
@@ -119,6 +121,16 @@ def _with_offload(pins: Pins, model: ResolvedModel, setup: Setup) -> bool | None
     return None
 
 
+def _on(setup: Setup, key: str, memory_bytes: float | None) -> Setup:
+    """``setup`` on another device type: its memory, and its usual host's CPU RAM unless the
+    user gave theirs."""
+    if setup.host_ram_given:
+        return replace(setup, capacity_bytes=memory_bytes)
+    host = host_platform(key)
+    return replace(setup, capacity_bytes=memory_bytes,
+                   host_capacity_bytes=None if host is None else host.ram_bytes)
+
+
 def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
                    gpu: str | None) -> Remedy | None:
     """A device of the same vendor with more memory: the smallest on which the run fits at the
@@ -132,7 +144,7 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
                      and (not bf16 or a.peak_tflops.get("bf16") is not None)),
                     key=lambda a: a.memory_bytes or 0)
     for acc in larger:
-        there = replace(setup, capacity_bytes=acc.memory_bytes)
+        there = _on(setup, acc.key, acc.memory_bytes)
         offload = _with_offload(pins, model, there)
         if offload is not None:
             return Remedy(kind="larger_device", gpu=acc.key, accelerator=acc.name,
@@ -141,7 +153,7 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
     if not larger:
         return None
     acc = larger[-1]
-    there = replace(setup, capacity_bytes=acc.memory_bytes)
+    there = _on(setup, acc.key, acc.memory_bytes)
     count, _ = min_gpu_count(pins, model, there)
     if count is None:
         return None

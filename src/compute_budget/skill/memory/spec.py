@@ -18,6 +18,7 @@ quantized weights are derived once from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
@@ -27,11 +28,14 @@ from ..model.architecture import Architecture, ParamBreakdown
 from ..model.fields import ModelFields
 from ..model.shape import ModelShape
 from ..model.source import check_seq_len, default_seq_len
-from ..quantities import DeviceCount, OptionalCount, ParamCount
+from ..quantities import DeviceCount, NotBool, OptionalCount, ParamCount
 from ..vocabulary import GPUS_PER_NODE, Recompute, Stack
 from .activations import AttentionCounted, attention_counted
 from .lora import LoraTargets, WeightsBits, lora_params, quantized_weights
 from .optimizers import resolve_optimizer
+
+HostRamGib = Annotated[float, Field(ge=1.0, le=1_000_000.0, allow_inf_nan=False), NotBool]
+"""GiB of CPU RAM per device: 1 to 1,000,000."""
 
 __all__ = ["FineTuningFields", "LayoutFields", "ModelAndLayout", "OnDevices", "ResolvedModel"]
 
@@ -131,6 +135,13 @@ class LayoutFields(BaseModel):
         description="CPU offload: the optimizer state (ZeRO-Offload; needs ZeRO ≥ 1), then at "
                     "ZeRO 3 a frozen base's weights, streamed in per layer. Default: only as a "
                     "last resort.",
+    )
+    host_ram_gib: HostRamGib | None = Field(
+        default=None,
+        description="CPU RAM per device in GiB that offload may use: a machine's RAM over its "
+                    "devices (128 GiB for 2 GPUs: 64). Default: the device's usual host (e.g. a "
+                    "DGX H100's 2 TiB over 8; a desktop's 96 GiB over 2 for GeForce and RTX "
+                    "workstation cards).",
     )
     optimizer: str | None = Field(
         default=None, description="Optimizer: adamw (default), adam8bit, sgd, adafactor."

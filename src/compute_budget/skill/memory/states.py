@@ -44,6 +44,7 @@ from .spec import ResolvedModel
 
 __all__ = [
     "GRADIENT_BYTES",
+    "HOST_USABLE_FRACTION",
     "USABLE_FRACTION",
     "WEIGHT_BYTES",
     "DeviceBytes",
@@ -61,6 +62,11 @@ GRADIENT_BYTES = 2.0
 USABLE_FRACTION = 0.90
 """Share of device memory a run may fill and still count as fitting: the CUDA context, NCCL
 buffers and allocator fragmentation take the rest (a few GiB on an 80 GB device)."""
+HOST_USABLE_FRACTION = 0.90
+"""Share of a device's CPU RAM that offload may fill: the operating system, the training
+processes themselves (a few GiB each for PyTorch and the CUDA libraries), data-loader workers
+and pinned staging buffers take the rest. Loading a checkpoint can briefly need more (each
+rank reading its shards); not counted."""
 
 
 @dataclass(frozen=True)
@@ -96,11 +102,22 @@ class Setup:
     """A probe's measured overhead on one device holding every model state (0 without)."""
     states_bytes: float = 0.0
     """The model states that probe held, bytes: the overhead scales with a layout's share."""
+    host_capacity_bytes: float | None = None
+    """CPU RAM per device, bytes, that offload must fit in; None: not checked (no host path)."""
+    host_ram_given: bool = False
+    """Whether the user gave that RAM (else the device's usual host's: another device type
+    brings its own)."""
 
     @property
     def usable_bytes(self) -> float | None:
         """The share of device memory a run may fill."""
         return None if self.capacity_bytes is None else USABLE_FRACTION * self.capacity_bytes
+
+    @property
+    def host_usable_bytes(self) -> float | None:
+        """The share of CPU RAM per device that offload may fill."""
+        return (None if self.host_capacity_bytes is None
+                else HOST_USABLE_FRACTION * self.host_capacity_bytes)
 
 
 ZERO3_GATHERED_LAYERS = 2

@@ -1,0 +1,115 @@
+"""CPU RAM: offload's CPU-resident states must fit in the host's memory, or "fits with CPU
+offload" is a claim no machine can keep.
+
+Before this check, QLoRA of Qwen3-235B-A22B on one RTX 4090 was "Fits: 9.87 GiB of 24 GiB,
+weights and optimizer offloaded to CPU": 113 GiB of 4-bit weights and 49 GiB of adapter state
+in the CPU memory of a desktop, which holds 64-128 GiB. The defaults are the CPU RAM of each
+device generation's usual host (NVIDIA DGX datasheets and user guides; a desktop's two DIMMs),
+per device; ``host_ram_gib`` gives the user's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compute_budget import MemorySpec, RunSpec, estimate_memory, estimate_run
+from compute_budget.prompts import render_estimate, render_memory
+from compute_budget.skill.errors import InputError
+from compute_budget.skill.hardware.host import host_platform
+from compute_budget.skill.memory.states import HOST_USABLE_FRACTION
+
+GIB = 2**30
+QWEN_QLORA: dict[str, Any] = dict(preset="qwen3-235b-a22b", lora_rank=16, weights_bits=4,
+                                  gpu="rtx-4090", seq_len=2048)
+
+
+@pytest.mark.parametrize(("key", "gib"), [
+    ("v100", 96.0),         # DGX-2: 1.5 TiB for 16 V100
+    ("a100-40gb", 128.0),   # DGX A100 320GB: 1 TiB for 8
+    ("a100-80gb", 256.0),   # DGX A100 640GB: 2 TiB for 8
+    ("h100-sxm", 256.0),    # DGX H100: 2 TiB for 8
+    ("gh200", 480e9 / GIB),  # GH200 datasheet: 480 GB of LPDDR5X per Grace, one GPU
+    ("gb200", 240e9 / GIB),  # the same Grace shared by two B200
+    ("rtx-4090", 48.0),     # a desktop: 2 × 48 GiB DIMMs for two cards
+])
+def test_each_generation_defaults_to_its_usual_hosts_ram(key: str, gib: float) -> None:
+    platform = host_platform(key)
+    assert platform is not None and platform.ram_origin == "default"
+    assert platform.ram_bytes == pytest.approx(gib * GIB)
+    assert platform.ram_source  # named, so the reply can say where it comes from
+    mine = host_platform(key, ram_gib=64)
+    assert mine is not None and mine.ram_bytes == 64 * GIB and mine.ram_origin == "user"
+    assert mine.ram_source is None
+
+
+def test_a_model_too_large_for_the_hosts_ram_does_not_fit_with_offload() -> None:
+    m = estimate_memory(MemorySpec(**QWEN_QLORA, gpu_count=1))
+    assert m.fits is False and m.layout.binding == "host_memory"
+    # What the cheapest device-fitting layout would need: the 4-bit base (235B at 4.127 bits,
+    # 16-bit embeddings and norms) and 3.3B adapters with 16 bytes of state each, about 164 GiB.
+    need = m.layout.host_needed_bytes
+    assert need is not None and 160 * GIB < need < 168 * GIB
+    assert m.host_ram is not None and need > HOST_USABLE_FRACTION * m.host_ram.bytes_per_device
+    # More devices share the offloaded states: the fewest that fit is the count whose share
+    # fits the 43.2 GiB usable per device, and one fewer does not.
+    n = m.layout.min_gpu_count
+    assert n is not None and n == 4
+    assert estimate_memory(MemorySpec(**QWEN_QLORA, gpu_count=n)).fits is True
+    assert estimate_memory(MemorySpec(**QWEN_QLORA, gpu_count=n - 1)).fits is False
+    reply = render_memory(m)
+    assert "The CPU RAM binds" in reply and "164.0 GiB of CPU RAM per device" in reply
+    assert "default: a desktop's 2 × 48 GiB DIMMs for 2 cards; give yours per device" in reply
+
+
+def test_the_users_ram_replaces_the_default() -> None:
+    m = estimate_memory(MemorySpec(**QWEN_QLORA, gpu_count=1, host_ram_gib=200))
+    assert m.fits is True and m.offload_weights
+    assert m.host_ram is not None and m.host_ram.origin == "user"
+    assert m.host_bytes <= HOST_USABLE_FRACTION * 200 * GIB
+    reply = render_memory(m)
+    assert "usable of 200.0 GiB (yours)" in reply
+    first = reply.splitlines()[2]
+    assert first.startswith("**Fits**") and "GiB of CPU RAM per device" in first
+    # Just below what the states need, it no longer fits.
+    too_small = m.host_bytes / HOST_USABLE_FRACTION / GIB * 0.99
+    assert estimate_memory(MemorySpec(**QWEN_QLORA, gpu_count=1,
+                                      host_ram_gib=too_small)).fits is False
+
+
+def test_a_host_too_small_for_the_weights_falls_back_to_optimizer_offload() -> None:
+    # Llama 3 70B QLoRA on 2 × RTX 4090 streams its weights (about 20 GiB of CPU RAM per
+    # device); with 8 GiB per device it cannot, and at 2 cards nothing else fits.
+    base: dict[str, Any] = dict(preset="llama-3-70b", lora_rank=16, weights_bits=4,
+                                gpu="rtx-4090", gpu_count=2)
+    assert estimate_memory(MemorySpec(**base)).offload_weights
+    small = estimate_memory(MemorySpec(**base, host_ram_gib=8))
+    assert small.fits is False and small.layout.binding == "host_memory"
+    # On 8 cards the 4-bit weights fit on the devices and only the adapters' state is offloaded
+    # or nothing is.
+    eight = estimate_memory(MemorySpec(**{**base, "gpu_count": 8}, host_ram_gib=8))
+    assert eight.fits is True and not eight.offload_weights
+
+
+def test_a_pinned_offload_layout_that_overflows_the_host_does_not_fit() -> None:
+    m = estimate_memory(MemorySpec(params="13B", gpu="a100-80gb", gpu_count=1, zero=1, tp=1,
+                                   pp=1, recompute="full", offload=True, micro_batch=1,
+                                   host_ram_gib=64))
+    # 13B × (2 + 12) bytes = 182 GB of gradients and Adam state: more than 57.6 GiB usable.
+    assert m.layout.chosen_by == "given" and m.fits is False
+    assert m.layout.binding == "host_memory"
+    assert m.layout.host_needed_bytes == pytest.approx(m.host_bytes)
+
+
+def test_the_run_estimate_states_the_ram_its_offload_takes() -> None:
+    est = estimate_run(RunSpec(**QWEN_QLORA, gpu_count=4, tokens="10M"))
+    assert est.memory is not None and est.memory.fits and est.memory.offload_weights
+    first = render_estimate(est).splitlines()[0]
+    assert "of CPU RAM per device, within its 43.2 GiB usable of 48.0 GiB" in first
+
+
+@pytest.mark.parametrize("value", [0, -4, 0.5, float("inf"), True])
+def test_a_bad_ram_size_names_the_field(value: object) -> None:
+    with pytest.raises((InputError, ValueError)) as caught:
+        MemorySpec(**QWEN_QLORA, gpu_count=1, host_ram_gib=value)  # type: ignore[arg-type]
+    assert "host_ram_gib" in str(caught.value)
