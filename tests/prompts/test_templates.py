@@ -175,6 +175,18 @@ def test_memory_template_does_not_fit() -> None:
 """)
 
 
+def test_a_near_miss_does_not_print_its_need_and_the_usable_memory_alike() -> None:
+    m = estimate_memory(MemorySpec(params="70B", gpu_count=8, gpu="h100", tp=8, pp=1, zero=0,
+                                   optimizer="sgd"))
+    assert m.gpu_memory_bytes is not None
+    usable = m.usable_fraction * m.gpu_memory_bytes
+    for over, text in ((1.0004, "72.029 GiB per device of 72.000 GiB usable"),
+                       (1.02, "73.4 GiB per device of 72.0 GiB usable")):
+        missed = m.model_copy(update={"per_gpu_bytes": m.per_gpu_bytes.model_copy(
+            update={"total": usable * over})})
+        assert text in render_memory(missed)
+
+
 def test_verdict_template_go_with_benefit() -> None:
     d = decision_summary(estimate_run(WORKED), 2.0, 0.5, 1.0, benefit="the paper's main claim")
     assert render_decision(d) == snapshot("""\

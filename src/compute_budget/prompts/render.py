@@ -139,9 +139,9 @@ def fmt_usd(value: float | None) -> str:
     return f"${value:,.0f}"
 
 
-def fmt_bytes(value: float | None) -> str:
-    """Bytes in GiB (2³⁰ bytes) with two decimals below 10 GiB; from 10¹⁵ GiB in powers of
-    ten."""
+def fmt_bytes(value: float | None, decimals: int | None = None) -> str:
+    """Bytes in GiB (2³⁰ bytes) with two decimals below 10 GiB, one above, or ``decimals``
+    (two numbers compared must not print alike); from 10¹⁵ GiB in powers of ten."""
     if value is None:
         return UNKNOWN
     if (odd := _odd(value)) is not None:
@@ -149,7 +149,9 @@ def fmt_bytes(value: float | None) -> str:
     gib = value / 2**30 + 0.0  # −0 → 0
     if abs(gib) >= LARGE:
         return f"{_scientific(gib)} GiB"
-    return _minus(f"{gib:,.2f} GiB" if abs(gib) < 10 else f"{gib:,.1f} GiB")
+    if decimals is None:
+        decimals = 2 if abs(gib) < 10 else 1
+    return _minus(f"{gib:,.{decimals}f} GiB")
 
 
 def fmt_prob(value: float | None) -> str:
