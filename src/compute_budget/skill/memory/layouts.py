@@ -159,6 +159,7 @@ def host_fits(model: ResolvedModel, layout: Layout, setup: Setup) -> bool:
     return limit is None or not layout.offload or host_bytes(model, layout, setup) <= limit
 
 
+@lru_cache(maxsize=4096)
 def host_pins(pins: Pins, model: ResolvedModel, setup: Setup) -> Pins | None:
     """``pins`` with the offload levels whose CPU-resident states exceed the host's usable RAM
     closed: weight offload, then all offload when the user left it open; None when the offload
