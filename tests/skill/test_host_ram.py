@@ -58,7 +58,8 @@ def test_a_model_too_large_for_the_hosts_ram_does_not_fit_with_offload() -> None
     assert estimate_memory(MemorySpec(**QWEN_QLORA, gpu_count=n)).fits is True
     assert estimate_memory(MemorySpec(**QWEN_QLORA, gpu_count=n - 1)).fits is False
     reply = render_memory(m)
-    assert "The CPU RAM binds" in reply and "164.0 GiB of CPU RAM per device" in reply
+    assert "The CPU RAM binds" in reply
+    assert "164.0 GiB of CPU RAM per device, more than its 43.2 GiB usable of 48.0 GiB" in reply
     assert "default: a desktop's 2 × 48 GiB DIMMs for 2 cards; give yours per device" in reply
 
 
@@ -113,3 +114,16 @@ def test_a_bad_ram_size_names_the_field(value: object) -> None:
     with pytest.raises((InputError, ValueError)) as caught:
         MemorySpec(**QWEN_QLORA, gpu_count=1, host_ram_gib=value)  # type: ignore[arg-type]
     assert "host_ram_gib" in str(caught.value)
+
+
+def test_the_most_frugal_layout_shown_says_when_its_offload_overflows_the_host() -> None:
+    # A full fine-tune of Llama 3 8B on one RTX 4090 misses the device by a hair even with the
+    # optimizer offloaded, and that offload would need 105 GiB of CPU RAM: the reply shows the
+    # device's most frugal layout and says its RAM is more than the desktop's, not "within".
+    m = estimate_memory(MemorySpec(preset="llama-3-8b", gpu="rtx-4090", gpu_count=1))
+    assert m.fits is False and m.offload and m.layout.binding == "model_states"
+    assert m.host_ram is not None
+    assert m.host_bytes > m.host_ram.usable_fraction * m.host_ram.bytes_per_device
+    reply = render_memory(m)
+    assert "per device, more than its 43.2 GiB usable of 48.0 GiB" in reply
+    assert "within its" not in reply

@@ -106,8 +106,9 @@ class LayoutChoice(BaseModel):
         description="True when the fewest devices were counted in whole nodes of 8 (above 64).")
     binding: Binding | None = Field(description="When nothing fits: what binds.")
     host_needed_bytes: float | None = Field(
-        default=None, description="When the host's RAM binds: the CPU memory per device the "
-                                  "cheapest layout that fits the device would offload to.")
+        default=None, exclude_if=lambda v: v is None,
+        description="When the host's RAM binds: the CPU memory per device the cheapest layout "
+                    "that fits the device would offload to; left out otherwise.")
     remedies: tuple[Remedy, ...] = Field(description="When nothing fits: changes that would fit.")
 
 

@@ -234,7 +234,7 @@ def _frugal(pins: Pins, model: ResolvedModel, gpu_count: int) -> Mapping[FrugalK
 
 
 def most_frugal(pins: Pins, model: ResolvedModel, setup: Setup) -> Layout:
-    """The layout that needs the least device memory among those the host's RAM allows (all,
-    when the offload the user set needs more RAM than there is)."""
-    return min(all_layouts(host_pins(pins, model, setup) or pins, model, setup.gpu_count),
+    """The layout that needs the least device memory, whatever its offload needs of the host
+    (a reply shows both)."""
+    return min(all_layouts(pins, model, setup.gpu_count),
                key=lambda lay: device_bytes(model, lay, setup).total)

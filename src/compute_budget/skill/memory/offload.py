@@ -94,11 +94,12 @@ class OffloadCost(BaseModel):
         description="[fast end, slow end] of all the host work per step, seconds (module "
                     "docstring).")
     streamed_bytes: float = Field(
-        default=0.0,
+        default=0.0, exclude_if=lambda v: not v,
         description="With weight offload: bytes of weights each device copies in from CPU "
-                    "memory per micro-batch (its shard, forward and backward); 0 without.")
+                    "memory per micro-batch (its shard, forward and backward); left out "
+                    "without weight offload.")
     streamed_seconds_range: Range = Field(
-        default=(0.0, 0.0),
+        default=(0.0, 0.0), exclude_if=lambda v: not any(v),
         description="[fast end, slow end] of the time those copies take per micro-batch, "
                     "seconds (the central at the central link efficiency is between).")
 
