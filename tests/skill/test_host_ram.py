@@ -13,8 +13,21 @@ from typing import Any
 
 import pytest
 
-from compute_budget import MemorySpec, RunSpec, estimate_memory, estimate_run
-from compute_budget.prompts import render_estimate, render_memory
+from compute_budget import (
+    AlternativesSpec,
+    MemorySpec,
+    RunSpec,
+    decision_summary,
+    estimate_memory,
+    estimate_run,
+    suggest_alternatives,
+)
+from compute_budget.prompts import (
+    render_alternatives,
+    render_decision,
+    render_estimate,
+    render_memory,
+)
 from compute_budget.skill.errors import InputError
 from compute_budget.skill.hardware.host import host_platform
 from compute_budget.skill.memory.states import HOST_USABLE_FRACTION
@@ -127,3 +140,25 @@ def test_the_most_frugal_layout_shown_says_when_its_offload_overflows_the_host()
     reply = render_memory(m)
     assert "per device, more than its 43.2 GiB usable of 48.0 GiB" in reply
     assert "within its" not in reply
+
+
+def test_every_reply_names_the_ram_as_what_stops_the_run() -> None:
+    # The estimate, the verdict and the alternatives of a run only the host's RAM stops say
+    # that, not "does not fit in device memory", with the RAM it would need.
+    run = dict(QWEN_QLORA, gpu_count=1, tokens="10M")
+    est = estimate_run(RunSpec(**run))
+    first = render_estimate(est).splitlines()[0]
+    assert first.startswith("**This run cannot run on 1 × RTX 4090: it fits device memory only "
+                            "with CPU offload, and that needs 164.0 GiB of CPU RAM per device")
+    decision = decision_summary(est, 1.0, 0.5)
+    assert decision.verdict == "no-go" and decision.cause == "host_memory_does_not_fit"
+    fit = next(f for f in decision.findings if f.check == "fits_in_memory")
+    assert fit.numbers["host_needed_bytes"] == pytest.approx(164.0 * GIB, rel=0.01)
+    assert fit.numbers["host_usable_bytes"] == pytest.approx(43.2 * GIB)
+    verdict = render_decision(decision)
+    assert "it fits device memory only with CPU offload" in verdict
+    assert "a host with more CPU RAM" in verdict  # the next step names the RAM
+    assert "does not fit in device memory" not in verdict
+    alternatives = render_alternatives(suggest_alternatives(AlternativesSpec(**run)))
+    assert "cannot run on 1 × RTX 4090: it fits device memory only with CPU offload" in \
+        alternatives

@@ -43,6 +43,23 @@ async def test_a_run_that_cannot_run_says_so_first(client: Client) -> None:
     assert "fewest devices" in relay["headline"]
 
 
+async def test_a_run_the_hosts_ram_stops_says_so_and_asks_for_the_ram(client: Client) -> None:
+    # QLoRA of Qwen3-235B on one RTX 4090: the device holds it only with the 4-bit base in CPU
+    # memory, 164 GiB of it, more than a desktop's share.
+    qlora = {"preset": "qwen3-235b-a22b", "lora_rank": 16, "weights_bits": "4",
+             "gpu": "rtx-4090", "gpu_count": 1, "seq_len": 2048, "tokens": "10M"}
+    relay = await _relay(client, "estimate_run_cost", qlora)
+    assert relay["fits"] is False
+    assert "cannot run: its CPU offload needs more CPU RAM than the host has" in relay["headline"]
+    assert "CPU RAM" in relay["ask"] and relay["ask"].endswith("?")
+    verdict = await _relay(client, "render_verdict", {**qlora, "predicted_gain": 1,
+                                                      "gain_uncertainty": 0.5})
+    assert verdict["headline"] == ("NO-GO: the run fits device memory only with more CPU RAM "
+                                   "than the host has.")
+    enough = await _relay(client, "estimate_run_cost", {**qlora, "host_ram_gib": 256})
+    assert enough["fits"] is True
+
+
 @pytest.mark.parametrize(("gain", "budget", "verdict", "reason"), [
     (2, None, "GO", "clears its uncertainty"),
     (0.2, None, "MARGINAL", "does not clear its uncertainty"),

@@ -188,8 +188,8 @@ def _next_steps(verdict: Verdict, findings: list[Finding], basis: GainBasis,
     steps: list[NextStep] = []
     if verdict == "go":
         steps.append(NextStep(code="launch"))
-    for code, step in (("does_not_fit", "fit_first"), ("activations_do_not_fit",
-                                                      "shorten_sequence"),
+    for code, step in (("does_not_fit", "fit_first"), ("host_memory_does_not_fit", "fit_first"),
+                       ("activations_do_not_fit", "shorten_sequence"),
                        ("too_long", "shorten"), ("unknown_cost", "give_price"),
                        ("over_budget", "cut_cost"), ("over_budget_with_failures", "cut_cost"),
                        ("value_below_cost", "not_worth_it"),
@@ -311,10 +311,14 @@ def _findings(estimate: Costed, memory: Any, reading: GainReading,
               benefit: str | None) -> list[Finding]:
     """Every check of the module docstring, in order."""
     binding = memory.layout.binding if memory is not None else None
+    host = None
+    if memory is not None and memory.layout.host_needed_bytes is not None and memory.host_ram:
+        ram = memory.host_ram
+        host = (memory.layout.host_needed_bytes, ram.usable_fraction * ram.bytes_per_device)
     return [*gain_findings(reading),
             *run_findings(memory, binding, getattr(estimate, "feasibility", "ok"),
                           getattr(estimate, "wall_days", None),
-                          getattr(estimate, "max_plan_days", 365.0)),
+                          getattr(estimate, "max_plan_days", 365.0), host),
             *money_findings(estimate, reading, usd_per_unit_gain, budget_usd),
             Finding(check="benefit_named", passed=benefit is not None, caps="go",
                     cause="ok" if benefit else "no_benefit", numbers={})]

@@ -46,8 +46,8 @@ ONE_SIGMA = 0.8413447460685429
 Check = Literal["clears_uncertainty", "beats_baseline", "fits_in_memory", "finishes_in_time",
                 "value_covers_cost", "within_budget", "benefit_named"]
 Cause = Literal["ok", "noise", "below_baseline", "does_not_fit", "activations_do_not_fit",
-                "too_long", "value_below_cost", "unknown_cost", "over_budget",
-                "over_budget_with_failures", "no_benefit"]
+                "host_memory_does_not_fit", "too_long", "value_below_cost", "unknown_cost",
+                "over_budget", "over_budget_with_failures", "no_benefit"]
 
 
 class Finding(BaseModel):
@@ -110,17 +110,24 @@ class Costed(Protocol):
     def gpu_hours(self) -> float: ...
 
 
+_CAUSE_OF_BINDING: dict[str | None, Cause] = {
+    "activations": "activations_do_not_fit", "host_memory": "host_memory_does_not_fit"}
+
+
 def run_findings(memory: _Memory | None, binding: str | None, feasibility: str,
-                 wall_days: float | None, max_days: float) -> list[Finding]:
-    """fits_in_memory and finishes_in_time (when the estimate carries them)."""
+                 wall_days: float | None, max_days: float,
+                 host: tuple[float, float] | None = None) -> list[Finding]:
+    """fits_in_memory and finishes_in_time (when the estimate carries them); ``host`` is the
+    CPU RAM per device the offload would need and the host's usable, when that RAM binds."""
     out: list[Finding] = []
     if memory is not None and memory.fits is not None:
-        cause: Cause = ("ok" if memory.fits else
-                        "activations_do_not_fit" if binding == "activations" else "does_not_fit")
+        cause: Cause = "ok" if memory.fits else _CAUSE_OF_BINDING.get(binding, "does_not_fit")
+        numbers = {"min_gpu_count": None if memory.fits else memory.min_gpu_count}
+        if cause == "host_memory_does_not_fit" and host is not None:
+            numbers |= {"host_needed_bytes": host[0], "host_usable_bytes": host[1]}
         out.append(Finding(check="fits_in_memory", passed=memory.fits,
                            caps="go" if memory.fits else "no-go", cause=cause,
-                           numbers={"min_gpu_count": None if memory.fits
-                                    else memory.min_gpu_count}))
+                           numbers=numbers))
     if wall_days is not None:
         on_time = feasibility != "too_long"
         out.append(Finding(check="finishes_in_time", passed=on_time,
