@@ -122,7 +122,8 @@ def run_findings(memory: _Memory | None, binding: str | None, feasibility: str,
     out: list[Finding] = []
     if memory is not None and memory.fits is not None:
         cause: Cause = "ok" if memory.fits else _CAUSE_OF_BINDING.get(binding, "does_not_fit")
-        numbers = {"min_gpu_count": None if memory.fits else memory.min_gpu_count}
+        numbers: dict[str, float | None] = {
+            "min_gpu_count": None if memory.fits else memory.min_gpu_count}
         if cause == "host_memory_does_not_fit" and host is not None:
             numbers |= {"host_needed_bytes": host[0], "host_usable_bytes": host[1]}
         out.append(Finding(check="fits_in_memory", passed=memory.fits,
