@@ -10,7 +10,9 @@ and FSDP's parameter offload work: :mod:`.states`), for a frozen base only (LoRA
 frozen parameters: the case of FSDP+QLoRA and Axolotl's layer offloading, where the streamed
 weights need no gradient and no CPU optimizer step) and on a device with a host offload path
 (not TPUs, Trainium or Gaudi: :mod:`..hardware.host`). Full training with its weights offloaded
-as well (ZeRO-Infinity) needs about 16 bytes of CPU memory per parameter and is not tried.
+as well (ZeRO-Infinity, about 16 bytes of CPU memory per parameter) is not tried: its copies
+of every trained weight and gradient per micro-batch have no published timing here to be
+priced against.
 Offload's CPU-resident states must fit in the host's RAM (:attr:`.states.Setup.host_capacity_bytes`,
 at :data:`.states.HOST_USABLE_FRACTION`): a level of offload that needs more is closed
 (:func:`host_pins`), weight offload first. With a 4- or
