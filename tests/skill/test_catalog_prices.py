@@ -120,6 +120,7 @@ def test_the_h100_pcie_is_no_longer_dearer_than_the_faster_sxm() -> None:
         ("tpu-v5e", 1.2, "2025", "google-cloud"),
         ("trainium2", 2.235, "2025-11", "aws"),  # trn2.48xlarge $35.76/h (us-east-2) / 16 chips
         ("rtx-5090", 0.89, "2026-01", "runpod"),  # RunPod Secure Cloud RTX 5090
+        ("rtx-a6000", 0.53, "2026-09", "runpod"),  # RunPod Secure Cloud RTX A6000, 2026-09-19
         ("mi325x", 3.8, "2026-10", "digitalocean"),  # gpu-mi325x1-256gb, /v2/sizes 2026-10-08
     ],
 )
@@ -134,6 +135,7 @@ def test_golden_defaults(key: str, usd: float, as_of: str, family: str) -> None:
     [
         ("trainium2", "$2.23/h (on-demand, 2025-11)", "github.com/tsaol/aws-gpu"),
         ("rtx-5090", "$0.89/h (on-demand, 2026-01)", "github.com/carsonpo/gpus"),
+        ("rtx-a6000", "$0.53/h (on-demand, 2026-09)", "github.com/qianli-hu/AI-architecture"),
         ("mi325x", "$3.80/h (on-demand, 2026-10)", "github.com/shyamsfo/bernoulli"),
     ],
 )
