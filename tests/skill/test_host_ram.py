@@ -162,3 +162,13 @@ def test_every_reply_names_the_ram_as_what_stops_the_run() -> None:
     alternatives = render_alternatives(suggest_alternatives(AlternativesSpec(**run)))
     assert "cannot run on 1 × RTX 4090: it fits device memory only with CPU offload" in \
         alternatives
+
+
+def test_ram_given_for_a_device_without_a_host_path_is_said_unused() -> None:
+    m = estimate_memory(MemorySpec(preset="llama-3-8b", gpu="tpu-v5p", gpu_count=8,
+                                   host_ram_gib=100))
+    assert m.host_ram is None and "host_ram_unused" in m.notes
+    assert "the CPU RAM you gave is not used" in render_memory(m)
+    plain = estimate_memory(MemorySpec(preset="llama-3-8b", gpu="h100", gpu_count=8,
+                                       host_ram_gib=100))
+    assert "host_ram_unused" not in plain.notes

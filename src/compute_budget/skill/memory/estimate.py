@@ -28,12 +28,13 @@ __all__ = ["HostRam", "MeasuredMemoryUse", "MemoryBreakdown", "MemoryEstimate", 
            "MemorySpec", "estimate_memory"]
 
 MemoryNote = Literal["too_tight", "sp_without_tp", "shape_guessed", "shape_given",
-                     "eager_attention_default"]
+                     "eager_attention_default", "host_ram_unused"]
 """too_tight: within the reserved share of device memory; sp_without_tp: sequence parallelism
 has no effect at tp 1; shape_guessed / shape_given: no config, the activations follow a guessed
 or given shape; eager_attention_default: flash_attention was not given and transformers' default
 attention for this family is eager (Gemma 2), so the hf stack counts its s×s scores (worded in
-the activations line)."""
+the activations line); host_ram_unused: host_ram_gib was given for a device without a host
+offload path (TPU, Trainium, Gaudi), where offload is not modelled."""
 
 
 class MemorySpec(OnDevices):
@@ -195,6 +196,9 @@ def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool) -> list[Memory
         notes.append("sp_without_tp")
     if spec.model.architecture is None:
         notes.append("shape_guessed" if spec.model.shape.guessed else "shape_given")
+    acc = spec.accelerator
+    if spec.host_ram_gib is not None and acc is not None and host_platform(acc.key) is None:
+        notes.append("host_ram_unused")
     return notes
 
 
