@@ -44,6 +44,7 @@ from .spec import ResolvedModel
 
 __all__ = [
     "GRADIENT_BYTES",
+    "HOST_GRADIENT_BYTES",
     "HOST_USABLE_FRACTION",
     "USABLE_FRACTION",
     "WEIGHT_BYTES",
@@ -62,6 +63,13 @@ GRADIENT_BYTES = 2.0
 USABLE_FRACTION = 0.90
 """Share of device memory a run may fill and still count as fitting: the CUDA context, NCCL
 buffers and allocator fragmentation take the rest (a few GiB on an 80 GB device)."""
+HOST_GRADIENT_BYTES = 4.0
+"""Offloaded gradients live on the host in fp32, in the rank's optimizer partition (ZeRO 1 as
+ZeRO 2): DeepSpeed's CPU Adam steps fp32 gradient partitions (``stage_1_and_2``'s
+``single_partition_of_fp32_groups``), and DeepSpeed's own estimators count 16 bytes of CPU
+memory per parameter with optimizer offload (fp32 weights, gradients and two Adam moments) and
+18 with the 16-bit weights offloaded too (``estimate_zero2_model_states_mem_needs``,
+``estimate_zero3_model_states_mem_needs``; ``benchmarks/host_memory.py``)."""
 HOST_USABLE_FRACTION = 0.90
 """Share of a device's CPU RAM that offload may fill: the operating system, the training
 processes themselves (a few GiB each for PyTorch and the CUDA libraries), data-loader workers
@@ -259,13 +267,15 @@ def _states(model: ResolvedModel, layout: Layout, setup: Setup) -> tuple[float, 
 
 
 def host_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> float:
-    """CPU memory per device that offload takes: its share of the gradients and the optimizer
-    state, and with weight offload of the weights (0 without offload)."""
+    """CPU memory per device that offload takes: its partition of the gradients (in fp32,
+    :data:`HOST_GRADIENT_BYTES`) and of the optimizer state, and with weight offload its shard
+    of the weights (0 without offload)."""
     if not layout.offload:
         return 0.0
-    kept = replace(layout, offload=False, offload_weights=False)
+    kept = replace(layout, zero=max(layout.zero, 2), offload=False, offload_weights=False)
     weights, gradients, optimizer = _states(model, kept, setup)
-    return gradients + optimizer + (weights if layout.offload_weights else 0.0)
+    return (gradients * HOST_GRADIENT_BYTES / GRADIENT_BYTES + optimizer
+            + (weights if layout.offload_weights else 0.0))
 
 
 def device_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> DeviceBytes:
