@@ -17,7 +17,7 @@ quantized weights are derived once from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Annotated
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
@@ -36,6 +36,11 @@ from .optimizers import resolve_optimizer
 
 HostRamGib = Annotated[float, Field(ge=1.0, le=1_000_000.0, allow_inf_nan=False), NotBool]
 """GiB of CPU RAM per device: 1 to 1,000,000."""
+
+def astuple_shallow(obj: object) -> tuple[object, ...]:
+    """A dataclass's field values, not copied (``dataclasses.astuple`` deep-copies)."""
+    return tuple(getattr(obj, f.name) for f in fields(obj))  # type: ignore[arg-type]
+
 
 __all__ = ["FineTuningFields", "LayoutFields", "ModelAndLayout", "OnDevices", "ResolvedModel"]
 
@@ -61,6 +66,15 @@ class ResolvedModel:
     weights_bits: int
     lora_rank: int | None
     lora_targets: LoraTargets | None
+
+    def __hash__(self) -> int:
+        """Hashed once: the layout search's caches key on the model thousands of times, and its
+        shape and counts are pydantic models whose hash walks every field."""
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(astuple_shallow(self))
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     @property
     def frozen(self) -> bool:

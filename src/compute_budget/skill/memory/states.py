@@ -34,7 +34,7 @@ Activations: :mod:`.activations`. The layout search over these knobs: :mod:`.lay
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..vocabulary import Recompute, Stack
@@ -272,7 +272,8 @@ def host_bytes(model: ResolvedModel, layout: Layout, setup: Setup) -> float:
     of the weights (0 without offload)."""
     if not layout.offload:
         return 0.0
-    kept = replace(layout, zero=max(layout.zero, 2), offload=False, offload_weights=False)
+    kept = Layout(zero=max(layout.zero, 2), tp=layout.tp, pp=layout.pp, sp=layout.sp,
+                  ep=layout.ep, recompute=layout.recompute, micro_batch=layout.micro_batch)
     weights, gradients, optimizer = _states(model, kept, setup)
     return (gradients * HOST_GRADIENT_BYTES / GRADIENT_BYTES + optimizer
             + (weights if layout.offload_weights else 0.0))
