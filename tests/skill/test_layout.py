@@ -318,7 +318,7 @@ def test_skipping_groups_whose_most_frugal_layout_overflows_changes_no_choice(
                   stack=spec.resolved_stack, capacity_bytes=m.gpu_memory_bytes)
     model = spec.model
     ordered = sorted(all_layouts(pins_of(spec), model, spec.gpu_count),
-                     key=_Costs(model, setup).key)
+                     key=_Costs(model, setup.seq_len, setup.stack).key)
     usable = setup.usable_bytes
     assert usable is not None
     walked = next((lay for lay in ordered if device_bytes(model, lay, setup).total <= usable),

@@ -35,12 +35,13 @@ nothing fits, the fewest devices, what binds and what would fit are in :mod:`.re
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb, trained_share
-from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER
+from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER, Stack
 from .layouts import Pins, all_layouts, fitting_groups, frugal_key, host_fits, most_frugal, pins_of
 from .remedies import LORA_RANK_SUGGESTED, Binding, Remedy, find_remedies, min_gpu_count
 from .spec import OnDevices, ResolvedModel
@@ -112,7 +113,7 @@ class LayoutChoice(BaseModel):
     remedies: tuple[Remedy, ...] = Field(description="When nothing fits: changes that would fit.")
 
 
-def _tried(pins: Pins, layouts: list[Layout]) -> dict[str, list[int | str | bool]]:
+def _tried(pins: Pins, layouts: tuple[Layout, ...]) -> dict[str, list[int | str | bool]]:
     """For each knob the user left open, the values the layouts actually tried take."""
     tried: dict[str, list[int | str | bool]] = {}
     for knob in ("zero", "recompute", "tp", "pp", "offload"):
@@ -128,13 +129,13 @@ def _tried(pins: Pins, layouts: list[Layout]) -> dict[str, list[int | str | bool
 class _Costs:
     """Slowdown factors for one model and setup (the FLOP ratios computed once)."""
 
-    def __init__(self, model: ResolvedModel, setup: Setup) -> None:
+    def __init__(self, model: ResolvedModel, seq_len: int, stack: Stack) -> None:
         shape = model.shape
         if model.architecture is not None:
-            terms = flops_per_token(model.architecture, setup.seq_len)
+            terms = flops_per_token(model.architecture, seq_len)
         else:
             terms = rule_of_thumb(model.active, layers=shape.layers, hidden=shape.hidden,
-                                  seq_len=setup.seq_len)
+                                  seq_len=seq_len)
         share = trained_share(model.active, model.total, model.trainable, model.adapters)
         self.recompute = {r: hardware_flops_per_token(terms, r, share).hardware_over_model
                           for r in RECOMPUTE_ORDER}
@@ -146,7 +147,7 @@ class _Costs:
                 shape.hidden * shape.expert_intermediate
         self.layer_weights = float(max(per_layer + moe_share, 1))
         self.hidden = shape.hidden
-        self.stack = setup.stack
+        self.stack = stack
     def _factors(self, layout: Layout) -> tuple[float, float, float, float]:
         """recompute, tensor-parallel, pipeline and ZeRO-3 factors of ``layout``."""
         t, p = layout.tp, layout.pp
@@ -171,14 +172,30 @@ class _Costs:
                 RECOMPUTE_ORDER.index(layout.recompute))
 
 
+@lru_cache(maxsize=256)
+def _costs(model: ResolvedModel, seq_len: int, stack: Stack) -> _Costs:
+    """The slowdown factors of ``model`` at ``seq_len`` on ``stack``: they do not depend on the
+    device, so a plan search computes them once for every device type."""
+    return _Costs(model, seq_len, stack)
+
+
+@lru_cache(maxsize=1024)
+def _ordered(pins: Pins, model: ResolvedModel, gpu_count: int, seq_len: int,
+             stack: Stack) -> tuple[Layout, ...]:
+    """Every layout the search may choose, cheapest first (:meth:`_Costs.key`); cached, so
+    read-only."""
+    return tuple(sorted(all_layouts(pins, model, gpu_count),
+                        key=_costs(model, seq_len, stack).key))
+
+
 def search_layout(
     model: ResolvedModel, setup: Setup, spec: OnDevices
 ) -> tuple[Layout, DeviceBytes, LayoutChoice]:
     """The cheapest layout of ``model`` that fits (module docstring), its memory and how it was
     found. When nothing fits, the most frugal layout, with what binds and what would fit."""
     pins = pins_of(spec)
-    costs = _Costs(model, setup)
-    layouts = sorted(all_layouts(pins, model, setup.gpu_count), key=costs.key)
+    costs = _costs(model, setup.seq_len, setup.stack)
+    layouts = _ordered(pins, model, setup.gpu_count, setup.seq_len, setup.stack)
     tried = _tried(pins, layouts)
     open_knobs = tuple(tried)
     if setup.usable_bytes is None or not open_knobs:
@@ -205,7 +222,7 @@ def search_layout(
         layout, None if unlimited is None else unlimited[1].host)
 
 
-def _cheapest_fit(layouts: list[Layout], pins: Pins, model: ResolvedModel,
+def _cheapest_fit(layouts: tuple[Layout, ...], pins: Pins, model: ResolvedModel,
                   setup: Setup) -> tuple[Layout, DeviceBytes] | None:
     """The first of ``layouts`` (cheapest first) that fits the device and the host's RAM."""
     groups = fitting_groups(pins, model, setup)
