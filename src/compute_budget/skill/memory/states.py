@@ -35,6 +35,7 @@ Activations: :mod:`.activations`. The layout search over these knobs: :mod:`.lay
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from ..vocabulary import Recompute, Stack
@@ -196,6 +197,13 @@ def model_state_bytes(
 def _layer_weight_bytes(model: ResolvedModel, layout: Layout) -> float:
     """Bytes of the largest decoder layer's weights on one tensor-parallel rank (its local
     experts only, with expert parallelism), at their stored bits."""
+    return _largest_layer_bytes(model, layout.ep) / layout.tp
+
+
+@lru_cache(maxsize=1024)
+def _largest_layer_bytes(model: ResolvedModel, ep: int) -> float:
+    """:func:`_layer_weight_bytes` before tensor parallelism, cached: the search sizes thousands
+    of layouts of one model."""
     shape = model.shape
     attention = sum(i * o for _, i, o in shape.attention_projections())
     dense = attention + sum(i * o for _, i, o in shape.mlp_projections(shape.intermediate))
@@ -203,10 +211,10 @@ def _layer_weight_bytes(model: ResolvedModel, layout: Layout) -> float:
     if shape.moe_layers:
         expert = sum(i * o for _, i, o in shape.mlp_projections(shape.expert_intermediate))
         shared = sum(i * o for _, i, o in shape.mlp_projections(shape.shared_intermediate))
-        moe = (attention + shape.experts / layout.ep * expert + shape.shared_experts * shared)
+        moe = (attention + shape.experts / ep * expert + shape.shared_experts * shared)
         largest = max(largest, moe)
     stored = BITS_PER_WEIGHT[model.weights_bits] / 8 if model.quantized else WEIGHT_BYTES
-    return stored * largest / layout.tp
+    return stored * largest
 
 
 def _dequantized_bytes(model: ResolvedModel, layout: Layout) -> float:
