@@ -58,6 +58,12 @@ async def test_a_run_the_hosts_ram_stops_says_so_and_asks_for_the_ram(client: Cl
                                    "than the host has.")
     enough = await _relay(client, "estimate_run_cost", {**qlora, "host_ram_gib": 256})
     assert enough["fits"] is True
+    memory = {k: v for k, v in qlora.items() if k != "tokens"}
+    short = await _relay(client, "estimate_memory", memory)
+    assert short["headline"].startswith("Does not fit on 1 × RTX 4090: its CPU offload needs ")
+    assert "more than the host's 43.2 GiB usable; fewest devices: 4." in short["headline"]
+    roomy = await _relay(client, "estimate_memory", {**memory, "host_ram_gib": 256})
+    assert roomy["fits"] is True and "with CPU offload taking" in roomy["headline"]
 
 
 @pytest.mark.parametrize(("gain", "budget", "verdict", "reason"), [
