@@ -74,7 +74,8 @@ def test_a_model_too_large_for_the_hosts_ram_does_not_fit_with_offload() -> None
     reply = render_memory(m)
     assert "The CPU RAM binds" in reply
     assert "170.1 GiB of CPU RAM per device, more than its 43.2 GiB usable of 48.0 GiB" in reply
-    assert "default: a desktop's 2 × 48 GiB DIMMs for 2 cards; give yours per device" in reply
+    assert ("default: a desktop's 2 × 48 GiB DIMMs for 2 cards; cloud machines often give less "
+            "per GPU: give yours per device") in reply
 
 
 def test_the_users_ram_replaces_the_default() -> None:

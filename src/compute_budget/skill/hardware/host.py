@@ -25,8 +25,10 @@ are kept here, per accelerator key, with the platform each generation usually sh
   8 (256 GiB; DGX H100 user guide); GH200's Grace up to 480 GB of LPDDR5X for one GPU,
   GB200's for two (240 GB each; GH200 and GB200 datasheets); a desktop's two DIMMs of 48 GiB,
   one per channel (the configuration that runs at DDR5-5600), for two cards (48 GiB each).
-  Cloud instances often give less per device (a one-GPU slice of a server, a single-GPU
-  instance): a user who knows theirs gives it.
+  Cloud machines often give less per device: AWS's single-GPU g4dn, g5 and g6 ``xlarge``
+  instances (T4, A10G, L4) come with 16 GiB; RunPod's pods list 41 GB per RTX 4090 and 125 GB
+  per H100 SXM (github.com/Malaeu/nanoGPT-RH, docs/runpod_specs.md, 2026-01-01). The reply says
+  so beside the default, and a user who knows theirs gives it.
 
 Devices that train without a CUDA-style host offload path (TPUs, Trainium, Gaudi) have none:
 offload is not estimated for them. A user who knows their host gives its bandwidth instead.
