@@ -165,9 +165,10 @@ def host_fits(model: ResolvedModel, layout: Layout, setup: Setup) -> bool:
 def host_pins(pins: Pins, model: ResolvedModel, setup: Setup) -> Pins | None:
     """``pins`` with the offload levels whose CPU-resident states exceed the host's usable RAM
     closed: weight offload, then all offload when the user left it open; None when the offload
-    the user set needs more RAM than there is. At ZeRO 2 and 3 a level's CPU memory per device
-    is the offloaded states over the devices, whatever the layout; ZeRO 1 keeps whole gradients
-    and is checked layout by layout (:func:`host_fits`)."""
+    the user set needs more RAM than there is. A level's CPU memory per device is the offloaded
+    states over the devices whatever the layout (the gradients are partitioned on the host at
+    ZeRO 1 as at 2: :func:`.states.host_bytes`), so one probe layout per level decides; the
+    search still checks each layout it chooses (:func:`host_fits`)."""
     if setup.host_usable_bytes is None or pins.offload is False or pins.zero == 0:
         return pins
     probe = Layout(zero=3 if pins.zero is None else pins.zero, tp=pins.tp or 1, pp=pins.pp or 1,
