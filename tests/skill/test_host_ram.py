@@ -115,6 +115,13 @@ def test_a_pinned_offload_layout_that_overflows_the_host_does_not_fit() -> None:
     assert m.layout.chosen_by == "given" and m.fits is False
     assert m.layout.binding == "host_memory"
     assert m.layout.host_needed_bytes == pytest.approx(m.host_bytes)
+    assert m.host_ram is not None
+    assert m.host_ram.usable_bytes == pytest.approx(HOST_USABLE_FRACTION * 64 * GIB)
+    reply = render_memory(m)
+    assert "at the layout you set" in reply
+    assert (", which the device holds. The CPU RAM binds: the run fits device memory only with "
+            "CPU offload") in reply
+    assert "more than its 57.6 GiB usable of 64.0 GiB (yours)" in reply
 
 
 def test_the_run_estimate_states_the_ram_its_offload_takes() -> None:

@@ -69,19 +69,19 @@ _LINKS: dict[HostLink, tuple[str, ...]] = {
               "mi300x", "mi325x", "mi350x", "mi355x", "rtx-5090"),
     "nvlink-c2c": ("gh200", "gb200", "gb300"),
 }
+GIB = 2**30
 _RAM_GIB: dict[HostLink, tuple[float, str]] = {
     "pcie3": (96.0, "DGX-2: 1.5 TiB for 16 GPUs"),
     "pcie4": (128.0, "DGX A100: 1 TiB for 8 GPUs"),
     "pcie5": (256.0, "DGX H100: 2 TiB for 8 GPUs"),
-    "nvlink-c2c": (480e9 / 2**30, "GH200: 480 GB of LPDDR5X per Grace CPU"),
+    "nvlink-c2c": (480e9 / GIB, "GH200: 480 GB of LPDDR5X per Grace CPU"),
 }
 """CPU RAM per device, GiB, and the system it is taken from (module docstring)."""
 _RAM_BY_KEY: dict[str, tuple[float, str]] = {
     key: (256.0, "DGX A100 640GB: 2 TiB for 8 GPUs") for key in ("a100-80gb", "a800")}
 """80 GB A100s: the DGX A100 that carries them has twice the 40 GB model's RAM."""
-_SHARED_GRACE_RAM = (240e9 / 2**30, "GB200: 480 GB of LPDDR5X per Grace CPU, for 2 GPUs")
+_SHARED_GRACE_RAM = (240e9 / GIB, "GB200: 480 GB of LPDDR5X per Grace CPU, for 2 GPUs")
 _DESKTOP_RAM = (48.0, "a desktop's 2 × 48 GiB DIMMs for 2 cards")
-GIB = 2**30
 _SHARED_GRACE = ("gb200", "gb300")
 """Grace–Blackwell: two GPUs per Grace CPU."""
 _DESKTOP = ("rtx-3090", "rtx-4090", "rtx-5090", "rtx-a5000", "rtx-a6000", "rtx-6000-ada")

@@ -89,6 +89,7 @@ class HostRam(BaseModel):
 
     bytes_per_device: float = Field(description="CPU RAM per device, bytes.")
     usable_fraction: float = Field(description="Share of it offload may fill.")
+    usable_bytes: float = Field(description="That share, bytes: what offload is checked against.")
     origin: Literal["default", "user"] = Field(
         description="default: the usual host of the device's generation; user: host_ram_gib.")
     source: str | None = Field(description="With the default: the system it is taken from.")
@@ -185,7 +186,8 @@ class MemoryEstimate(FiniteResult):
     notes: list[MemoryNote] = Field(description="Codes for things to check (see MemoryNote).")
 
 
-def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool) -> list[MemoryNote]:
+def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool,
+           no_host_path: bool) -> list[MemoryNote]:
     """The codes of things to check (MemoryNote)."""
     notes: list[MemoryNote] = []
     if spec.resolved_attention == "eager_default":
@@ -196,27 +198,25 @@ def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool) -> list[Memory
         notes.append("sp_without_tp")
     if spec.model.architecture is None:
         notes.append("shape_guessed" if spec.model.shape.guessed else "shape_given")
-    acc = spec.accelerator
-    if spec.host_ram_gib is not None and acc is not None and host_platform(acc.key) is None:
+    if spec.host_ram_gib is not None and no_host_path:
         notes.append("host_ram_unused")
     return notes
 
 
-def _offload_cost(spec: OnDevices, layout: Layout, memory: DeviceBytes) -> OffloadCost | None:
+def _offload_cost(host: HostPlatform | None, layout: Layout, trainable_per_device: float,
+                  memory: DeviceBytes) -> OffloadCost | None:
     """The host work of ``layout``'s offload per device; None without offload or for a device
     without a host offload path."""
-    acc = spec.accelerator
-    platform = None if acc is None or not layout.offload else host_platform(
-        acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib)
-    if platform is None:
+    if host is None or not layout.offload:
         return None
-    return offload_cost(spec.model.trainable / spec.gpu_count, platform, memory.streamed)
+    return offload_cost(trainable_per_device, host, memory.streamed)
 
 
 def _host_ram(host: HostPlatform | None, gpu_count: int) -> HostRam | None:
     """The CPU RAM the offload was checked against; None without a host offload path."""
     return None if host is None else HostRam(
         bytes_per_device=host.ram_bytes, usable_fraction=HOST_USABLE_FRACTION,
+        usable_bytes=HOST_USABLE_FRACTION * host.ram_bytes,
         origin=host.ram_origin, source=host.ram_source,
         devices_per_node=min(gpu_count, host.devices_per_host))
 
@@ -227,7 +227,8 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     acc = spec.accelerator
     capacity = acc.memory_bytes if acc is not None else None
     opt = resolve_optimizer(spec.optimizer or "adamw")
-    host = None if acc is None else host_platform(acc.key, ram_gib=spec.host_ram_gib)
+    host = None if acc is None else host_platform(
+        acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib)
     setup = Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
                   optimizer_bytes=opt.bytes_per_param, stack=spec.resolved_stack,
                   flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
@@ -241,7 +242,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
     fits = on_device and choice.host_needed_bytes is None
     headroom = None if capacity is None else capacity - total
     notes = _notes(spec, on_device is False and headroom is not None and headroom >= 0,
-                   layout.sp and layout.tp == 1)
+                   layout.sp and layout.tp == 1, acc is not None and host is None)
     return MemoryEstimate(
         per_gpu_bytes=MemoryBreakdown(
             weights=memory.weights, gradients=memory.gradients, optimizer=memory.optimizer,
@@ -257,7 +258,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         host_bytes_per_node=memory.host * (min(spec.gpu_count, GPUS_PER_NODE) if host_ram is None
                                            else host_ram.devices_per_node),
         host_ram=host_ram,
-        offload_cost=_offload_cost(spec, layout, memory),
+        offload_cost=_offload_cost(host, layout, model.trainable / spec.gpu_count, memory),
         zero3_gathered_bytes=memory.gathered,
         dequantized_bytes=memory.dequantized,
         params=model.total, trainable_params=model.trainable, lora_params=model.adapters,

@@ -1,7 +1,8 @@
 """The layout search: the cheapest way to lay a training step out so that it fits.
 
 For every knob the user left unset, the search tries its values; a knob the user set stays
-fixed. Among the layouts that fit in the usable device memory it picks the one with the smallest
+fixed. Among the layouts that fit in the usable device memory (and whose offload fits the host's
+CPU RAM: :func:`.layouts.host_fits`) it picks the one with the smallest
 estimated slowdown, the product of one factor per knob (1.0 = no slowdown)::
 
     ZeRO 0, 1, 2        1.0    same communication volume as plain data parallelism

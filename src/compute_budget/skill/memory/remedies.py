@@ -11,7 +11,8 @@ Adam (6 bytes of state per parameter: fp32 master and two 8-bit moments; Dettmer
 the longest halved sequence that fits, down to 512 tokens; and leaving the knobs the user set to
 the search. Each says whether it fits only with CPU offload. What binds is a knob the user set
 when releasing the knobs fits; else the activations when at the most frugal layout they outweigh
-everything else, else the model states.
+everything else, else the model states. (The search itself sets ``host_memory`` when a layout
+would fit the device but its offload not the host's CPU RAM: :mod:`.layout`.)
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ from .optimizers import resolve_optimizer
 HostRamGib = Annotated[float, Field(ge=1.0, le=1_000_000.0, allow_inf_nan=False), NotBool]
 """GiB of CPU RAM per device: 1 to 1,000,000."""
 
-def astuple_shallow(obj: object) -> tuple[object, ...]:
+
+def _field_values(obj: object) -> tuple[object, ...]:
     """A dataclass's field values, not copied (``dataclasses.astuple`` deep-copies)."""
     return tuple(getattr(obj, f.name) for f in fields(obj))  # type: ignore[arg-type]
 
@@ -72,7 +73,7 @@ class ResolvedModel:
         shape and counts are pydantic models whose hash walks every field."""
         cached: int | None = self.__dict__.get("_hash")
         if cached is None:
-            cached = hash(astuple_shallow(self))
+            cached = hash(_field_values(self))
             object.__setattr__(self, "_hash", cached)
         return cached
 
@@ -155,7 +156,7 @@ class LayoutFields(BaseModel):
         description="CPU RAM per device in GiB that offload may use: a machine's RAM over its "
                     "devices (128 GiB for 2 GPUs: 64). Default: the device's usual host (e.g. a "
                     "DGX H100's 2 TiB over 8; a desktop's 96 GiB over 2 for GeForce and RTX "
-                    "workstation cards).",
+                    "workstation cards); cloud machines often give less.",
     )
     optimizer: str | None = Field(
         default=None, description="Optimizer: adamw (default), adam8bit, sgd, adafactor."
