@@ -56,6 +56,7 @@ async def test_a_run_the_hosts_ram_stops_says_so_and_asks_for_the_ram(client: Cl
                                                       "gain_uncertainty": 0.5})
     assert verdict["headline"] == ("NO-GO: the run fits device memory only with more CPU RAM "
                                    "than the host has.")
+    assert verdict["ask"] == relay["ask"]  # the machine's RAM, not the alternatives
     enough = await _relay(client, "estimate_run_cost", {**qlora, "host_ram_gib": 256})
     assert enough["fits"] is True
     memory = {k: v for k, v in qlora.items() if k != "tokens"}
