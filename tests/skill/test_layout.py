@@ -309,7 +309,7 @@ def test_skipping_groups_whose_most_frugal_layout_overflows_changes_no_choice(
         fields: dict[str, Any]) -> None:
     # The search sizes only layouts whose group (tp, pp, ZeRO class) has a most frugal member
     # that fits; walking every layout in the same order must choose the same one.
-    from compute_budget.skill.memory.layout import _Costs
+    from compute_budget.skill.memory.costs import Costs
     from compute_budget.skill.memory.layouts import all_layouts, pins_of
 
     spec = MemorySpec(**fields)
@@ -318,7 +318,8 @@ def test_skipping_groups_whose_most_frugal_layout_overflows_changes_no_choice(
                   stack=spec.resolved_stack, capacity_bytes=m.gpu_memory_bytes)
     model = spec.model
     ordered = sorted(all_layouts(pins_of(spec), model, spec.gpu_count),
-                     key=_Costs(model, setup.seq_len, setup.stack).key)
+                     key=Costs(model, setup.seq_len, setup.stack, setup.gpu_count,
+                               setup.flops_per_byte).key)
     usable = setup.usable_bytes
     assert usable is not None
     walked = next((lay for lay in ordered if device_bytes(model, lay, setup).total <= usable),

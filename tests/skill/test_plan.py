@@ -181,8 +181,9 @@ def test_the_full_catalog_search_is_cheap() -> None:
     report = plan_run(spec)
     searched = [f for f in report.frontier if f.status != "no_peak"]
     assert len(searched) >= 20
-    # a blind search would estimate every count of every type: 3 + 512 counts each
-    assert report.estimates_run <= 3 * len(searched)
+    # a blind search would estimate every count of every type: 3 + 512 counts each; three
+    # find most types' plans, a fourth the PCIe cards' (their ZeRO-3 cost changes with count)
+    assert report.estimates_run <= 3.5 * len(searched)
     assert report.feasible
     cheapest = report.plans[0]
     assert "cheapest" in cheapest.wins

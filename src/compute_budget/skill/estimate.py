@@ -197,7 +197,7 @@ def model_parallel_at_scale(spec: RunSpec) -> float:
         update: dict[str, object] = {k: None for k in ("zero", "tp", "pp", "sp", "offload")}
         at_scale = spec.model_copy(update=update | {"gpu_count": REFERENCE_DEVICES,
                                                     "recompute": "none"})
-        cached = _model_parallel(estimate_memory(at_scale))
+        cached = _model_parallel(estimate_memory(at_scale, fabric=True))
         if len(_AT_SCALE) >= _AT_SCALE_SIZE:
             _AT_SCALE.clear()
         _AT_SCALE[key] = cached

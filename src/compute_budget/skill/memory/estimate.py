@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..hardware.host import HostPlatform, host_platform
 from ..hardware.measured import ProbeResult
+from ..hardware.peer_link import PeerLink, device_peer_link
 from ..model.shape import ModelShape
 from ..vocabulary import GPUS_PER_NODE, FiniteResult, Recompute, Stack
 from .activations import logits_bytes_per_element, probe_scale
@@ -121,6 +122,11 @@ class MemoryEstimate(FiniteResult):
         default=None, exclude_if=lambda v: v is None,
         description="The CPU RAM offload was checked against; None for a device without a "
                     "host offload path.")
+    peer_link: PeerLink | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="For two or more PCIe-only devices: the bus their tensor-parallel and "
+                    "ZeRO-3 traffic shares, which prices those layouts; None (left out) on "
+                    "NVLink or another scale-up fabric, or on one device.")
     offload_cost: OffloadCost | None = Field(
         default=None,
         description="With offload: the host work of one optimizer step per device (link and "
@@ -221,19 +227,18 @@ def _host_ram(host: HostPlatform | None, gpu_count: int) -> HostRam | None:
         devices_per_node=min(gpu_count, host.devices_per_host))
 
 
-def estimate_memory(spec: OnDevices) -> MemoryEstimate:
-    """Memory per device for ``spec`` at the cheapest layout that fits (module docstring)."""
+def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
+    """Memory per device for ``spec`` at the cheapest layout that fits (module docstring).
+    ``fabric``: cost the layouts as if the devices were joined by NVLink, as the published runs
+    behind the MFU prior were (:func:`..estimate.model_parallel_at_scale`)."""
     model = spec.model
     acc = spec.accelerator
+    link = device_peer_link(None if fabric else acc)
     capacity = acc.memory_bytes if acc is not None else None
     opt = resolve_optimizer(spec.optimizer or "adamw")
     host = None if acc is None else host_platform(
         acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib)
-    setup = Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
-                  optimizer_bytes=opt.bytes_per_param, stack=spec.resolved_stack,
-                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
-                  host_capacity_bytes=None if host is None else host.ram_bytes,
-                  host_ram_given=spec.host_ram_gib is not None)
+    setup = _setup(spec, opt.bytes_per_param, capacity, host, link)
     host_ram = _host_ram(host, spec.gpu_count)
     setup, measured = _probed(setup, model.shape, getattr(spec, "probe", None))
     layout, memory, choice = search_layout(model, setup, spec)
@@ -258,6 +263,7 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         host_bytes_per_node=memory.host * (min(spec.gpu_count, GPUS_PER_NODE) if host_ram is None
                                            else host_ram.devices_per_node),
         host_ram=host_ram,
+        peer_link=link if link.kind == "pcie" and spec.gpu_count > 1 else None,
         offload_cost=_offload_cost(host, layout, model.trainable / spec.gpu_count, memory),
         zero3_gathered_bytes=memory.gathered,
         dequantized_bytes=memory.dequantized,
@@ -280,6 +286,17 @@ def estimate_memory(spec: OnDevices) -> MemoryEstimate:
         notes=notes,
         measured=measured,
     )
+
+
+def _setup(spec: OnDevices, optimizer_bytes: float, capacity: float | None,
+           host: HostPlatform | None, link: PeerLink) -> Setup:
+    """What stays fixed while the layout search varies the knobs."""
+    return Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
+                 optimizer_bytes=optimizer_bytes, stack=spec.resolved_stack,
+                 flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
+                 host_capacity_bytes=None if host is None else host.ram_bytes,
+                 host_ram_given=spec.host_ram_gib is not None,
+                 flops_per_byte=link.flops_per_byte)
 
 
 def _probed(setup: Setup, shape: ModelShape, probe: ProbeResult | None

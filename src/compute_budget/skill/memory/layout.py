@@ -3,28 +3,7 @@
 For every knob the user left unset, the search tries its values; a knob the user set stays
 fixed. Among the layouts that fit in the usable device memory (and whose offload fits the host's
 CPU RAM: :func:`.layouts.host_fits`) it picks the one with the smallest
-estimated slowdown, the product of one factor per knob (1.0 = no slowdown)::
-
-    ZeRO 0, 1, 2        1.0    same communication volume as plain data parallelism
-                               (Rajbhandari et al. 2020, Sec. 7.2.1)
-    ZeRO 3              1.05   1.5x that volume (Sec. 7.2.2), mostly overlapped with compute
-    recomputation       hardware / model FLOPs from the FLOP terms (:mod:`.flops`): selective
-                        adds the attention scores' forward (a few %), full a forward pass of
-                        every layer (about 4/3; Narayanan et al. 2021, eq. 3; about 1.5 for
-                        LoRA or a frozen base, whose model FLOPs are 4·N)
-    tensor parallel t   1 + 8·(t−1)·h·R / (3·W)   four all-reduces of the s·b·h activations
-                        per layer (Shoeybi et al. 2019, Sec. 3), ring all-reduce moving
-                        2(t−1)/t of them, against 6·W/t FLOPs of the layer's W matmul weights;
-                        R = 600 FLOPs per byte of intra-node bandwidth (an A100 at 125 TFLOP/s
-                        achieved over about 230 GB/s of NVLink all-reduce bandwidth)
-    pipeline p          1 + (p−1)/m, the 1F1B bubble (Narayanan et al. 2021, Sec. 2.2) with
-                        m = 4·p micro-batches per step assumed; tried only once tensor
-                        parallelism is at its largest degree
-    offload             a last resort: tried only when nothing else fits, optimizer offload
-                        before weight offload (a frozen base only); its host work per
-                        optimizer step and its weight copies per micro-batch are
-                        :mod:`.offload`'s, and what they cost in time depends on the compute
-                        per step, so the run estimate prices them
+estimated slowdown, the product of one factor per knob (:mod:`.costs`).
 
 On the ``hf`` stack model parallelism (TP, then PP) comes after full recomputation: the
 common Hugging Face fine-tuning tools shard with ZeRO/FSDP and save memory with gradient
@@ -41,8 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb, trained_share
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER, Stack
+from .costs import Slowdown, costs
 from .layouts import Pins, all_layouts, fitting_groups, frugal_key, host_fits, most_frugal, pins_of
 from .remedies import LORA_RANK_SUGGESTED, Binding, Remedy, find_remedies, min_gpu_count
 from .spec import OnDevices, ResolvedModel
@@ -54,30 +33,6 @@ __all__ = [
     "Slowdown",
     "search_layout",
 ]
-
-ZERO3_SLOWDOWN = 1.05
-TP_FLOPS_PER_BYTE = 600.0
-PP_MICROBATCHES_PER_STAGE = 4
-
-
-class Slowdown(BaseModel):
-    """Estimated slowdown of a layout against one that needs no memory savings (factors ≥ 1)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    recompute: float = Field(description="Hardware / model FLOPs of the recomputation.")
-    tensor_parallel: float = Field(description="Tensor-parallel communication, 1 + overhead.")
-    pipeline: float = Field(description="Pipeline bubble, 1 + (p−1)/m.")
-    zero: float = Field(description="ZeRO-3's extra communication.")
-    offload: bool = Field(description="Optimizer offload (slowdown not estimated).")
-    offload_weights: bool = Field(
-        default=False, description="Weight offload as well (slowdown not estimated).")
-
-    @property
-    def total(self) -> float:
-        """The product of the factors (offload not counted)."""
-        return self.recompute * self.tensor_parallel * self.pipeline * self.zero
-
 
 class LayoutChoice(BaseModel):
     """The layout answered for, how it was found, what it costs, and what else was tried."""
@@ -127,66 +82,13 @@ def _tried(pins: Pins, layouts: tuple[Layout, ...]) -> dict[str, list[int | str 
     return tried
 
 
-class _Costs:
-    """Slowdown factors for one model and setup (the FLOP ratios computed once)."""
-
-    def __init__(self, model: ResolvedModel, seq_len: int, stack: Stack) -> None:
-        shape = model.shape
-        if model.architecture is not None:
-            terms = flops_per_token(model.architecture, seq_len)
-        else:
-            terms = rule_of_thumb(model.active, layers=shape.layers, hidden=shape.hidden,
-                                  seq_len=seq_len)
-        share = trained_share(model.active, model.total, model.trainable, model.adapters)
-        self.recompute = {r: hardware_flops_per_token(terms, r, share).hardware_over_model
-                          for r in RECOMPUTE_ORDER}
-        per_layer = sum(i * o for (_, i, o), _n in shape.linear_layers()
-                        if _n == shape.layers) or 12 * shape.hidden**2
-        moe_share = 0.0
-        if shape.moe_layers:
-            moe_share = shape.experts_per_token * len(shape.mlp_projections(1)) * \
-                shape.hidden * shape.expert_intermediate
-        self.layer_weights = float(max(per_layer + moe_share, 1))
-        self.hidden = shape.hidden
-        self.stack = stack
-    def _factors(self, layout: Layout) -> tuple[float, float, float, float]:
-        """recompute, tensor-parallel, pipeline and ZeRO-3 factors of ``layout``."""
-        t, p = layout.tp, layout.pp
-        return (self.recompute[layout.recompute],
-                1 + 8 * (t - 1) * self.hidden * TP_FLOPS_PER_BYTE / (3 * self.layer_weights),
-                1 + (p - 1) / (PP_MICROBATCHES_PER_STAGE * p),
-                ZERO3_SLOWDOWN if layout.zero >= 3 else 1.0)
-
-    def slowdown(self, layout: Layout) -> Slowdown:
-        recompute, tp, pipeline, zero = self._factors(layout)
-        return Slowdown(recompute=recompute, tensor_parallel=tp, pipeline=pipeline, zero=zero,
-                        offload=layout.offload, offload_weights=layout.offload_weights)
-
-    def key(self, layout: Layout) -> tuple[float, ...]:
-        """The search's order: no offload, no model parallelism on the hf stack, the least
-        slowdown (the factors' product, as :attr:`Slowdown.total`, without building one: the
-        search ranks thousands of layouts), then the fewest knobs turned."""
-        model_parallel = self.stack == "hf" and (layout.tp > 1 or layout.pp > 1)
-        recompute, tp, pipeline, zero = self._factors(layout)
-        return (float(layout.offload) + float(layout.offload_weights), float(model_parallel),
-                round(recompute * tp * pipeline * zero, 9), layout.zero, layout.tp, layout.pp,
-                RECOMPUTE_ORDER.index(layout.recompute))
-
-
-@lru_cache(maxsize=256)
-def _costs(model: ResolvedModel, seq_len: int, stack: Stack) -> _Costs:
-    """The slowdown factors of ``model`` at ``seq_len`` on ``stack``: they do not depend on the
-    device, so a plan search computes them once for every device type."""
-    return _Costs(model, seq_len, stack)
-
-
 @lru_cache(maxsize=1024)
 def _ordered(pins: Pins, model: ResolvedModel, gpu_count: int, seq_len: int,
-             stack: Stack) -> tuple[Layout, ...]:
-    """Every layout the search may choose, cheapest first (:meth:`_Costs.key`); cached, so
-    read-only."""
+             stack: Stack, flops_per_byte: float) -> tuple[Layout, ...]:
+    """Every layout the search may choose, cheapest first (:meth:`.costs.Costs.key`); cached,
+    so read-only."""
     return tuple(sorted(all_layouts(pins, model, gpu_count),
-                        key=_costs(model, seq_len, stack).key))
+                        key=costs(model, seq_len, stack, gpu_count, flops_per_byte).key))
 
 
 def search_layout(
@@ -195,8 +97,9 @@ def search_layout(
     """The cheapest layout of ``model`` that fits (module docstring), its memory and how it was
     found. When nothing fits, the most frugal layout, with what binds and what would fit."""
     pins = pins_of(spec)
-    costs = _costs(model, setup.seq_len, setup.stack)
-    layouts = _ordered(pins, model, setup.gpu_count, setup.seq_len, setup.stack)
+    factors = costs(model, setup.seq_len, setup.stack, setup.gpu_count, setup.flops_per_byte)
+    layouts = _ordered(pins, model, setup.gpu_count, setup.seq_len, setup.stack,
+                       setup.flops_per_byte)
     tried = _tried(pins, layouts)
     open_knobs = tuple(tried)
     if setup.usable_bytes is None or not open_knobs:
@@ -207,19 +110,19 @@ def search_layout(
         chosen: Literal["given", "search", "default"] = "given" if not open_knobs else "default"
         host_needed = (memory.host if fits is False and setup.usable_bytes is not None
                        and memory.total <= setup.usable_bytes else None)
-        return layout, memory, _choice(chosen, fits, open_knobs, tried, costs.slowdown(layout),
+        return layout, memory, _choice(chosen, fits, open_knobs, tried, factors.slowdown(layout),
                                        pins, model, setup, spec.gpu, layout, host_needed)
     found = _cheapest_fit(layouts, pins, model, setup)
     if found is not None:
         layout, memory = found
         return layout, memory, _choice("search", True, open_knobs, tried,
-                                       costs.slowdown(layout), pins, model, setup, spec.gpu,
+                                       factors.slowdown(layout), pins, model, setup, spec.gpu,
                                        layout)
     layout = most_frugal(pins, model, setup)
     unlimited = (None if setup.host_capacity_bytes is None else
                  _cheapest_fit(layouts, pins, model, replace(setup, host_capacity_bytes=None)))
     return layout, device_bytes(model, layout, setup), _choice(
-        "search", False, open_knobs, tried, costs.slowdown(layout), pins, model, setup, spec.gpu,
+        "search", False, open_knobs, tried, factors.slowdown(layout), pins, model, setup, spec.gpu,
         layout, None if unlimited is None else unlimited[1].host)
 
 

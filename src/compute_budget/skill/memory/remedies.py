@@ -23,8 +23,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..hardware.catalog import list_accelerators
+from ..hardware.catalog import Accelerator, list_accelerators
 from ..hardware.host import host_platform
+from ..hardware.peer_link import device_peer_link
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS
 from .layouts import Pins, any_fits, most_frugal
 from .lora import QLORA_BITS, lora_params, quantized_weights
@@ -122,14 +123,15 @@ def _with_offload(pins: Pins, model: ResolvedModel, setup: Setup) -> bool | None
     return None
 
 
-def _on(setup: Setup, key: str, memory_bytes: float | None) -> Setup:
-    """``setup`` on another device type: its memory, and its usual host's CPU RAM unless the
-    user gave theirs."""
+def _on(setup: Setup, acc: Accelerator) -> Setup:
+    """``setup`` on another device type: its memory and peer link, and its usual host's CPU RAM
+    unless the user gave theirs."""
+    there = replace(setup, capacity_bytes=acc.memory_bytes,
+                    flops_per_byte=device_peer_link(acc).flops_per_byte)
     if setup.host_ram_given:
-        return replace(setup, capacity_bytes=memory_bytes)
-    host = host_platform(key)
-    return replace(setup, capacity_bytes=memory_bytes,
-                   host_capacity_bytes=None if host is None else host.ram_bytes)
+        return there
+    host = host_platform(acc.key)
+    return replace(there, host_capacity_bytes=None if host is None else host.ram_bytes)
 
 
 def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
@@ -145,7 +147,7 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
                      and (not bf16 or a.peak_tflops.get("bf16") is not None)),
                     key=lambda a: a.memory_bytes or 0)
     for acc in larger:
-        there = _on(setup, acc.key, acc.memory_bytes)
+        there = _on(setup, acc)
         offload = _with_offload(pins, model, there)
         if offload is not None:
             return Remedy(kind="larger_device", gpu=acc.key, accelerator=acc.name,
@@ -154,7 +156,7 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
     if not larger:
         return None
     acc = larger[-1]
-    there = _on(setup, acc.key, acc.memory_bytes)
+    there = _on(setup, acc)
     count, _ = min_gpu_count(pins, model, there)
     if count is None:
         return None

@@ -1,0 +1,166 @@
+"""What a layout costs in speed: one factor per knob (1.0 = no slowdown), their product the
+layout search's order (:mod:`.layout`)::
+
+    ZeRO 0, 1, 2        1.0    same communication volume as plain data parallelism
+                               (Rajbhandari et al. 2020, Sec. 7.2.1)
+    ZeRO 3              max(1.05, C)   1.5x that volume (Sec. 7.2.2), overlapped with compute:
+                        1.05 while the compute hides it, else C, the bytes' time over the
+                        compute's, C = B·(d−1)/d·R / (F·s·b): B the bytes one micro-batch moves
+                        (the stored weights gathered for the forward and again for the backward
+                        pass, the 16-bit gradients reduce-scattered), d the data-parallel
+                        degree, F the hardware FLOPs per token, s·b the micro-batch's tokens.
+                        On NVLink C stays under 1 for a dense model at a few hundred tokens per
+                        micro-batch or more; between PCIe cards it often does not. A mixture of
+                        experts' routed experts are left out of B: at scale they train with
+                        expert parallelism, which moves tokens to them instead of gathering
+                        them, and the search does not try it (pin ``ep``)
+    recomputation       hardware / model FLOPs from the FLOP terms (:mod:`..model.flops`):
+                        selective adds the attention scores' forward (a few %), full a forward
+                        pass of every layer (about 4/3; Narayanan et al. 2021, eq. 3; about 1.5
+                        for LoRA or a frozen base, whose model FLOPs are 4·N)
+    tensor parallel t   1 + 8·(t−1)·h·R / (3·W)   four all-reduces of the s·b·h activations per
+                        layer (Shoeybi et al. 2019, Sec. 3), ring all-reduce moving 2(t−1)/t of
+                        them, against 6·W/t FLOPs of the layer's W matmul weights
+    pipeline p          1 + (p−1)/m, the 1F1B bubble (Narayanan et al. 2021, Sec. 2.2) with
+                        m = 4·p micro-batches per step assumed; tried only once tensor
+                        parallelism is at its largest degree
+    offload             a last resort: tried only when nothing else fits, optimizer offload
+                        before weight offload (a frozen base only); its host work per optimizer
+                        step and its weight copies per micro-batch are :mod:`.offload`'s, and
+                        what they cost in time depends on the compute per step, so the run
+                        estimate prices them
+
+R is the FLOPs per byte of the device's peer link (:mod:`..hardware.peer_link`): 600 on NVLink
+(an A100 at 125 TFLOP/s achieved over about 230 GB/s of all-reduce bandwidth), several times
+that between PCIe cards. Data parallelism's once-a-step gradient all-reduce is not counted: it
+overlaps the backward pass and is amortised over the micro-batches of a step.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb, trained_share
+from ..vocabulary import RECOMPUTE_ORDER, Recompute, Stack
+from .lora import BITS_PER_WEIGHT
+from .spec import ResolvedModel
+from .states import GRADIENT_BYTES, WEIGHT_BYTES, Layout
+
+__all__ = ["PP_MICROBATCHES_PER_STAGE", "ZERO3_SLOWDOWN", "Costs", "Slowdown", "costs"]
+
+ZERO3_SLOWDOWN = 1.05
+PP_MICROBATCHES_PER_STAGE = 4
+
+
+class Slowdown(BaseModel):
+    """Estimated slowdown of a layout against one that needs no memory savings (factors ≥ 1)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    recompute: float = Field(description="Hardware / model FLOPs of the recomputation.")
+    tensor_parallel: float = Field(description="Tensor-parallel communication, 1 + overhead.")
+    pipeline: float = Field(description="Pipeline bubble, 1 + (p−1)/m.")
+    zero: float = Field(description="ZeRO-3's extra communication.")
+    offload: bool = Field(description="Optimizer offload (slowdown not estimated).")
+    offload_weights: bool = Field(
+        default=False, description="Weight offload as well (slowdown not estimated).")
+
+    @property
+    def total(self) -> float:
+        """The product of the factors (offload not counted)."""
+        return self.recompute * self.tensor_parallel * self.pipeline * self.zero
+
+
+class Costs:
+    """Slowdown factors for one model, sequence, stack, device count and peer link (the FLOP
+    ratios and the bytes computed once)."""
+
+    def __init__(self, model: ResolvedModel, seq_len: int, stack: Stack, gpu_count: int,
+                 flops_per_byte: float) -> None:
+        self.recompute, self.flops_per_token, self.layer_weights = _flop_terms(model, seq_len)
+        self.hidden = model.shape.hidden
+        self.stack = stack
+        self.seq_len = seq_len
+        self.gpu_count = gpu_count
+        self.flops_per_byte = flops_per_byte
+        self.model = model
+
+    def zero3(self, layout: Layout) -> float:
+        """ZeRO-3's factor at ``layout``: max(1.05, C) (module docstring)."""
+        if layout.zero < 3:
+            return 1.0
+        dp = max(1, self.gpu_count // (layout.tp * layout.pp))
+        moved = _zero3_bytes(self.model, dp)
+        tokens = self.seq_len * layout.micro_batch
+        ratio = moved * self.flops_per_byte / (self.flops_per_token[layout.recompute] * tokens)
+        return max(ZERO3_SLOWDOWN, ratio)
+
+    def factors(self, layout: Layout) -> tuple[float, float, float, float]:
+        """recompute, tensor-parallel, pipeline and ZeRO-3 factors of ``layout``."""
+        t, p = layout.tp, layout.pp
+        return (self.recompute[layout.recompute],
+                1 + 8 * (t - 1) * self.hidden * self.flops_per_byte / (3 * self.layer_weights),
+                1 + (p - 1) / (PP_MICROBATCHES_PER_STAGE * p),
+                self.zero3(layout))
+
+    def slowdown(self, layout: Layout) -> Slowdown:
+        recompute, tp, pipeline, zero = self.factors(layout)
+        return Slowdown(recompute=recompute, tensor_parallel=tp, pipeline=pipeline, zero=zero,
+                        offload=layout.offload, offload_weights=layout.offload_weights)
+
+    def key(self, layout: Layout) -> tuple[float, ...]:
+        """The search's order: no offload, no model parallelism on the hf stack, the least
+        slowdown (the factors' product, as :attr:`Slowdown.total`, without building one: the
+        search ranks thousands of layouts), then the fewest knobs turned."""
+        model_parallel = self.stack == "hf" and (layout.tp > 1 or layout.pp > 1)
+        recompute, tp, pipeline, zero = self.factors(layout)
+        return (float(layout.offload) + float(layout.offload_weights), float(model_parallel),
+                round(recompute * tp * pipeline * zero, 9), layout.zero, layout.tp, layout.pp,
+                RECOMPUTE_ORDER.index(layout.recompute))
+
+
+@lru_cache(maxsize=256)
+def costs(model: ResolvedModel, seq_len: int, stack: Stack, gpu_count: int,
+          flops_per_byte: float) -> Costs:
+    """The slowdown factors of ``model`` (cached: a plan search asks for them once per device
+    type and count)."""
+    return Costs(model, seq_len, stack, gpu_count, flops_per_byte)
+
+
+@lru_cache(maxsize=256)
+def _flop_terms(model: ResolvedModel, seq_len: int
+                ) -> tuple[dict[Recompute, float], dict[Recompute, float], float]:
+    """Hardware over model FLOPs and hardware FLOPs per token by recomputation mode, and the
+    matmul weights of one layer (W), for ``model`` at ``seq_len``."""
+    shape = model.shape
+    if model.architecture is not None:
+        terms = flops_per_token(model.architecture, seq_len)
+    else:
+        terms = rule_of_thumb(model.active, layers=shape.layers, hidden=shape.hidden,
+                              seq_len=seq_len)
+    share = trained_share(model.active, model.total, model.trainable, model.adapters)
+    hardware = {r: hardware_flops_per_token(terms, r, share) for r in RECOMPUTE_ORDER}
+    per_layer = sum(i * o for (_, i, o), _n in shape.linear_layers()
+                    if _n == shape.layers) or 12 * shape.hidden**2
+    moe_share = 0.0
+    if shape.moe_layers:
+        moe_share = shape.experts_per_token * len(shape.mlp_projections(1)) * \
+            shape.hidden * shape.expert_intermediate
+    return ({r: h.hardware_over_model for r, h in hardware.items()},
+            {r: h.hardware_flops_per_token for r, h in hardware.items()},
+            float(max(per_layer + moe_share, 1)))
+
+
+@lru_cache(maxsize=1024)
+def _zero3_bytes(model: ResolvedModel, dp: int) -> float:
+    """Bytes one micro-batch moves per model-parallel group under ZeRO-3, each collective's
+    (n−1)/n share: the stored weights gathered twice, the trained weights' 16-bit gradients
+    reduce-scattered once. Routed experts are left out (module docstring)."""
+    share = (dp - 1) / dp
+    dense = model.total - model.experts
+    stored = (WEIGHT_BYTES * (model.total - model.quantized)
+              + BITS_PER_WEIGHT[model.weights_bits] / 8 * model.quantized) / model.total
+    trained = dense if model.trainable >= model.total else min(model.trainable, dense)
+    return share * (2 * stored * dense + GRADIENT_BYTES * trained)

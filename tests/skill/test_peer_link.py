@@ -1,0 +1,144 @@
+"""The link between the devices of a node prices tensor parallelism and ZeRO-3.
+
+Before the peer link, every device was costed as if joined by NVLink (R = 600 FLOPs per byte,
+an A100 over ~230 GB/s): Llama 3.1 8B on eight RTX 4090 was laid out at TP 8 for ×1.21, though
+GeForce cards reach each other through host memory at about 18 GB/s of NCCL all-reduce bandwidth
+(github.com/NVIDIA/nccl/issues/1603), and ZeRO-3 cost a flat ×1.05 whatever it moved."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from compute_budget import MemorySpec, RunSpec, estimate_memory, estimate_run
+from compute_budget.prompts import render_estimate, render_memory
+from compute_budget.skill.hardware.catalog import get_accelerator
+from compute_budget.skill.hardware.peer_link import (
+    ACHIEVED_SHARE,
+    FABRIC_FLOPS_PER_BYTE,
+    PCIE_BUS_GBS,
+    device_peer_link,
+)
+from compute_budget.skill.memory.costs import ZERO3_SLOWDOWN, Costs
+from compute_budget.skill.memory.states import Layout
+
+EIGHT_4090: dict[str, Any] = dict(preset="llama-3.1-8b", gpu="rtx-4090", gpu_count=8)
+
+
+@pytest.mark.parametrize("key", ["h100-sxm", "a100-80gb", "gb200", "mi300x", "tpu-v5p",
+                                 "trainium2"])
+def test_devices_on_a_scale_up_fabric_keep_the_nvlink_anchor(key: str) -> None:
+    link = device_peer_link(get_accelerator(key))
+    assert link.kind == "fabric" and link.flops_per_byte == FABRIC_FLOPS_PER_BYTE == 600
+
+
+@pytest.mark.parametrize(("key", "bus", "peak"), [
+    ("rtx-4090", 18.0, 165.2),   # GeForce: through host memory (nccl issue 1603)
+    ("l40s", 22.0, 362.05),      # Gen4 with peer-to-peer (nccl issue 1603)
+    ("rtx-5090", 28.0, 209.6),   # 8 x 5090, Gen5 (nccl issue 1639)
+    ("h100-pcie", 37.6, 756.5),  # Gen5 with peer-to-peer (8 x RTX PRO 6000 Blackwell)
+])
+def test_pcie_cards_pay_their_compute_over_their_bus(key: str, bus: float, peak: float) -> None:
+    acc = get_accelerator(key)
+    assert acc.peak_tflops.bf16 == pytest.approx(peak, abs=0.05)
+    peak = acc.peak_tflops.bf16
+    link = device_peer_link(acc)
+    assert link.kind == "pcie" and link.bus_gbs == bus
+    # R = 0.4 of the dense BF16 peak over the bus: an RTX 4090's is about 3,700, 6x NVLink's
+    assert link.flops_per_byte == pytest.approx(ACHIEVED_SHARE * peak * 1e12 / (bus * 1e9))
+    assert link.flops_per_byte > 4 * FABRIC_FLOPS_PER_BYTE
+    assert "github.com" in link.source or "no measurement" in link.source
+
+
+def test_every_pcie_figure_names_its_measurement() -> None:
+    assert all(source for _, source in PCIE_BUS_GBS.values())
+
+
+def test_tensor_parallelism_costs_r_times_more_over_pcie() -> None:
+    model = MemorySpec(**EIGHT_4090).model
+    pcie = device_peer_link(get_accelerator("rtx-4090")).flops_per_byte
+    layout = Layout(tp=8)
+    fabric_tp = Costs(model, 4096, "megatron", 8, FABRIC_FLOPS_PER_BYTE).factors(layout)[1]
+    pcie_tp = Costs(model, 4096, "megatron", 8, pcie).factors(layout)[1]
+    assert (pcie_tp - 1) / (fabric_tp - 1) == pytest.approx(pcie / FABRIC_FLOPS_PER_BYTE)
+    assert pcie_tp > 2  # TP 8 of an 8B model over PCIe more than doubles the step
+
+
+def test_zero3_costs_its_bytes_once_the_compute_no_longer_hides_them() -> None:
+    model = MemorySpec(**EIGHT_4090).model
+    r = device_peer_link(get_accelerator("rtx-4090")).flops_per_byte
+    # NVLink at 4,096 tokens per micro-batch: the gathers hide behind the compute
+    assert Costs(model, 4096, "hf", 8, FABRIC_FLOPS_PER_BYTE).zero3(
+        Layout(zero=3)) == ZERO3_SLOWDOWN
+    # PCIe at 512 tokens: 2 gathers of the 16-bit weights and one reduce-scatter of the 16-bit
+    # gradients (6 bytes a parameter, 7/8 of them moved) against 6 FLOPs a parameter per token
+    costs = Costs(model, 512, "hf", 8, r)
+    expected = 6 * model.total * 7 / 8 * r / (costs.flops_per_token["none"] * 512)
+    assert costs.zero3(Layout(zero=3)) == pytest.approx(expected)
+    assert expected > 5
+    # a larger micro-batch amortises them; recomputation's FLOPs hide more
+    assert costs.zero3(Layout(zero=3, micro_batch=4)) == pytest.approx(expected / 4)
+    assert costs.zero3(Layout(zero=3, recompute="full")) < expected
+    assert costs.zero3(Layout(zero=2)) == 1.0
+
+
+def test_a_frozen_4_bit_base_moves_a_quarter_of_the_bytes() -> None:
+    base = MemorySpec(preset="llama-3.1-70b", gpu="rtx-a6000", gpu_count=4, lora_rank=64).model
+    qlora = MemorySpec(preset="llama-3.1-70b", gpu="rtx-a6000", gpu_count=4, lora_rank=64,
+                       weights_bits=4).model
+    r = device_peer_link(get_accelerator("rtx-a6000")).flops_per_byte
+    full, four = (Costs(m, 128, "hf", 4, r).zero3(Layout(zero=3)) for m in (base, qlora))
+    # 4.127 bits a weight (NF4 with double quantization) against 16, the 16-bit embeddings and
+    # head aside; the adapters' gradients are a rounding error
+    assert full / 4.5 < four < full / 3
+
+
+def test_routed_experts_are_left_out_of_zero3s_bytes() -> None:
+    model = MemorySpec(preset="qwen3-30b-a3b", gpu="l40s", gpu_count=8).model
+    r = device_peer_link(get_accelerator("l40s")).flops_per_byte
+    costs = Costs(model, 512, "hf", 8, r)
+    dense = model.total - model.experts
+    expected = 6 * dense * 7 / 8 * r / (costs.flops_per_token["none"] * 512)
+    assert costs.zero3(Layout(zero=3)) == pytest.approx(expected)
+
+
+def test_eight_geforce_cards_are_not_laid_out_at_tp_8() -> None:
+    m = estimate_memory(MemorySpec(**EIGHT_4090))
+    assert m.fits and m.tp <= 2  # was TP 8 at ×1.21 with NVLink's R
+    assert m.peer_link is not None and m.peer_link.bus_gbs == 18.0
+    fabric = estimate_memory(MemorySpec(**EIGHT_4090), fabric=True)
+    assert fabric.tp == 8 and fabric.peer_link is None
+
+
+def test_the_reply_says_the_layout_pays_over_pcie_and_names_the_measurement() -> None:
+    reply = render_memory(estimate_memory(MemorySpec(**EIGHT_4090)))
+    assert "TP communication ×" in reply and "over PCIe" in reply
+    assert "- Link: these cards reach each other over PCIe only, at 18 GB/s" in reply
+    assert "nccl/issues/1603" in reply
+    assert "NVLink bridge" not in reply  # no bridge joins GeForce 40-series cards
+    bridged = render_memory(estimate_memory(MemorySpec(preset="llama-3.1-70b", gpu="rtx-a6000",
+                                                       gpu_count=8, lora_rank=16)))
+    assert "a pair joined by an NVLink bridge is faster" in bridged
+
+
+def test_nvlink_and_single_devices_say_nothing_of_a_link() -> None:
+    for spec in (dict(preset="llama-3.1-70b", gpu="h100", gpu_count=8),
+                 dict(preset="llama-3.1-8b", gpu="rtx-4090", gpu_count=1)):
+        m = estimate_memory(MemorySpec(**spec))
+        assert m.peer_link is None
+        reply = render_memory(m)
+        assert re.search(r"over PCIe(?! Gen)", reply) is None and "- Link:" not in reply
+        assert "peer_link" not in m.model_dump(mode="json")  # left out of the structured reply
+
+
+def test_the_run_estimate_prices_the_pcie_layout_against_the_nvlink_prior() -> None:
+    est = estimate_run(RunSpec(**EIGHT_4090, tokens=1e9))
+    cost = est.layout_cost
+    assert cost is not None and cost.applied
+    # the prior's runs paid NVLink's parallelism: in_prior is priced on the fabric, so the
+    # PCIe layout's extra cost is not cancelled by it
+    assert cost.tensor_parallel > 1.1 and cost.in_prior < 1.1
+    full = render_estimate(est, detail="full")
+    assert "TP communication ×" in full and "Link: these cards reach each other" in full
