@@ -17,10 +17,12 @@ estimate is within :data:`FACTOR` of the measured time (its band is about 3x wid
 measured times are printed beside the estimate's band so that a miss of the band's fast end is
 seen. Nothing here was tuned to these rows.
 
-Measured (2026-12-06): A100 40GB rows 0.97-1.26x of the published time, H100 1.25x, RTX A5000
-0.86-0.93x, RTX 4090 1.79x and RTX 6000 Ada 0.59-0.60x (Ada devices have no published runs of
-their own: their prior is borrowed); three of the nine published times are faster than the
-band's fast end, none slower than its slow end. The RTX 6000 Ada ran at about 0.2 of its 364.2
+Measured (2026-12-07): A100 40GB rows 0.97-1.26x of the published time, H100 1.25x, RTX A5000
+0.94-1.00x, RTX 4090 1.84x and RTX 6000 Ada 0.65x (Ada devices have no published runs of their
+own: their prior is borrowed). The PCIe rows moved when FSDP's gathers between PCIe cards were
+counted as exposed (:mod:`.pcie_layouts`): A5000 from 0.86-0.93x, RTX 6000 Ada from
+0.59-0.60x. Three of the nine published times are faster than the band's fast end, none slower
+than its slow end. The RTX 6000 Ada ran at about 0.2 of its 364.2
 TFLOP/s datasheet-derived BF16 peak (74 TFLOP/s of hardware FLOPs per device, against 99 on an
 RTX 4090 of 165.2), so its estimates run fast: a 300 W card may not hold that peak. A team
 fine-tuning on its own machine should measure one step (``compute-budget probe``) or pass its

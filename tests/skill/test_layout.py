@@ -319,7 +319,7 @@ def test_skipping_groups_whose_most_frugal_layout_overflows_changes_no_choice(
     model = spec.model
     ordered = sorted(all_layouts(pins_of(spec), model, spec.gpu_count),
                      key=Costs(model, setup.seq_len, setup.stack, setup.gpu_count,
-                               setup.flops_per_byte).key)
+                               setup.link).key)
     usable = setup.usable_bytes
     assert usable is not None
     walked = next((lay for lay in ordered if device_bytes(model, lay, setup).total <= usable),

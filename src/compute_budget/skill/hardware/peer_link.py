@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .catalog import Accelerator
 
-__all__ = ["FABRIC_FLOPS_PER_BYTE", "PCIE_BUS_GBS", "PeerLink", "device_peer_link", "peer_link"]
+__all__ = ["FABRIC", "FABRIC_FLOPS_PER_BYTE", "PCIE_BUS_GBS", "PeerLink", "device_peer_link",
+           "peer_link"]
 
 FABRIC_FLOPS_PER_BYTE = 600.0
 """R on a scale-up fabric: an A100 at 125 TFLOP/s over ~230 GB/s of NVLink all-reduce bus
@@ -84,15 +85,18 @@ class PeerLink(BaseModel):
                                    "(not assumed: tensor parallelism of 2 over one is faster).")
 
 
+FABRIC = PeerLink(kind="fabric", bus_gbs=_FABRIC_BUS_GBS, flops_per_byte=FABRIC_FLOPS_PER_BYTE,
+                  source="8 x A100 SXM, github.com/NVIDIA/nccl-tests/issues/175")
+"""NVLink's (or another scale-up fabric's) link: the A100 anchor."""
+
+
 def peer_link(key: str | None, peak_tflops: float | None) -> PeerLink:
     """The peer link of accelerator ``key`` (dense BF16 or FP16 peak ``peak_tflops``): a
     scale-up fabric unless the device is PCIe only. An unknown peak (the A10G's) takes the A100
     anchor's 312 TFLOP/s, more than an A10-class card reaches, so its R errs high."""
     kind = next((k for k, keys in _PCIE.items() if key in keys), None)
     if kind is None:
-        return PeerLink(kind="fabric", bus_gbs=_FABRIC_BUS_GBS,
-                        flops_per_byte=FABRIC_FLOPS_PER_BYTE,
-                        source="A100 NVLink anchor (module docstring)")
+        return FABRIC
     bus, source = PCIE_BUS_GBS[kind]
     achieved = ACHIEVED_SHARE * (312.0 if peak_tflops is None else peak_tflops) * 1e12
     return PeerLink(kind="pcie", bus_gbs=bus, flops_per_byte=achieved / (bus * 1e9),

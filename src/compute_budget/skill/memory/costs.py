@@ -3,17 +3,19 @@ layout search's order (:mod:`.layout`)::
 
     ZeRO 0, 1, 2        1.0    same communication volume as plain data parallelism
                                (Rajbhandari et al. 2020, Sec. 7.2.1)
-    ZeRO 3              max(1.05, C)   1.5x that volume (Sec. 7.2.2), overlapped with compute:
-                        1.05 while the compute hides it, else C, the bytes' time over the
-                        compute's, C = B·(d−1)/d·R / (F·s·b): B the bytes one micro-batch moves
-                        (the stored weights gathered for the forward and again for the backward
-                        pass, the 16-bit gradients reduce-scattered), d the data-parallel
-                        degree, F the hardware FLOPs per token, s·b the micro-batch's tokens.
-                        On NVLink C stays under 1 for a dense model at a few hundred tokens per
-                        micro-batch or more; between PCIe cards it often does not. A mixture of
-                        experts' routed experts are left out of B: at scale they train with
-                        expert parallelism, which moves tokens to them instead of gathering
-                        them, and the search does not try it (pin ``ep``)
+    ZeRO 3              1.5x the volume (Sec. 7.2.2): C = B·(d−1)/d·R / (F·s·b), its bytes'
+                        time over the compute's, B the bytes one micro-batch moves (the stored
+                        weights gathered for the forward and again for the backward pass, the
+                        16-bit gradients reduce-scattered), d the data-parallel degree, F the
+                        hardware FLOPs per token, s·b the micro-batch's tokens. On NVLink the
+                        gathers overlap the compute: max(1.05, C), and C stays under 1 for a
+                        dense model at a few hundred tokens per micro-batch or more. Between
+                        PCIe cards they do not: max(1.05, 1 + C) (FSDP on two RTX 3090 loses the
+                        same 3.7-3.8 s per micro-batch at batch 4 and 6, on two RTX 4090 10%
+                        against DDP: ``benchmarks/pcie_layouts.py``). A mixture of experts'
+                        routed experts are left out of B: at scale they train with expert
+                        parallelism, which moves tokens to them instead of gathering them, and
+                        the search does not try it (pin ``ep``)
     recomputation       hardware / model FLOPs from the FLOP terms (:mod:`..model.flops`):
                         selective adds the attention scores' forward (a few %), full a forward
                         pass of every layer (about 4/3; Narayanan et al. 2021, eq. 3; about 1.5
@@ -42,13 +44,15 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..hardware.peer_link import PeerLink
 from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb, trained_share
 from ..vocabulary import RECOMPUTE_ORDER, Recompute, Stack
 from .lora import BITS_PER_WEIGHT
 from .spec import ResolvedModel
 from .states import GRADIENT_BYTES, WEIGHT_BYTES, Layout
 
-__all__ = ["PP_MICROBATCHES_PER_STAGE", "ZERO3_SLOWDOWN", "Costs", "Slowdown", "costs"]
+__all__ = ["PP_MICROBATCHES_PER_STAGE", "ZERO3_SLOWDOWN", "Costs", "Slowdown", "costs",
+           "zero3_bytes"]
 
 ZERO3_SLOWDOWN = 1.05
 PP_MICROBATCHES_PER_STAGE = 4
@@ -78,13 +82,14 @@ class Costs:
     ratios and the bytes computed once)."""
 
     def __init__(self, model: ResolvedModel, seq_len: int, stack: Stack, gpu_count: int,
-                 flops_per_byte: float) -> None:
+                 link: PeerLink) -> None:
         self.recompute, self.flops_per_token, self.layer_weights = _flop_terms(model, seq_len)
         self.hidden = model.shape.hidden
         self.stack = stack
         self.seq_len = seq_len
         self.gpu_count = gpu_count
-        self.flops_per_byte = flops_per_byte
+        self.flops_per_byte = link.flops_per_byte
+        self.exposed = link.kind == "pcie"
         self.model = model
 
     def zero3(self, layout: Layout) -> float:
@@ -92,10 +97,10 @@ class Costs:
         if layout.zero < 3:
             return 1.0
         dp = max(1, self.gpu_count // (layout.tp * layout.pp))
-        moved = _zero3_bytes(self.model, dp)
+        moved = zero3_bytes(self.model, dp)
         tokens = self.seq_len * layout.micro_batch
         ratio = moved * self.flops_per_byte / (self.flops_per_token[layout.recompute] * tokens)
-        return max(ZERO3_SLOWDOWN, ratio)
+        return max(ZERO3_SLOWDOWN, 1 + ratio if self.exposed else ratio)
 
     def factors(self, layout: Layout) -> tuple[float, float, float, float]:
         """recompute, tensor-parallel, pipeline and ZeRO-3 factors of ``layout``."""
@@ -123,10 +128,10 @@ class Costs:
 
 @lru_cache(maxsize=256)
 def costs(model: ResolvedModel, seq_len: int, stack: Stack, gpu_count: int,
-          flops_per_byte: float) -> Costs:
+          link: PeerLink) -> Costs:
     """The slowdown factors of ``model`` (cached: a plan search asks for them once per device
     type and count)."""
-    return Costs(model, seq_len, stack, gpu_count, flops_per_byte)
+    return Costs(model, seq_len, stack, gpu_count, link)
 
 
 @lru_cache(maxsize=256)
@@ -154,7 +159,7 @@ def _flop_terms(model: ResolvedModel, seq_len: int
 
 
 @lru_cache(maxsize=1024)
-def _zero3_bytes(model: ResolvedModel, dp: int) -> float:
+def zero3_bytes(model: ResolvedModel, dp: int) -> float:
     """Bytes one micro-batch moves per model-parallel group under ZeRO-3, each collective's
     (n−1)/n share: the stored weights gathered twice, the trained weights' 16-bit gradients
     reduce-scattered once. Routed experts are left out (module docstring)."""

@@ -296,7 +296,7 @@ def _setup(spec: OnDevices, optimizer_bytes: float, capacity: float | None,
                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
                  host_capacity_bytes=None if host is None else host.ram_bytes,
                  host_ram_given=spec.host_ram_gib is not None,
-                 flops_per_byte=link.flops_per_byte)
+                 link=link)
 
 
 def _probed(setup: Setup, shape: ModelShape, probe: ProbeResult | None

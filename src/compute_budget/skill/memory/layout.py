@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..hardware.peer_link import PeerLink
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER, Stack
 from .costs import Slowdown, costs
 from .layouts import Pins, all_layouts, fitting_groups, frugal_key, host_fits, most_frugal, pins_of
@@ -84,11 +85,11 @@ def _tried(pins: Pins, layouts: tuple[Layout, ...]) -> dict[str, list[int | str 
 
 @lru_cache(maxsize=1024)
 def _ordered(pins: Pins, model: ResolvedModel, gpu_count: int, seq_len: int,
-             stack: Stack, flops_per_byte: float) -> tuple[Layout, ...]:
+             stack: Stack, link: PeerLink) -> tuple[Layout, ...]:
     """Every layout the search may choose, cheapest first (:meth:`.costs.Costs.key`); cached,
     so read-only."""
     return tuple(sorted(all_layouts(pins, model, gpu_count),
-                        key=costs(model, seq_len, stack, gpu_count, flops_per_byte).key))
+                        key=costs(model, seq_len, stack, gpu_count, link).key))
 
 
 def search_layout(
@@ -97,9 +98,9 @@ def search_layout(
     """The cheapest layout of ``model`` that fits (module docstring), its memory and how it was
     found. When nothing fits, the most frugal layout, with what binds and what would fit."""
     pins = pins_of(spec)
-    factors = costs(model, setup.seq_len, setup.stack, setup.gpu_count, setup.flops_per_byte)
+    factors = costs(model, setup.seq_len, setup.stack, setup.gpu_count, setup.link)
     layouts = _ordered(pins, model, setup.gpu_count, setup.seq_len, setup.stack,
-                       setup.flops_per_byte)
+                       setup.link)
     tried = _tried(pins, layouts)
     open_knobs = tuple(tried)
     if setup.usable_bytes is None or not open_knobs:

@@ -126,8 +126,7 @@ def _with_offload(pins: Pins, model: ResolvedModel, setup: Setup) -> bool | None
 def _on(setup: Setup, acc: Accelerator) -> Setup:
     """``setup`` on another device type: its memory and peer link, and its usual host's CPU RAM
     unless the user gave theirs."""
-    there = replace(setup, capacity_bytes=acc.memory_bytes,
-                    flops_per_byte=device_peer_link(acc).flops_per_byte)
+    there = replace(setup, capacity_bytes=acc.memory_bytes, link=device_peer_link(acc))
     if setup.host_ram_given:
         return there
     host = host_platform(acc.key)

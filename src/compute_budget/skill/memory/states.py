@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from ..hardware.peer_link import FABRIC_FLOPS_PER_BYTE
+from ..hardware.peer_link import FABRIC, PeerLink
 from ..vocabulary import Recompute, Stack
 from .activations import activation_bytes
 from .lora import BITS_PER_WEIGHT
@@ -117,8 +117,8 @@ class Setup:
     host_ram_given: bool = False
     """Whether the user gave that RAM (else the device's usual host's: another device type
     brings its own)."""
-    flops_per_byte: float = FABRIC_FLOPS_PER_BYTE
-    """R of the devices' peer link, what TP and ZeRO-3 communication cost
+    link: PeerLink = FABRIC
+    """The devices' peer link, over which TP and ZeRO-3 communicate
     (:mod:`..hardware.peer_link`); NVLink's unless the device is PCIe only."""
 
     @property
