@@ -153,3 +153,18 @@ def test_the_run_estimate_prices_the_pcie_layout_against_the_nvlink_prior() -> N
     assert cost.tensor_parallel > 1.1 and cost.in_prior < 1.1
     full = render_estimate(est, detail="full")
     assert "TP communication ×" in full and "Link: these cards reach each other" in full
+
+
+def test_pcie_cards_on_several_machines_say_their_network_is_not_modelled() -> None:
+    one = render_memory(estimate_memory(MemorySpec(**EIGHT_4090)))
+    assert "network between them is not modelled" not in one
+    many = render_memory(estimate_memory(MemorySpec(preset="llama-3.1-70b", gpu="rtx-a6000",
+                                                    gpu_count=64)))
+    assert "64 cards take several machines, and the network between them is not modelled" in many
+    from compute_budget.skill.planning.plan import plan_run
+    from compute_budget.skill.planning.plan_spec import PlanSpec
+
+    report = plan_run(PlanSpec(preset="llama-3.1-70b", tokens="1T", deadline_days=30,
+                               gpus=["rtx-a6000", "h100"]))
+    notes = {p.gpu: p.notes for p in report.plans}
+    assert "pcie_cluster" in notes["rtx-a6000"] and "pcie_cluster" not in notes["h100-sxm"]

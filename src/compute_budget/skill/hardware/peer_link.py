@@ -1,7 +1,7 @@
 """How a device reaches the other devices of its node: what tensor parallelism and ZeRO-3 move
 their bytes over.
 
-The layout costs (:mod:`..memory.layout`) are written in FLOPs per byte of peer bandwidth, R =
+The layout costs (:mod:`..memory.costs`) are written in FLOPs per byte of peer bandwidth, R =
 the FLOP/s a device achieves in a training step over the NCCL all-reduce bus bandwidth
 (``busbw`` of nccl-tests' ``all_reduce_perf``, which all-gathers and reduce-scatters reach too)
 between the devices of a node:

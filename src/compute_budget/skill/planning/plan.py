@@ -35,7 +35,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..estimate import RunEstimate
-from ..vocabulary import FiniteResult
+from ..vocabulary import GPUS_PER_NODE, FiniteResult
 from .grid import CountGrid
 from .plan_search import TypeResult, TypeSearch, TypeStatus, min_global_batch_tokens, pick
 from .plan_spec import (
@@ -66,10 +66,12 @@ Win = Literal["cheapest", "fastest", "cheapest_on_type", "fastest_on_type"]
 """cheapest: the cheapest feasible plan with a known price (ties: fewer devices); fastest: the
 fastest feasible plan (ties: cheaper); *_on_type: the same among the plans of its device type
 (the cheapest on a type is the one with the fewest device-hours, priced or not)."""
-PlanNote = Literal["unpriced", "offload", "does_not_fit", "memory_unknown"]
+PlanNote = Literal["unpriced", "offload", "does_not_fit", "memory_unknown", "pcie_cluster"]
 """unpriced: no price for this type, cost unknown (never the cheapest); offload: it fits only
 with the optimizer state in CPU memory (its host step is in the wall time); does_not_fit:
-no layout fits (must_fit off); memory_unknown: the device memory is unknown, fit not checked."""
+no layout fits (must_fit off); memory_unknown: the device memory is unknown, fit not checked;
+pcie_cluster: PCIe-only cards on more than one machine, whose network is not modelled (the
+prior's runs had InfiniBand-class networks)."""
 BindingCode = Literal["memory", "deadline", "batch", "budget", "unknown_cost", "availability"]
 """What keeps every plan out, when nothing is feasible (see Binding)."""
 ReportNote = Literal["linear_scaling"]
@@ -213,6 +215,8 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
             notes.append("does_not_fit")
         elif memory.offload:
             notes.append("offload")
+        if memory.peer_link is not None and e.gpu_count > GPUS_PER_NODE:
+            notes.append("pcie_cluster")
     return Plan(
         gpu=e.accelerator_key, accelerator=e.accelerator, gpu_count=e.gpu_count,
         wall_days=e.wall_days, wall_days_range=e.wall_days_range, gpu_hours=e.gpu_hours,
