@@ -103,13 +103,19 @@ def test_a_frozen_4_bit_base_moves_a_quarter_of_the_bytes() -> None:
     assert full / 4.5 < four < full / 3
 
 
-def test_routed_experts_are_left_out_of_zero3s_bytes() -> None:
+def test_routed_experts_are_gathered_on_hf_and_left_to_expert_parallelism_on_megatron() -> None:
     model = MemorySpec(preset="qwen3-30b-a3b", gpu="l40s", gpu_count=8).model
     link = device_peer_link(get_accelerator("l40s"))
-    costs = Costs(model, 512, "hf", 8, link)
+    r = link.flops_per_byte
     dense = model.total - model.experts
-    expected = 6 * dense * 7 / 8 * link.flops_per_byte / (costs.flops_per_token["none"] * 512)
-    assert costs.zero3(Layout(zero=3)) == pytest.approx(1 + expected)
+    for stack, gathered in (("hf", model.total), ("megatron", dense)):
+        costs = Costs(model, 512, stack, 8, link)
+        c = 6 * gathered * 7 / 8 * r / (costs.flops_per_token["none"] * 512)
+        assert costs.zero3(Layout(zero=3)) == pytest.approx(1 + c)
+    # expert parallelism of 4 shards the experts over 2 ranks each: a quarter of them, half moved
+    ep = Costs(model, 512, "hf", 8, link)
+    c = 6 * (dense * 7 / 8 + model.experts / 4 / 2) * r / (ep.flops_per_token["none"] * 512)
+    assert ep.zero3(Layout(zero=3, ep=4)) == pytest.approx(1 + c)
 
 
 def test_eight_geforce_cards_are_not_laid_out_at_tp_8() -> None:
@@ -168,3 +174,21 @@ def test_pcie_cards_on_several_machines_say_their_network_is_not_modelled() -> N
                                gpus=["rtx-a6000", "h100"]))
     notes = {p.gpu: p.notes for p in report.plans}
     assert "pcie_cluster" in notes["rtx-a6000"] and "pcie_cluster" not in notes["h100-sxm"]
+
+
+def test_exposed_gathers_take_the_largest_micro_batch_that_fits() -> None:
+    # Qwen3-30B-A3B on the hf stack: FSDP gathers all 30.5B weights (the experts too) for every
+    # micro-batch of 4,096 tokens; over L40S's PCIe that costs ×9.6 at micro-batch 1
+    spec = MemorySpec(preset="qwen3-30b-a3b", gpu="l40s", gpu_count=8)
+    m = estimate_memory(spec)
+    assert m.zero == 3 and m.layout.micro_batch_raised
+    assert m.micro_batch == m.layout.max_micro_batch and m.micro_batch > 1
+    one = estimate_memory(spec.model_copy(update={"micro_batch": 1}))
+    assert not one.layout.micro_batch_raised and one.micro_batch == 1
+    assert one.layout.slowdown.zero > 8
+    assert m.layout.slowdown.zero - 1 == pytest.approx((one.layout.slowdown.zero - 1)
+                                                       / m.micro_batch)
+    assert "micro-batch 4 (the largest that fits" in render_memory(m)
+    # on NVLink the same gathers hide behind the compute: micro-batch 1, as the rule says
+    h100 = estimate_memory(MemorySpec(preset="qwen3-30b-a3b", gpu="h100", gpu_count=8))
+    assert h100.micro_batch == 1 and not h100.layout.micro_batch_raised

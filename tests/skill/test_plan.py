@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from compute_budget.skill.errors import InputError, describe_error
 from compute_budget.skill.estimate import RunEstimate, estimate_run
 from compute_budget.skill.hardware.catalog import get_accelerator, list_accelerators
+from compute_budget.skill.hardware.peer_link import device_peer_link
 from compute_budget.skill.planning.plan import Plan, PlanReport, PlanSpec, plan_run
 from compute_budget.skill.planning.plan_search import TIE
 from compute_budget.skill.planning.plan_spec import optimal_batch_tokens
@@ -123,10 +124,18 @@ def test_the_search_finds_what_trying_every_count_finds(case: str) -> None:
         if not points:
             assert best is None and quick is None
             continue
-        assert best == _least(points, lambda e: e.gpu_hours,
-                              lambda e: (e.gpu_count, e.wall_days)).gpu_count
-        assert quick == _least(points, lambda e: e.wall_days,
-                               lambda e: (e.gpu_hours, e.gpu_count)).gpu_count
+        least = _least(points, lambda e: e.gpu_hours, lambda e: (e.gpu_count, e.wall_days))
+        soonest = _least(points, lambda e: e.wall_days, lambda e: (e.gpu_hours, e.gpu_count))
+        if device_peer_link(get_accelerator(key)).kind == "pcie":
+            # between PCIe cards ZeRO-3's exposed gathers shrink with the micro-batch the memory
+            # allows at each count, so the layout's cost is not monotone in the count and the
+            # search may stop at a dearer count (plan_search's docstring): within 20%
+            at = {e.gpu_count: e for e in points}
+            assert at[best].gpu_hours <= 1.2 * least.gpu_hours
+            assert quick is not None and at[quick].wall_days <= 1.2 * soonest.wall_days
+        else:
+            assert best == least.gpu_count
+            assert quick == soonest.gpu_count
     # and it estimated far fewer points than trying every count (CPU offload's cost, priced
     # since issue 16, changes with the count, so a memory-bound case probes a few more)
     assert report.estimates_run < 0.6 * len(gpus) * len(_counts(cap))

@@ -13,9 +13,10 @@ layout search's order (:mod:`.layout`)::
                         PCIe cards they do not: max(1.05, 1 + C) (FSDP on two RTX 3090 loses the
                         same 3.7-3.8 s per micro-batch at batch 4 and 6, on two RTX 4090 10%
                         against DDP: ``benchmarks/pcie_layouts.py``). A mixture of experts'
-                        routed experts are left out of B: at scale they train with expert
-                        parallelism, which moves tokens to them instead of gathering them, and
-                        the search does not try it (pin ``ep``)
+                        routed experts count ÷ EP on the ``hf`` stack, where FSDP gathers them
+                        like any weight (so a large one pays dearly); on ``megatron`` they are
+                        left out of B: at scale they train with expert parallelism, which moves
+                        tokens to them instead, and the search does not try it (pin ``ep``)
     recomputation       hardware / model FLOPs from the FLOP terms (:mod:`..model.flops`):
                         selective adds the attention scores' forward (a few %), full a forward
                         pass of every layer (about 4/3; Narayanan et al. 2021, eq. 3; about 1.5
@@ -97,7 +98,7 @@ class Costs:
         if layout.zero < 3:
             return 1.0
         dp = max(1, self.gpu_count // (layout.tp * layout.pp))
-        moved = zero3_bytes(self.model, dp)
+        moved = zero3_bytes(self.model, dp, layout.ep, experts=self.stack == "hf")
         tokens = self.seq_len * layout.micro_batch
         ratio = moved * self.flops_per_byte / (self.flops_per_token[layout.recompute] * tokens)
         return max(ZERO3_SLOWDOWN, 1 + ratio if self.exposed else ratio)
@@ -159,13 +160,16 @@ def _flop_terms(model: ResolvedModel, seq_len: int
 
 
 @lru_cache(maxsize=1024)
-def zero3_bytes(model: ResolvedModel, dp: int) -> float:
+def zero3_bytes(model: ResolvedModel, dp: int, ep: int = 1, experts: bool = True) -> float:
     """Bytes one micro-batch moves per model-parallel group under ZeRO-3, each collective's
     (n−1)/n share: the stored weights gathered twice, the trained weights' 16-bit gradients
-    reduce-scattered once. Routed experts are left out (module docstring)."""
+    reduce-scattered once. The routed experts ÷ ``ep`` over dp / ep ranks; left out without
+    ``experts`` (module docstring)."""
     share = (dp - 1) / dp
-    dense = model.total - model.experts
+    expert_dp = max(1, dp // ep)
+    routed = model.experts / ep * (expert_dp - 1) / expert_dp if experts else 0.0
+    dense = (model.total - model.experts) * share
     stored = (WEIGHT_BYTES * (model.total - model.quantized)
               + BITS_PER_WEIGHT[model.weights_bits] / 8 * model.quantized) / model.total
-    trained = dense if model.trainable >= model.total else min(model.trainable, dense)
-    return share * (2 * stored * dense + GRADIENT_BYTES * trained)
+    trained = dense + routed if model.trainable >= model.total else model.trainable * share
+    return 2 * stored * (dense + routed) + GRADIENT_BYTES * trained

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..hardware.peer_link import PeerLink
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER, Stack
-from .costs import Slowdown, costs
+from .costs import ZERO3_SLOWDOWN, Costs, Slowdown, costs
 from .layouts import Pins, all_layouts, fitting_groups, frugal_key, host_fits, most_frugal, pins_of
 from .remedies import LORA_RANK_SUGGESTED, Binding, Remedy, find_remedies, min_gpu_count
 from .spec import OnDevices, ResolvedModel
@@ -63,6 +63,11 @@ class LayoutChoice(BaseModel):
     min_gpu_count_in_nodes: bool = Field(
         description="True when the fewest devices were counted in whole nodes of 8 (above 64).")
     binding: Binding | None = Field(description="When nothing fits: what binds.")
+    micro_batch_raised: bool = Field(
+        default=False, exclude_if=lambda v: not v,
+        description="True when the search raised the micro-batch to the largest that fits "
+                    "because ZeRO-3's gathers cost more than the compute hides (left out "
+                    "otherwise).")
     host_needed_bytes: float | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="When the host's RAM binds: the CPU memory per device the cheapest layout "
@@ -116,9 +121,13 @@ def search_layout(
     found = _cheapest_fit(layouts, pins, model, setup)
     if found is not None:
         layout, memory = found
-        return layout, memory, _choice("search", True, open_knobs, tried,
-                                       factors.slowdown(layout), pins, model, setup, spec.gpu,
-                                       layout)
+        raised = _amortised(layout, pins, model, setup, factors)
+        if raised is not None:
+            layout, memory = raised, device_bytes(model, raised, setup)
+        choice = _choice("search", True, open_knobs, tried, factors.slowdown(layout), pins,
+                         model, setup, spec.gpu, layout)
+        return layout, memory, (choice if raised is None else
+                                choice.model_copy(update={"micro_batch_raised": True}))
     layout = most_frugal(pins, model, setup)
     unlimited = (None if setup.host_capacity_bytes is None else
                  _cheapest_fit(layouts, pins, model, replace(setup, host_capacity_bytes=None)))
@@ -141,6 +150,20 @@ def _cheapest_fit(layouts: tuple[Layout, ...], pins: Pins, model: ResolvedModel,
         if memory.total <= usable and host_fits(model, layout, setup):
             return layout, memory
     return None
+
+
+def _amortised(layout: Layout, pins: Pins, model: ResolvedModel, setup: Setup,
+               factors: Costs) -> Layout | None:
+    """``layout`` at the largest micro-batch that fits, when the user set none and ZeRO-3's
+    gathers cost more than the compute hides (between PCIe cards, or a small micro-batch): they
+    repeat every micro-batch, so more tokens per micro-batch spend less of the step on them.
+    None when that does not apply or no larger micro-batch fits."""
+    if pins.micro_batch is not None or factors.zero3(layout) <= ZERO3_SLOWDOWN:
+        return None
+    largest = _max_micro_batch(model, layout, setup)
+    if largest is None or largest <= layout.micro_batch:
+        return None
+    return replace(layout, micro_batch=largest)
 
 
 def _max_micro_batch(model: ResolvedModel, layout: Layout, setup: Setup) -> int | None:
