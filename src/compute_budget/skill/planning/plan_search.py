@@ -42,8 +42,9 @@ layout knobs make the fit depend on divisibility, and at small counts the layout
 trade recomputation for tensor parallelism from one count to the next, so that a count's batch
 is below a smaller count's; and between PCIe cards ZeRO-3's gathers, which the compute does not
 hide there, shrink with the micro-batch each count's memory allows, so a middle count can be
-cheaper than the one found (by 17% for Llama-2 70B on L40S in the tests). ``tests/skill/test_plan.py`` checks the search, batch cap included,
-against trying every count on subsets of the catalog.
+cheaper than the one found (by 17% for Llama-2 70B on L40S in the tests).
+``tests/skill/test_plan.py`` checks the search, batch cap included, against trying every count
+on subsets of the catalog.
 """
 from __future__ import annotations
 
