@@ -119,18 +119,28 @@ def test_routed_experts_are_gathered_on_hf_and_left_to_expert_parallelism_on_meg
 
 
 def test_eight_geforce_cards_are_not_laid_out_at_tp_8() -> None:
+    # was TP 8 at ×1.21 with NVLink's R. Over PCIe, TP and ZeRO-3 cost more than offloading
+    # the optimizer (its host step, priced at its worst, a micro-batch per step): ZeRO 3 with
+    # offload at micro-batch 2; without offload the search settles on TP 4 at ×2.04
     m = estimate_memory(MemorySpec(**EIGHT_4090))
-    # was TP 8 at ×1.21 with NVLink's R; over PCIe TP 8 costs ×2.1, ZeRO-3's exposed gathers
-    # at 4,096 tokens ×1.5, so the search settles between them
-    assert m.fits and m.tp < 8
-    assert m.layout.slowdown.total > 1.8
+    assert m.fits and m.tp == 1 and m.offload and m.offload_by_choice
+    assert m.layout.offload_priced
+    plain = estimate_memory(MemorySpec(**EIGHT_4090, offload=False))
+    assert plain.fits and 1 < plain.tp < 8 and not plain.offload
+    assert plain.layout.slowdown.total > 1.8
     assert m.peer_link is not None and m.peer_link.bus_gbs == 18.0
     fabric = estimate_memory(MemorySpec(**EIGHT_4090), fabric=True)
-    assert fabric.tp == 8 and fabric.peer_link is None
+    assert fabric.tp == 8 and fabric.peer_link is None and not fabric.offload
+    # the run estimate prices both at the real batch: offload by choice is the faster
+    chosen, without = (estimate_run(RunSpec(**EIGHT_4090, tokens=1e9, **extra))
+                       for extra in ({}, {"offload": False}))
+    assert chosen.wall_hours < without.wall_hours
+    first = render_estimate(chosen).splitlines()[0]
+    assert "only with" not in first  # it fits without offload too: offload is a choice here
 
 
 def test_the_reply_says_the_layout_pays_over_pcie_and_names_the_measurement() -> None:
-    reply = render_memory(estimate_memory(MemorySpec(**EIGHT_4090)))
+    reply = render_memory(estimate_memory(MemorySpec(**EIGHT_4090, offload=False)))
     assert "TP communication ×" in reply and "over PCIe" in reply
     assert "- Link: these cards reach each other over PCIe only, at 18 GB/s" in reply
     assert "nccl/issues/1603" in reply
@@ -138,6 +148,8 @@ def test_the_reply_says_the_layout_pays_over_pcie_and_names_the_measurement() ->
     bridged = render_memory(estimate_memory(MemorySpec(preset="llama-3.1-70b", gpu="rtx-a6000",
                                                        gpu_count=8, lora_rank=16)))
     assert "a pair joined by an NVLink bridge is faster" in bridged
+    priced = render_memory(estimate_memory(MemorySpec(**EIGHT_4090)))
+    assert "CPU offload of the optimizer state priced at its host step" in priced
 
 
 def test_nvlink_and_single_devices_say_nothing_of_a_link() -> None:
@@ -151,7 +163,7 @@ def test_nvlink_and_single_devices_say_nothing_of_a_link() -> None:
 
 
 def test_the_run_estimate_prices_the_pcie_layout_against_the_nvlink_prior() -> None:
-    est = estimate_run(RunSpec(**EIGHT_4090, tokens=1e9))
+    est = estimate_run(RunSpec(**EIGHT_4090, tokens=1e9, offload=False))
     cost = est.layout_cost
     assert cost is not None and cost.applied
     # the prior's runs paid NVLink's parallelism: in_prior is priced on the fabric, so the
@@ -192,3 +204,12 @@ def test_exposed_gathers_take_the_largest_micro_batch_that_fits() -> None:
     # on NVLink the same gathers hide behind the compute: micro-batch 1, as the rule says
     h100 = estimate_memory(MemorySpec(preset="qwen3-30b-a3b", gpu="h100", gpu_count=8))
     assert h100.micro_batch == 1 and not h100.layout.micro_batch_raised
+
+
+def test_the_cli_keeps_everything_on_the_devices_with_no_offload(cli: Any) -> None:
+    args = ("memory", "--preset", "llama-3.1-8b", "--gpu", "rtx-4090", "--gpus", "8")
+    code, chosen, _ = cli(*args)
+    assert code == 0 and "optimizer offloaded to CPU" in chosen
+    code, plain, _ = cli(*args, "--no-offload")
+    assert code == 0 and "offloaded" not in plain.split("\n\n")[1]
+    assert "TP 4" in plain and "kept as you set: offload false" in plain

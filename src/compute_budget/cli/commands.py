@@ -66,6 +66,8 @@ def _memory(p: argparse.ArgumentParser) -> None:
     flag(p, model, "weights_bits", type=int)
     for field in ("lora_targets", "recompute", "stack"):
         flag(p, model, field)
+    flag(p, model, "offload", "--no-offload", action="store_const", const=False,
+         note="Give this flag to keep the optimizer state and weights on the devices.")
     for field in ("sp", "offload"):
         flag(p, model, field, action="store_const", const=True)
     flag(p, model, "host_ram_gib", metavar="GIB")
@@ -203,6 +205,8 @@ def _plan(p: argparse.ArgumentParser) -> None:
             flag(p, model, field, name, type=int)
         else:
             flag(p, model, field, name)
+    flag(p, model, "offload", "--no-offload", action="store_const", const=False,
+         note="Give this flag to keep the optimizer state and weights on the devices.")
     for field in ("sp", "offload"):
         flag(p, model, field, action="store_const", const=True)
     flag(p, model, "host_ram_gib", metavar="GIB")

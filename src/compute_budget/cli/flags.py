@@ -134,6 +134,8 @@ def _layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
         flag(p, model, field, metavar=metavar)
     flag(p, model, "sp", action="store_const", const=True)
     flag(p, model, "recompute")
+    flag(p, model, "offload", "--no-offload", action="store_const", const=False,
+         note="Give this flag to keep the optimizer state and weights on the devices.")
     flag(p, model, "offload", action="store_const", const=True)
     flag(p, model, "host_ram_gib", metavar="GIB")
     flag(p, model, "optimizer", metavar="NAME")

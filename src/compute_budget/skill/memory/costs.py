@@ -83,8 +83,10 @@ class Costs:
     ratios and the bytes computed once)."""
 
     def __init__(self, model: ResolvedModel, seq_len: int, stack: Stack, gpu_count: int,
-                 link: PeerLink) -> None:
+                 link: PeerLink, offload_seconds: float | None = None) -> None:
         self.recompute, self.flops_per_token, self.layer_weights = _flop_terms(model, seq_len)
+        self.offload_seconds = offload_seconds
+        self.achieved = link.flops_per_byte * link.bus_gbs * 1e9
         self.hidden = model.shape.hidden
         self.stack = stack
         self.seq_len = seq_len
@@ -102,6 +104,18 @@ class Costs:
         tokens = self.seq_len * layout.micro_batch
         ratio = moved * self.flops_per_byte / (self.flops_per_token[layout.recompute] * tokens)
         return max(ZERO3_SLOWDOWN, 1 + ratio if self.exposed else ratio)
+
+    def offload(self, layout: Layout) -> float | None:
+        """Optimizer offload's factor for the search's order, between PCIe cards: its host step
+        over one micro-batch's compute, the worst case (no gradient accumulation; the run
+        estimate prices it at the real batch). None where offload stays a last resort: on a
+        fabric, with weight offload, or without a host path."""
+        if not layout.offload or layout.offload_weights or self.offload_seconds is None:
+            return None
+        tokens = self.seq_len * layout.micro_batch
+        compute = (self.flops_per_token[layout.recompute] * tokens
+                   / (layout.tp * layout.pp * self.achieved))
+        return 1 + self.offload_seconds / compute
 
     def factors(self, layout: Layout) -> tuple[float, float, float, float]:
         """recompute, tensor-parallel, pipeline and ZeRO-3 factors of ``layout``."""
@@ -122,17 +136,19 @@ class Costs:
         search ranks thousands of layouts), then the fewest knobs turned."""
         model_parallel = self.stack == "hf" and (layout.tp > 1 or layout.pp > 1)
         recompute, tp, pipeline, zero = self.factors(layout)
-        return (float(layout.offload) + float(layout.offload_weights), float(model_parallel),
-                round(recompute * tp * pipeline * zero, 9), layout.zero, layout.tp, layout.pp,
-                RECOMPUTE_ORDER.index(layout.recompute))
+        priced = self.offload(layout)
+        last = float(layout.offload and priced is None) + float(layout.offload_weights)
+        return (last, float(model_parallel),
+                round(recompute * tp * pipeline * zero * (priced or 1.0), 9), layout.zero,
+                layout.tp, layout.pp, RECOMPUTE_ORDER.index(layout.recompute))
 
 
 @lru_cache(maxsize=256)
 def costs(model: ResolvedModel, seq_len: int, stack: Stack, gpu_count: int,
-          link: PeerLink) -> Costs:
+          link: PeerLink, offload_seconds: float | None = None) -> Costs:
     """The slowdown factors of ``model`` (cached: a plan search asks for them once per device
     type and count)."""
-    return Costs(model, seq_len, stack, gpu_count, link)
+    return Costs(model, seq_len, stack, gpu_count, link, offload_seconds)
 
 
 @lru_cache(maxsize=256)

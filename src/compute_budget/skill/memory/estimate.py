@@ -191,6 +191,14 @@ class MemoryEstimate(FiniteResult):
                     "otherwise.")
     notes: list[MemoryNote] = Field(description="Codes for things to check (see MemoryNote).")
 
+    @property
+    def offload_by_choice(self) -> bool:
+        """Offload chosen for speed, not need: between PCIe cards its host step costs less
+        than the communication of a layout that fits without it on these devices."""
+        plain = self.layout.min_gpu_count_without_offload
+        return (self.offload and self.layout.offload_priced and plain is not None
+                and plain <= self.gpu_count)
+
 
 def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool,
            no_host_path: bool) -> list[MemoryNote]:
@@ -290,13 +298,18 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
 
 def _setup(spec: OnDevices, optimizer_bytes: float, capacity: float | None,
            host: HostPlatform | None, link: PeerLink) -> Setup:
-    """What stays fixed while the layout search varies the knobs."""
+    """What stays fixed while the layout search varies the knobs; between two or more PCIe
+    cards with a host path, the host step optimizer offload would add, so that it competes on
+    cost with the communication it saves."""
+    priced = host is not None and link.kind == "pcie" and spec.gpu_count > 1
     return Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
                  optimizer_bytes=optimizer_bytes, stack=spec.resolved_stack,
                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
                  host_capacity_bytes=None if host is None else host.ram_bytes,
-                 host_ram_given=spec.host_ram_gib is not None,
-                 link=link)
+                 host_ram_given=spec.host_ram_gib is not None, link=link,
+                 offload_step_seconds=offload_cost(spec.model.trainable / spec.gpu_count,
+                                                   host).seconds_per_step
+                 if priced and host is not None else None)
 
 
 def _probed(setup: Setup, shape: ModelShape, probe: ProbeResult | None

@@ -63,6 +63,11 @@ class LayoutChoice(BaseModel):
     min_gpu_count_in_nodes: bool = Field(
         description="True when the fewest devices were counted in whole nodes of 8 (above 64).")
     binding: Binding | None = Field(description="When nothing fits: what binds.")
+    offload_priced: bool = Field(
+        default=False, exclude_if=lambda v: not v,
+        description="True between PCIe cards, where optimizer offload competes on cost (its "
+                    "host step over a micro-batch's compute) instead of coming last; left out "
+                    "otherwise.")
     micro_batch_raised: bool = Field(
         default=False, exclude_if=lambda v: not v,
         description="True when the search raised the micro-batch to the largest that fits "
@@ -90,11 +95,13 @@ def _tried(pins: Pins, layouts: tuple[Layout, ...]) -> dict[str, list[int | str 
 
 @lru_cache(maxsize=1024)
 def _ordered(pins: Pins, model: ResolvedModel, gpu_count: int, seq_len: int,
-             stack: Stack, link: PeerLink) -> tuple[Layout, ...]:
+             stack: Stack, link: PeerLink,
+             offload_seconds: float | None) -> tuple[Layout, ...]:
     """Every layout the search may choose, cheapest first (:meth:`.costs.Costs.key`); cached,
     so read-only."""
     return tuple(sorted(all_layouts(pins, model, gpu_count),
-                        key=costs(model, seq_len, stack, gpu_count, link).key))
+                        key=costs(model, seq_len, stack, gpu_count, link,
+                                  offload_seconds).key))
 
 
 def search_layout(
@@ -103,9 +110,10 @@ def search_layout(
     """The cheapest layout of ``model`` that fits (module docstring), its memory and how it was
     found. When nothing fits, the most frugal layout, with what binds and what would fit."""
     pins = pins_of(spec)
-    factors = costs(model, setup.seq_len, setup.stack, setup.gpu_count, setup.link)
+    factors = costs(model, setup.seq_len, setup.stack, setup.gpu_count, setup.link,
+                    setup.offload_step_seconds)
     layouts = _ordered(pins, model, setup.gpu_count, setup.seq_len, setup.stack,
-                       setup.link)
+                       setup.link, setup.offload_step_seconds)
     tried = _tried(pins, layouts)
     open_knobs = tuple(tried)
     if setup.usable_bytes is None or not open_knobs:
@@ -202,4 +210,6 @@ def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
                         min_gpu_count_without_offload=min_plain,
                         min_gpu_count_in_nodes=in_nodes, binding=binding,
                         remedies=remedies,
+                        offload_priced=setup.offload_step_seconds is not None
+                        and "offload" in open_knobs,
                         host_needed_bytes=host_needed if binding == "host_memory" else None)

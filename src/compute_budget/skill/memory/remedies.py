@@ -126,7 +126,8 @@ def _with_offload(pins: Pins, model: ResolvedModel, setup: Setup) -> bool | None
 def _on(setup: Setup, acc: Accelerator) -> Setup:
     """``setup`` on another device type: its memory and peer link, and its usual host's CPU RAM
     unless the user gave theirs."""
-    there = replace(setup, capacity_bytes=acc.memory_bytes, link=device_peer_link(acc))
+    there = replace(setup, capacity_bytes=acc.memory_bytes, link=device_peer_link(acc),
+                    offload_step_seconds=None)  # fits decide remedies, not the order
     if setup.host_ram_given:
         return there
     host = host_platform(acc.key)

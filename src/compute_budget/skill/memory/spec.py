@@ -147,9 +147,9 @@ class LayoutFields(BaseModel):
     )
     offload: bool | None = Field(
         default=None,
-        description="CPU offload: the optimizer state (ZeRO-Offload; needs ZeRO ≥ 1), then at "
-                    "ZeRO 3 a frozen base's weights, streamed in per layer. Default: only as a "
-                    "last resort.",
+        description="CPU offload: optimizer state (ZeRO ≥ 1), then at ZeRO 3 a frozen base's "
+                    "weights, streamed per layer. Default: a last resort (between PCIe cards: if "
+                    "cheaper).",
     )
     host_ram_gib: HostRamGib | None = Field(
         default=None,

@@ -117,6 +117,10 @@ class Setup:
     host_ram_given: bool = False
     """Whether the user gave that RAM (else the device's usual host's: another device type
     brings its own)."""
+    offload_step_seconds: float | None = None
+    """Between PCIe cards: the host work of one optimizer step per device with the optimizer
+    offloaded, which then competes on cost (:meth:`.costs.Costs.offload`); None: offload is a
+    last resort."""
     link: PeerLink = FABRIC
     """The devices' peer link, over which TP and ZeRO-3 communicate
     (:mod:`..hardware.peer_link`); NVLink's unless the device is PCIe only."""
