@@ -136,11 +136,18 @@ class Costs:
         search ranks thousands of layouts), then the fewest knobs turned."""
         model_parallel = self.stack == "hf" and (layout.tp > 1 or layout.pp > 1)
         recompute, tp, pipeline, zero = self.factors(layout)
-        priced = self.offload(layout)
-        last = float(layout.offload and priced is None) + float(layout.offload_weights)
-        return (last, float(model_parallel),
-                round(recompute * tp * pipeline * zero * (priced or 1.0), 9), layout.zero,
-                layout.tp, layout.pp, RECOMPUTE_ORDER.index(layout.recompute))
+        return (float(layout.offload) + float(layout.offload_weights), float(model_parallel),
+                round(recompute * tp * pipeline * zero, 9), layout.zero, layout.tp, layout.pp,
+                RECOMPUTE_ORDER.index(layout.recompute))
+
+    def priced(self, layout: Layout) -> tuple[float, float]:
+        """(hf-stack model parallelism, the factors' product with optimizer offload priced):
+        how :func:`.layout.search_layout` weighs a layout with offload against one without,
+        between PCIe cards."""
+        recompute, tp, pipeline, zero = self.factors(layout)
+        model_parallel = self.stack == "hf" and (layout.tp > 1 or layout.pp > 1)
+        return (float(model_parallel),
+                recompute * tp * pipeline * zero * (self.offload(layout) or 1.0))
 
 
 @lru_cache(maxsize=256)

@@ -95,13 +95,11 @@ def _tried(pins: Pins, layouts: tuple[Layout, ...]) -> dict[str, list[int | str 
 
 @lru_cache(maxsize=1024)
 def _ordered(pins: Pins, model: ResolvedModel, gpu_count: int, seq_len: int,
-             stack: Stack, link: PeerLink,
-             offload_seconds: float | None) -> tuple[Layout, ...]:
+             stack: Stack, link: PeerLink) -> tuple[Layout, ...]:
     """Every layout the search may choose, cheapest first (:meth:`.costs.Costs.key`); cached,
     so read-only."""
     return tuple(sorted(all_layouts(pins, model, gpu_count),
-                        key=costs(model, seq_len, stack, gpu_count, link,
-                                  offload_seconds).key))
+                        key=costs(model, seq_len, stack, gpu_count, link).key))
 
 
 def search_layout(
@@ -113,7 +111,7 @@ def search_layout(
     factors = costs(model, setup.seq_len, setup.stack, setup.gpu_count, setup.link,
                     setup.offload_step_seconds)
     layouts = _ordered(pins, model, setup.gpu_count, setup.seq_len, setup.stack,
-                       setup.link, setup.offload_step_seconds)
+                       setup.link)
     tried = _tried(pins, layouts)
     open_knobs = tuple(tried)
     if setup.usable_bytes is None or not open_knobs:
@@ -127,6 +125,8 @@ def search_layout(
         return layout, memory, _choice(chosen, fits, open_knobs, tried, factors.slowdown(layout),
                                        pins, model, setup, spec.gpu, layout, host_needed)
     found = _cheapest_fit(layouts, pins, model, setup)
+    if found is not None and setup.offload_step_seconds is not None and not found[0].offload:
+        found = _offload_if_cheaper(found, layouts, pins, model, setup, factors)
     if found is not None:
         layout, memory = found
         raised = _amortised(layout, pins, model, setup, factors)
@@ -158,6 +158,20 @@ def _cheapest_fit(layouts: tuple[Layout, ...], pins: Pins, model: ResolvedModel,
         if memory.total <= usable and host_fits(model, layout, setup):
             return layout, memory
     return None
+
+
+def _offload_if_cheaper(found: tuple[Layout, DeviceBytes], layouts: tuple[Layout, ...],
+                        pins: Pins, model: ResolvedModel, setup: Setup,
+                        factors: Costs) -> tuple[Layout, DeviceBytes]:
+    """Between PCIe cards, the cheapest layout with the optimizer offloaded instead of
+    ``found`` (which fits without) when its host step costs less than the communication it
+    saves (:meth:`.costs.Costs.priced`; offload is otherwise a last resort)."""
+    offloaded = _cheapest_fit(tuple(lay for lay in layouts
+                                    if lay.offload and not lay.offload_weights),
+                              pins, model, setup)
+    if offloaded is None or factors.priced(offloaded[0]) >= factors.priced(found[0]):
+        return found
+    return offloaded
 
 
 def _amortised(layout: Layout, pins: Pins, model: ResolvedModel, setup: Setup,

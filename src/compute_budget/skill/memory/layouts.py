@@ -194,11 +194,11 @@ def fitting_groups(pins: Pins, model: ResolvedModel, setup: Setup) -> frozenset[
     """The groups (:func:`frugal_key`) whose most frugal layout fits: no layout of another
     group can fit, so the search need not size them."""
     usable = setup.usable_bytes
-    allowed = host_pins(pins, model, setup)
+    allowed = host_pins(pins, model, setup.sizing())
     if usable is None or allowed is None:
         return frozenset()
     least = _frugal_bytes(allowed, model,
-                          replace(setup, capacity_bytes=None, host_capacity_bytes=None))
+                          replace(setup.sizing(), capacity_bytes=None, host_capacity_bytes=None))
     return frozenset(key for key, total in least.items() if total <= usable)
 
 

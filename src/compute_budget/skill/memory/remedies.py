@@ -87,7 +87,7 @@ def min_gpu_count(pins: Pins, model: ResolvedModel, setup: Setup) -> tuple[int |
     the count asked about, so it is computed once per model, pins and device (the plan search
     asks it of many counts of one device type).
     """
-    return min_gpu_count_of(pins, model, replace(setup, gpu_count=1))
+    return min_gpu_count_of(pins, model, replace(setup.sizing(), gpu_count=1))
 
 
 @lru_cache(maxsize=512)

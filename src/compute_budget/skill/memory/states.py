@@ -34,7 +34,7 @@ Activations: :mod:`.activations`. The layout search over these knobs: :mod:`.lay
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -125,6 +125,14 @@ class Setup:
     """The devices' peer link, over which TP and ZeRO-3 communicate
     (:mod:`..hardware.peer_link`); NVLink's unless the device is PCIe only."""
 
+    def sizing(self) -> Setup:
+        """This setup without what only prices a layout (the peer link, offload's host step):
+        what fits does not depend on them, so the caches of fits share one across device types
+        and counts."""
+        if self.link is FABRIC and self.offload_step_seconds is None:
+            return self
+        return _sizing(self)
+
     @property
     def usable_bytes(self) -> float | None:
         """The share of device memory a run may fill."""
@@ -135,6 +143,12 @@ class Setup:
         """The share of CPU RAM per device that offload may fill."""
         return (None if self.host_capacity_bytes is None
                 else HOST_USABLE_FRACTION * self.host_capacity_bytes)
+
+
+@lru_cache(maxsize=1024)
+def _sizing(setup: Setup) -> Setup:
+    """:meth:`Setup.sizing`, cached: the searches ask it thousands of times."""
+    return replace(setup, link=FABRIC, offload_step_seconds=None)
 
 
 ZERO3_GATHERED_LAYERS = 2
