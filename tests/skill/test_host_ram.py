@@ -168,6 +168,12 @@ def test_every_reply_names_the_ram_as_what_stops_the_run() -> None:
     assert "it fits device memory only with CPU offload" in verdict
     assert "a host with more CPU RAM" in verdict  # the next step names the RAM
     assert "does not fit in device memory" not in verdict
+    # and where the RAM it compares with comes from, when it is a default
+    assert "43.2 GiB usable (default: a desktop's 2 × 48 GiB DIMMs for 2 cards; give yours" \
+        in verdict
+    given = render_decision(decision_summary(
+        estimate_run(RunSpec(**run, host_ram_gib=100)), 1.0, 0.5))
+    assert "90.0 GiB usable;" in given and "default:" not in given
     alternatives = render_alternatives(suggest_alternatives(AlternativesSpec(**run)))
     assert "cannot run on 1 × RTX 4090: it fits device memory only with CPU offload" in \
         alternatives

@@ -161,6 +161,10 @@ class RunAssumptions(BaseModel):
         description="With offload: CPU memory the offloaded state needs per node, bytes.")
     without_offload: WithoutOffload | None = Field(
         description="The fewest devices that fit without offload, and the run on them.")
+    host_ram_default: str | None = Field(
+        default=None, exclude_if=_absent,
+        description="When the host's CPU RAM binds and is the default (host_ram_gib not "
+                    "given): the system it is taken from; left out otherwise.")
     own_runs: OwnRunsMfu | None = Field(
         default=None, exclude_if=_absent,
         description="With calibration: the fit of your past runs; left out otherwise.")
@@ -295,6 +299,8 @@ def assumptions_of(estimate: RunEstimate) -> RunAssumptions:
         offload_weights=m is not None and m.offload_weights,
         host_bytes_per_node=m.host_bytes_per_node if m is not None and offload else None,
         without_offload=estimate.without_offload, own_runs=estimate.mfu_used.own_runs,
+        host_ram_default=(m.host_ram.source if m is not None and m.host_ram is not None
+                          and m.layout.binding == "host_memory" else None),
         own_runs_mfu=estimate.mfu if estimate.mfu_used.own_runs is not None else None,
         probe=estimate.mfu_used.probe,
         probe_mfu=estimate.mfu if estimate.mfu_used.probe is not None else None)
