@@ -31,7 +31,10 @@ layout search's order (:mod:`.layout`)::
                         before weight offload (a frozen base only); its host work per optimizer
                         step and its weight copies per micro-batch are :mod:`.offload`'s, and
                         what they cost in time depends on the compute per step, so the run
-                        estimate prices them
+                        estimate prices them. Between two or more PCIe cards the cheapest fit
+                        with the optimizer offloaded is weighed against the cheapest without:
+                        its host step over one micro-batch's compute (:meth:`Costs.offload`)
+                        against the communication it saves
 
 R is the FLOPs per byte of the device's peer link (:mod:`..hardware.peer_link`): 600 on NVLink
 (an A100 at 125 TFLOP/s achieved over about 230 GB/s of all-reduce bandwidth), several times
@@ -96,7 +99,8 @@ class Costs:
         self.model = model
 
     def zero3(self, layout: Layout) -> float:
-        """ZeRO-3's factor at ``layout``: max(1.05, C) (module docstring)."""
+        """ZeRO-3's factor at ``layout``: max(1.05, C) on a fabric, max(1.05, 1 + C) between
+        PCIe cards (module docstring)."""
         if layout.zero < 3:
             return 1.0
         dp = max(1, self.gpu_count // (layout.tp * layout.pp))
@@ -106,10 +110,11 @@ class Costs:
         return max(ZERO3_SLOWDOWN, 1 + ratio if self.exposed else ratio)
 
     def offload(self, layout: Layout) -> float | None:
-        """Optimizer offload's factor for the search's order, between PCIe cards: its host step
-        over one micro-batch's compute, the worst case (no gradient accumulation; the run
-        estimate prices it at the real batch). None where offload stays a last resort: on a
-        fabric, with weight offload, or without a host path."""
+        """Optimizer offload's factor between PCIe cards, to weigh it against a layout without
+        (:meth:`priced`): its host step over one micro-batch's compute, the worst case (no
+        gradient accumulation; the run estimate prices it at the real batch). None where
+        offload stays a last resort: on a fabric, with weight offload, or without a host
+        path."""
         if not layout.offload or layout.offload_weights or self.offload_seconds is None:
             return None
         tokens = self.seq_len * layout.micro_batch
