@@ -137,6 +137,7 @@ def test_eight_geforce_cards_are_not_laid_out_at_tp_8() -> None:
     assert chosen.wall_hours < without.wall_hours
     first = render_estimate(chosen).splitlines()[0]
     assert "only with" not in first  # it fits without offload too: offload is a choice here
+    assert "chosen for speed: between PCIe cards its host step costs" in render_estimate(chosen)
 
 
 def test_the_reply_says_the_layout_pays_over_pcie_and_names_the_measurement() -> None:
