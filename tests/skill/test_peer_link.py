@@ -144,7 +144,7 @@ def test_the_reply_says_the_layout_pays_over_pcie_and_names_the_measurement() ->
     reply = render_memory(estimate_memory(MemorySpec(**EIGHT_4090, offload=False)))
     assert "TP communication ×" in reply and "over PCIe" in reply
     assert "- Link: these cards reach each other over PCIe only, at 18 GB/s" in reply
-    assert "nccl/issues/1603" in reply
+    assert "nccl/issues/1603, read 2026-12-07)" in reply  # the figure's source and date
     assert "NVLink bridge" not in reply  # no bridge joins GeForce 40-series cards
     bridged = render_memory(estimate_memory(MemorySpec(preset="llama-3.1-70b", gpu="rtx-a6000",
                                                        gpu_count=8, lora_rank=16)))
@@ -214,3 +214,11 @@ def test_the_cli_keeps_everything_on_the_devices_with_no_offload(cli: Any) -> No
     code, plain, _ = cli(*args, "--no-offload")
     assert code == 0 and "offloaded" not in plain.split("\n\n")[1]
     assert "TP 4" in plain and "kept as you set: offload false" in plain
+
+
+def test_offload_is_not_chosen_where_a_layout_without_it_costs_nothing() -> None:
+    # 8B on 8 L40S (45 GiB usable): ZeRO 1 or 2 fits without any communication beyond plain
+    # data parallelism, so the host step of offload would only slow it down
+    m = estimate_memory(MemorySpec(preset="llama-3.1-8b", gpu="l40s", gpu_count=8))
+    assert m.fits and not m.offload and m.layout.offload_priced
+    assert m.zero <= 2 and m.tp == 1 and m.pp == 1 and not m.offload_needed

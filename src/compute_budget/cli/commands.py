@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import skill as sk
 from .files import read_data
-from .flags import CommandFlags, Fields, flag, given, pairs, run_flags
+from .flags import CommandFlags, Fields, flag, given, offload_flags, pairs, run_flags
 
 __all__ = ["FLAGS"]
 
@@ -66,10 +66,8 @@ def _memory(p: argparse.ArgumentParser) -> None:
     flag(p, model, "weights_bits", type=int)
     for field in ("lora_targets", "recompute", "stack"):
         flag(p, model, field)
-    flag(p, model, "offload", "--no-offload", action="store_const", const=False,
-         note="Give this flag to keep the optimizer state and weights on the devices.")
-    for field in ("sp", "offload"):
-        flag(p, model, field, action="store_const", const=True)
+    flag(p, model, "sp", action="store_const", const=True)
+    offload_flags(p, model)
     flag(p, model, "host_ram_gib", metavar="GIB")
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
          const=False, note="Give this flag for attention that stores the s×s attention scores.")
@@ -205,10 +203,8 @@ def _plan(p: argparse.ArgumentParser) -> None:
             flag(p, model, field, name, type=int)
         else:
             flag(p, model, field, name)
-    flag(p, model, "offload", "--no-offload", action="store_const", const=False,
-         note="Give this flag to keep the optimizer state and weights on the devices.")
-    for field in ("sp", "offload"):
-        flag(p, model, field, action="store_const", const=True)
+    flag(p, model, "sp", action="store_const", const=True)
+    offload_flags(p, model)
     flag(p, model, "host_ram_gib", metavar="GIB")
     flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
          const=False, note="Give this flag for attention that stores the s×s attention scores.")

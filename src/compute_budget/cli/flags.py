@@ -110,6 +110,13 @@ def _items(text: str) -> list[str]:
 
 # --- the groups of flags the commands share ----------------------------------------------
 
+def offload_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    """``--offload`` and ``--no-offload`` (registered second, so errors name ``--offload``)."""
+    flag(p, model, "offload", "--no-offload", action="store_const", const=False,
+         note="Give this flag to keep the optimizer state and weights on the devices.")
+    flag(p, model, "offload", action="store_const", const=True)
+
+
 def _model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     flag(p, model, "params", metavar="N")
     flag(p, model, "model_id", "--model", metavar="ORG/NAME")
@@ -134,9 +141,7 @@ def _layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
         flag(p, model, field, metavar=metavar)
     flag(p, model, "sp", action="store_const", const=True)
     flag(p, model, "recompute")
-    flag(p, model, "offload", "--no-offload", action="store_const", const=False,
-         note="Give this flag to keep the optimizer state and weights on the devices.")
-    flag(p, model, "offload", action="store_const", const=True)
+    offload_flags(p, model)
     flag(p, model, "host_ram_gib", metavar="GIB")
     flag(p, model, "optimizer", metavar="NAME")
     flag(p, model, "stack")

@@ -294,8 +294,7 @@ def assumptions_of(estimate: RunEstimate) -> RunAssumptions:
         micro_batch=None if m is None else m.micro_batch,
         zero=None if m is None else m.zero, tp=None if m is None else m.tp,
         pp=None if m is None else m.pp, recompute=estimate.recompute,
-        offload_only=(offload and m is not None and "offload" in m.layout.open_knobs
-                      and not m.offload_by_choice),
+        offload_only=m is not None and m.offload_needed,
         offload_weights=m is not None and m.offload_weights,
         host_bytes_per_node=m.host_bytes_per_node if m is not None and offload else None,
         without_offload=estimate.without_offload, own_runs=estimate.mfu_used.own_runs,

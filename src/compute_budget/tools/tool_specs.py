@@ -113,7 +113,8 @@ MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
                                 "offload_cost": {"link_bytes", "cpu_bytes", "link_gbs",
                                                  "host_platform", "host_memory_origin"},
                                 "host_ram": {"bytes_per_device", "source", "usable_fraction",
-                                             "devices_per_node"}}
+                                             "devices_per_node"},
+                                "peer_link": {"flops_per_byte", "source", "as_of"}}
 """The memory result without the shape, the optimizer's texts and the search's working."""
 ESTIMATE_BRIEF: dict[str, Any] = {
     "param_breakdown": True, "flops_breakdown": True,

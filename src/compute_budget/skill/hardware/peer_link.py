@@ -39,6 +39,8 @@ bandwidth (module docstring)."""
 ACHIEVED_SHARE = 125.0 / 312.0
 """The share of its dense peak a device achieves in a step: the A100 anchor of R's fabric value."""
 _FABRIC_BUS_GBS = 230.0
+READ = "2026-12-07"
+"""When the bandwidth figures below were read from their sources."""
 
 PcieKind = Literal["pcie3", "pcie4", "pcie5", "pcie4-host", "pcie5-host"]
 PCIE_BUS_GBS: dict[PcieKind, tuple[float, str]] = {
@@ -80,6 +82,7 @@ class PeerLink(BaseModel):
     flops_per_byte: float = Field(
         description="R: the FLOP/s a device achieves in a step over bus_gbs (module docstring).")
     source: str = Field(description="Where bus_gbs comes from.")
+    as_of: str = Field(default=READ, description="When that source was read.")
     nvlink_bridge: bool = Field(
         default=False, description="Whether an NVLink bridge can join these cards in pairs "
                                    "(not assumed: tensor parallelism of 2 over one is faster).")

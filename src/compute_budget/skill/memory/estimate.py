@@ -192,6 +192,12 @@ class MemoryEstimate(FiniteResult):
     notes: list[MemoryNote] = Field(description="Codes for things to check (see MemoryNote).")
 
     @property
+    def offload_needed(self) -> bool:
+        """The search chose offload because no layout fits these devices without it (not set
+        by the user, not chosen for speed)."""
+        return self.offload and "offload" in self.layout.open_knobs and not self.offload_by_choice
+
+    @property
     def offload_by_choice(self) -> bool:
         """Offload chosen for speed, not need: between PCIe cards its host step costs less
         than the communication of a layout that fits without it on these devices."""
@@ -242,11 +248,12 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
     model = spec.model
     acc = spec.accelerator
     link = device_peer_link(None if fabric else acc)
+    pcie = link.kind == "pcie" and spec.gpu_count > 1
     capacity = acc.memory_bytes if acc is not None else None
     opt = resolve_optimizer(spec.optimizer or "adamw")
     host = None if acc is None else host_platform(
         acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib)
-    setup = _setup(spec, opt.bytes_per_param, capacity, host, link)
+    setup = _setup(spec, opt.bytes_per_param, capacity, host, link, pcie)
     host_ram = _host_ram(host, spec.gpu_count)
     setup, measured = _probed(setup, model.shape, getattr(spec, "probe", None))
     layout, memory, choice = search_layout(model, setup, spec)
@@ -271,7 +278,7 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
         host_bytes_per_node=memory.host * (min(spec.gpu_count, GPUS_PER_NODE) if host_ram is None
                                            else host_ram.devices_per_node),
         host_ram=host_ram,
-        peer_link=link if link.kind == "pcie" and spec.gpu_count > 1 else None,
+        peer_link=link if pcie else None,
         offload_cost=_offload_cost(host, layout, model.trainable / spec.gpu_count, memory),
         zero3_gathered_bytes=memory.gathered,
         dequantized_bytes=memory.dequantized,
@@ -297,19 +304,19 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
 
 
 def _setup(spec: OnDevices, optimizer_bytes: float, capacity: float | None,
-           host: HostPlatform | None, link: PeerLink) -> Setup:
+           host: HostPlatform | None, link: PeerLink, pcie: bool) -> Setup:
     """What stays fixed while the layout search varies the knobs; between two or more PCIe
-    cards with a host path, the host step optimizer offload would add, so that it competes on
-    cost with the communication it saves."""
-    priced = host is not None and link.kind == "pcie" and spec.gpu_count > 1
+    cards (``pcie``) with a host path, the host step optimizer offload would add, so that it
+    competes on cost with the communication it saves."""
+    step = None
+    if pcie and host is not None:
+        step = offload_cost(spec.model.trainable / spec.gpu_count, host).seconds_per_step
     return Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
                  optimizer_bytes=optimizer_bytes, stack=spec.resolved_stack,
                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
                  host_capacity_bytes=None if host is None else host.ram_bytes,
                  host_ram_given=spec.host_ram_gib is not None, link=link,
-                 offload_step_seconds=offload_cost(spec.model.trainable / spec.gpu_count,
-                                                   host).seconds_per_step
-                 if priced and host is not None else None)
+                 offload_step_seconds=step)
 
 
 def _probed(setup: Setup, shape: ModelShape, probe: ProbeResult | None

@@ -213,7 +213,7 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
             notes.append("memory_unknown")
         elif not memory.fits and not spec.must_fit:
             notes.append("does_not_fit")
-        elif memory.offload and not memory.offload_by_choice:
+        elif memory.offload_needed:
             notes.append("offload")
         if memory.peer_link is not None and e.gpu_count > GPUS_PER_NODE:
             notes.append("pcie_cluster")
