@@ -337,17 +337,17 @@ def test_accelerators_template() -> None:
     assert table == snapshot("""\
 ### Accelerator catalog (compiled 2026-12-01)
 
-Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no source gives a figure. Default prices are the newest dated on-demand quote (reserved and spot quotes where the catalog has them, by price kind); give your own to replace them.
+Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no source gives a figure. Default prices are the newest dated on-demand quote (reserved and spot quotes where the catalog has them, by price kind); give your own to replace them. Where a seller rents the device only in machines of fixed sizes (named beside the price), a run of several devices is priced in the machine that holds them, all of its devices paid.
 
 | name | device | BF16 TFLOP/s | FP16 TFLOP/s | FP8 TFLOP/s | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
 | `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $3.99/h (on-demand, 2026-11) |
-| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (on-demand, 2026-01) |
+| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (on-demand, 2026-01; 1 per g5.xlarge) |
 
 **Sources**
 - H100 SXM: NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'. Price $4.92/h: reserved, 2025-01, AWS Capacity Blocks pricing page. Price $3.99/h: on-demand, 2026-11, runpod.io/pricing, Secure Cloud (RunPod-operated, per-second billing, no commitment), read 2026-11-09 (secondary transcription in github.com/datareceipts/data-receipts, GPU pricing vendors table); Community Cloud lists the same GPU lower.
 
-- A10G (AWS G5): AWS-only variant of the A10. Baseten blog 'NVIDIA A10 vs A10G for ML model inference': same 24 GB GDDR6 / 600 GB/s as A10, but lower tensor throughput than the A10 (the A10 'prioritizes tensor compute, while the A10G has a higher CUDA core performance'). No vendor datasheet with an A10G dense tensor TFLOPS figure was found in this pass, so the peaks stay unknown: give peak_tflops, or use 'a10' (BF16 125 dense) as an upper bound. Price $1.01/h: on-demand, 2026-01, aws.amazon.com/ec2/pricing/on-demand, us-east-1 Linux, g5.xlarge (1x A10G, 4 vCPU) $1.006/h, as compiled from instances.vantage.sh in github.com/tsaol/aws-gpu (GPU instance table, updated 2026-01-21; secondary).
+- A10G (AWS G5): AWS-only variant of the A10. Baseten blog 'NVIDIA A10 vs A10G for ML model inference': same 24 GB GDDR6 / 600 GB/s as A10, but lower tensor throughput than the A10 (the A10 'prioritizes tensor compute, while the A10G has a higher CUDA core performance'). No vendor datasheet with an A10G dense tensor TFLOPS figure was found in this pass, so the peaks stay unknown: give peak_tflops, or use 'a10' (BF16 125 dense) as an upper bound. Price $1.01/h: on-demand, 2026-01, aws.amazon.com/ec2/pricing/on-demand, us-east-1 Linux, g5.xlarge (1x A10G, 4 vCPU, 16 GiB) $1.006/h, as compiled from instances.vantage.sh in github.com/tsaol/aws-gpu (data/g5_instances.js, updated 2026-01-21; secondary). Price $1.42/h: on-demand, 2026-01, aws.amazon.com/ec2/pricing/on-demand, us-east-1 Linux, g5.12xlarge (4x A10G, 48 vCPU, 192 GiB) $5.672/h, as compiled from instances.vantage.sh in github.com/tsaol/aws-gpu (data/g5_instances.js, updated 2026-01-21; secondary). Price $2.04/h: on-demand, 2026-01, aws.amazon.com/ec2/pricing/on-demand, us-east-1 Linux, g5.48xlarge (8x A10G, 192 vCPU, 768 GiB) $16.288/h, as compiled from instances.vantage.sh in github.com/tsaol/aws-gpu (data/g5_instances.js, updated 2026-01-21; secondary).
 """)
 
 

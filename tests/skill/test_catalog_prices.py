@@ -4,9 +4,10 @@ really allocate.
 
 The rule (``PRICE_SOURCES``): a device's default is the newest on-demand quote, and it comes from
 the first of these public on-demand lists that prices the device — RunPod Secure Cloud, Lambda,
-AWS EC2 (us-east-1, the one-GPU instance), DigitalOcean, CoreWeave; TPUs at Google Cloud's
-per-chip list; Trainium at AWS, per chip. A spot-only offer is a spot quote, never the default.
-Golden figures below cite the list and the read date each quote names.
+AWS EC2 (us-east-1, the instance that holds the run: ``test_instance_prices.py``), DigitalOcean,
+CoreWeave; TPUs at Google Cloud's per-chip list; Trainium at AWS, per chip. A spot-only offer
+is a spot quote, never the default. Golden figures below cite the list and the read date each
+quote names.
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ def test_golden_defaults(key: str, usd: float, as_of: str, family: str) -> None:
 @pytest.mark.parametrize(
     ("key", "shown", "source"),
     [
-        ("trainium2", "$2.23/h (on-demand, 2025-11)", "github.com/tsaol/aws-gpu"),
+        ("trainium2", "$2.23/h (on-demand, 2025-11; 16 per trn2.48xlarge)",
+         "github.com/tsaol/aws-gpu"),
         ("rtx-5090", "$0.89/h (on-demand, 2026-01)", "github.com/carsonpo/gpus"),
         ("rtx-a6000", "$0.53/h (on-demand, 2026-09)", "github.com/qianli-hu/AI-architecture"),
         ("mi325x", "$3.80/h (on-demand, 2026-10)", "github.com/shyamsfo/bernoulli"),
@@ -152,7 +154,7 @@ def test_each_new_price_is_shown_with_its_date_and_source(cli: Cli, key: str, sh
     (device,) = [d for d in json.loads(out) if d["key"] == key]
     quote = device["default_price"]
     assert quote["kind"] == "on-demand" and source in quote["source"]
-    assert quote["as_of"] == shown.rsplit(", ", 1)[1].rstrip(")")
+    assert quote["as_of"] == re.findall(r"on-demand, ([\w-]+)", shown)[0]
 
 
 def test_a_spot_only_device_lists_its_spot_price_but_no_default(cli: Cli) -> None:

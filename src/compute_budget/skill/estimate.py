@@ -289,7 +289,7 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
     recompute = memory.recompute if memory is not None else spec.recompute or "none"
     ratio = flops.recompute_ratio(recompute)
     mfu, used, layout = _mfu_and_layout(spec, acc, precision, peak, flops, memory, ratio)
-    price = acc.price(spec.usd_per_gpu_hour, kind=spec.price_kind)
+    price = acc.price(spec.usd_per_gpu_hour, kind=spec.price_kind, gpu_count=spec.gpu_count)
     band = cost_band(flops.per_token * spec.tokens, spec, peak, mfu, used.range,
                      price.usd_per_gpu_hour)
     point, fast, slow = band

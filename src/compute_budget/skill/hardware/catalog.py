@@ -7,17 +7,17 @@ source gives is ``None`` (unknown), never 0.
 
 Every price quote has one kind: ``on-demand``, ``reserved`` or ``spot``. A device's default price
 is its newest on-demand quote; :meth:`Accelerator.price` picks the newest quote of a chosen kind,
-so that one comparison never mixes kinds.
+so that one comparison never mixes kinds, and where the seller rents the device only in machines
+of fixed sizes, the machine that holds the run (:mod:`.prices`).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import re
 from functools import cache
 from importlib import resources
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -31,6 +31,17 @@ from pydantic import (
 
 from ..errors import InputError, UnknownAcceleratorError
 from ..vocabulary import FiniteResult, normalize_name
+from .prices import (
+    DEFAULT_PRICE_KIND,
+    PRICE_KINDS,
+    PRICE_SOURCES,
+    PriceKind,
+    PriceQuote,
+    PriceUsed,
+    as_of_key,
+    instance_quote,
+    source_label,
+)
 
 __all__ = [
     "DEFAULT_PRICE_KIND",
@@ -55,38 +66,7 @@ __all__ = [
 ]
 
 Precision = Literal["bf16", "fp16", "fp8"]
-PriceKind = Literal["on-demand", "reserved", "spot"]
-"""How a price is bought: ``on-demand`` (pay as you go, no commitment), ``reserved`` (a
-commitment or a booked block of capacity) or ``spot`` (preemptible, can be taken back)."""
-PRICE_KINDS: tuple[PriceKind, ...] = get_args(PriceKind)
-DEFAULT_PRICE_KIND: PriceKind = "on-demand"
-PRICE_SOURCES: tuple[str, ...] = (
-    "runpod", "lambda", "aws", "digitalocean", "coreweave", "google-cloud")
-"""The one rule that picks a device's default (on-demand) price: the first of these public
-on-demand list prices that quotes the device. GPUs: RunPod's Secure Cloud list (one marketplace
-for every GPU it rents, so that within it a faster GPU is not cheaper by accident), then Lambda's
-on-demand list, then AWS EC2 on-demand (us-east-1 Linux, the one-GPU instance's price), then
-DigitalOcean's, then CoreWeave's; TPUs: Google Cloud's per-chip list (no other seller); AWS's
-own chips: AWS.
-A device none of them quotes has no default: its price is unknown, never $0."""
 GIB = 2**30
-
-_AS_OF = re.compile(r"^(\d{4})(?:-(0[1-9]|1[0-2])|-Q([1-4]))?$")
-
-
-def as_of_key(as_of: str) -> tuple[int, int]:
-    """A sortable (year, month) for an ``as_of`` date: ``'2026-11'`` → (2026, 11), a quarter
-    counts as its last month (``'2026-Q1'`` → (2026, 3)), a bare year as month 0 (before any
-    dated month of that year). ValueError for any other shape."""
-    match = _AS_OF.match(as_of)
-    if match is None:
-        raise ValueError(f"as_of {as_of!r} is not YYYY, YYYY-MM or YYYY-Qn")
-    year, month, quarter = match.groups()
-    if month is not None:
-        return int(year), int(month)
-    if quarter is not None:
-        return int(year), 3 * int(quarter)
-    return int(year), 0
 
 
 class PeakTflops(BaseModel):
@@ -102,70 +82,6 @@ class PeakTflops(BaseModel):
         """The dense peak for ``precision`` in TFLOP/s, or None when no source gives it."""
         value: float | None = getattr(self, precision)
         return value
-
-
-class PriceQuote(BaseModel):
-    """One dated observation of a rental price, of one kind (on-demand, reserved or spot)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    usd_per_gpu_hour: float = Field(gt=0, description="US dollars per device-hour.")
-    kind: PriceKind = Field(
-        description="How the price is bought: 'on-demand' (no commitment), 'reserved' (a "
-                    "commitment or booked capacity) or 'spot' (preemptible).")
-    offer: str = Field(description="The offer quoted: provider, instance or tier, range.")
-    as_of: str = Field(description="When the price was observed: YYYY, YYYY-MM or YYYY-Qn.")
-    source: str = Field(description="Where the price comes from.")
-    family: str | None = Field(
-        default=None,
-        description="The public price list the quote belongs to, one of PRICE_SOURCES ('runpod', "
-                    "'lambda', 'aws', 'digitalocean', 'coreweave', 'google-cloud'); None for an "
-                    "observation "
-                    "outside the rule (an older survey, a reservation).")
-    default: bool = Field(
-        default=False,
-        description="Whether this is the catalog's default price: the newest on-demand quote.")
-
-    @field_validator("as_of")
-    @classmethod
-    def _dated(cls, value: str) -> str:
-        as_of_key(value)
-        return value
-
-
-class PriceUsed(BaseModel):
-    """The price an estimate uses per device-hour, and where it comes from."""
-
-    model_config = ConfigDict(frozen=True)
-
-    usd_per_gpu_hour: float | None = Field(
-        description="US dollars per device-hour; None when unknown (no price given, none in "
-                    "the catalog).")
-    origin: Literal["user", "catalog"] | None = Field(
-        description="user (given) or catalog (a dated quote); None when unknown.")
-    kind: PriceKind | None = Field(
-        description="The catalog quote's kind: on-demand, reserved or spot; None otherwise.")
-    as_of: str | None = Field(description="When the catalog quote was observed.")
-    reference: str | None = Field(description="The catalog quote's source, in full.")
-    label: str | None = Field(description="Its source in a few words, for a short reply.")
-
-    @classmethod
-    def of(cls, given: float | None, quote: PriceQuote | None) -> PriceUsed:
-        """The user's price when given, else the catalog ``quote`` (None: unknown)."""
-        if given is not None:
-            return cls(usd_per_gpu_hour=given, origin="user", kind=None, as_of=None,
-                       reference=None, label=None)
-        if quote is None:
-            return cls(usd_per_gpu_hour=None, origin=None, kind=None, as_of=None,
-                       reference=None, label=None)
-        return cls(usd_per_gpu_hour=quote.usd_per_gpu_hour, origin="catalog", kind=quote.kind,
-                   as_of=quote.as_of, reference=quote.source, label=source_label(quote.source))
-
-
-def source_label(source: str) -> str:
-    """A source in a few words: what comes before its first comma, parenthesis or colon
-    (``'runpod.io/pricing, Secure Cloud (…)'`` → ``'runpod.io/pricing'``)."""
-    return re.split(r",| \(|: ", source, maxsplit=1)[0].strip()
 
 
 class Accelerator(BaseModel):
@@ -258,24 +174,41 @@ class Accelerator(BaseModel):
                 return quote
         return None
 
-    def price(self, given: float | None, kind: str | None = None) -> PriceUsed:
-        """The price a plan uses: ``given`` (yours) when set; else the newest catalog quote of
-        ``kind``; else, with no kind chosen, the default (newest on-demand) quote or unknown.
+    def price(self, given: float | None, kind: str | None = None,
+              gpu_count: int = 1) -> PriceUsed:
+        """The price a plan of ``gpu_count`` devices uses: ``given`` (yours) when set; else the
+        newest catalog quote of ``kind``; else, with no kind chosen, the default (newest
+        on-demand) quote or unknown. A quote of a fixed-size machine becomes the machine that
+        holds the run (:func:`.prices.instance_quote`).
 
         A ``kind`` that is not a price kind, or that this device has no quote of, raises
         :class:`InputError` on ``price_kind`` listing the kinds it has."""
         if kind is not None and kind not in PRICE_KINDS:
             raise InputError("price_kind", kind, f"one of {', '.join(PRICE_KINDS)}")
-        if given is not None or kind is None:
-            return PriceUsed.of(given, self.default_price)
-        chosen = next((self._newest(k) for k in PRICE_KINDS if k == kind), None)
-        if chosen is None:
-            has = self.price_kinds
-            allowed = (f"a kind {self.name} has a catalog quote of: {', '.join(has)}" if has
-                       else f"none: the catalog has no price for {self.name}; give "
-                            "usd_per_gpu_hour yourself")
-            raise InputError("price_kind", kind, allowed)
-        return PriceUsed.of(None, chosen)
+        chosen = self.default_price if kind is None else self._newest(kind)
+        if given is not None or chosen is None:
+            if given is None and kind is not None:
+                has = self.price_kinds
+                allowed = (f"a kind {self.name} has a catalog quote of: {', '.join(has)}" if has
+                           else f"none: the catalog has no price for {self.name}; give "
+                                "usd_per_gpu_hour yourself")
+                raise InputError("price_kind", kind, allowed)
+            return PriceUsed.of(given, None if given is None else chosen)
+        quote, paid = instance_quote(self.prices, chosen, gpu_count)
+        return PriceUsed.of(None, quote, gpu_count, paid)
+
+    def host_ram(self, gpu_count: int) -> tuple[float, str] | None:
+        """CPU RAM per device, GiB, of the machine the default price rents ``gpu_count`` devices
+        in, and that machine; None when the price names no machine or its RAM."""
+        base = self.default_price
+        if base is None or base.instance is None:
+            return None
+        quote, _ = instance_quote(self.prices, base, gpu_count)
+        if quote.host_ram_gib is None or quote.gpus is None:
+            return None
+        gpus = f"{quote.gpus} device{'s' if quote.gpus > 1 else ''}"
+        return (quote.host_ram_gib / quote.gpus,
+                f"{quote.instance}: {quote.host_ram_gib:g} GiB for {gpus}, the instance priced")
 
     @property
     def default_precision(self) -> Precision:

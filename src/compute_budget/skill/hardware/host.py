@@ -25,10 +25,13 @@ are kept here, per accelerator key, with the platform each generation usually sh
   8 (256 GiB; DGX H100 user guide); GH200's Grace up to 480 GB of LPDDR5X for one GPU,
   GB200's for two (240 GB each; GH200 and GB200 datasheets); a desktop's two DIMMs of 48 GiB,
   one per channel (the configuration that runs at DDR5-5600), for two cards (48 GiB each).
-  Cloud machines often give less per device: AWS's single-GPU g4dn, g5 and g6 ``xlarge``
-  instances (T4, A10G, L4) come with 16 GiB; RunPod's pods list 41 GB per RTX 4090 and 125 GB
-  per H100 SXM (github.com/Malaeu/nanoGPT-RH, docs/runpod_specs.md, 2026-01-01). The reply says
-  so beside the default, and a user who knows theirs gives it.
+  Cloud machines often give less per device. Where the catalog prices a device in a cloud
+  machine whose RAM it lists (AWS's g4dn, g5 and g6 instances for the T4, A10G and L4: 16 GiB
+  in the one-GPU ``xlarge``, 48 GiB per GPU in the 4-GPU ``12xlarge``, 48 or 96 GiB in the 8-GPU
+  ones; :mod:`.prices`), that machine's RAM is the default, so that a run is not priced on one
+  machine and fitted on another. RunPod's pods list 41 GB per RTX 4090 and 125 GB per H100 SXM
+  (github.com/Malaeu/nanoGPT-RH, docs/runpod_specs.md, 2026-01-01), not kept here. The reply
+  says where the default comes from, and a user who knows theirs gives it.
 
 Devices that train without a CUDA-style host offload path (TPUs, Trainium, Gaudi) have none:
 offload is not estimated for them. A user who knows their host gives its bandwidth instead.
@@ -106,17 +109,20 @@ class HostPlatform(BaseModel):
     platform: str | None = Field(
         description="With the default: the server it is taken from; None when given.")
     ram_bytes: float = Field(description="CPU RAM per device, bytes: the host's over its devices.")
-    ram_origin: Literal["default", "user"] = Field(
-        description="default: the platform usual for this device's generation; user: given.")
+    ram_origin: Literal["default", "instance", "user"] = Field(
+        description="default: the platform usual for this device's generation; instance: the "
+                    "cloud machine the catalog prices the run in; user: given.")
     ram_source: str | None = Field(
         description="With the default: the system it is taken from; None when given.")
 
 
-def host_platform(key: str, memory_gbs: float | None = None,
-                  ram_gib: float | None = None) -> HostPlatform | None:
+def host_platform(key: str, memory_gbs: float | None = None, ram_gib: float | None = None,
+                  instance_ram: tuple[float, str] | None = None) -> HostPlatform | None:
     """The host platform of accelerator ``key``; ``memory_gbs`` (host memory bandwidth per
-    device, GB/s) and ``ram_gib`` (CPU RAM per device, GiB) replace the defaults. None for
-    devices without a host offload path."""
+    device, GB/s) and ``ram_gib`` (CPU RAM per device, GiB) replace the defaults;
+    ``instance_ram`` (GiB per device and the machine) is the RAM of the cloud machine the
+    catalog prices the run in, which replaces the platform's default RAM. None for devices
+    without a host offload path."""
     link = next((lk for lk, keys in _LINKS.items() if key in keys), None)
     if link is None:
         return None
@@ -127,11 +133,12 @@ def host_platform(key: str, memory_gbs: float | None = None,
     platform = _DESKTOP_PLATFORM if key in _DESKTOP else _PLATFORM[link]
     ram, source = (_DESKTOP_RAM if key in _DESKTOP else _SHARED_GRACE_RAM if key in _SHARED_GRACE
                    else _RAM_BY_KEY.get(key, _RAM_GIB[link]))
+    ram, source = instance_ram or (ram, source)
     return HostPlatform(
         link=link, link_gbs=HOST_LINK_GBS[link], devices_per_host=devices,
         memory_gbs=per_device if memory_gbs is None else memory_gbs,
         memory_origin="default" if memory_gbs is None else "user",
         platform=platform if memory_gbs is None else None,
         ram_bytes=(ram if ram_gib is None else ram_gib) * GIB,
-        ram_origin="default" if ram_gib is None else "user",
+        ram_origin="user" if ram_gib is not None else "instance" if instance_ram else "default",
         ram_source=source if ram_gib is None else None)

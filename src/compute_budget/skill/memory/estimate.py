@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..hardware.catalog import Accelerator
 from ..hardware.host import HostPlatform, host_platform
 from ..hardware.measured import ProbeResult
 from ..hardware.peer_link import PeerLink, device_peer_link
@@ -91,9 +92,11 @@ class HostRam(BaseModel):
     bytes_per_device: float = Field(description="CPU RAM per device, bytes.")
     usable_fraction: float = Field(description="Share of it offload may fill.")
     usable_bytes: float = Field(description="That share, bytes: what offload is checked against.")
-    origin: Literal["default", "user"] = Field(
-        description="default: the usual host of the device's generation; user: host_ram_gib.")
-    source: str | None = Field(description="With the default: the system it is taken from.")
+    origin: Literal["default", "instance", "user"] = Field(
+        description="default: the usual host of the device's generation; instance: the cloud "
+                    "machine the catalog prices the run in; user: host_ram_gib.")
+    source: str | None = Field(
+        description="With the default or the instance: the system it is taken from.")
     devices_per_node: int = Field(
         description="Devices of this run sharing one host: the gpu_count, at most the usual "
                     "host's (8 in a server, 2 in a desktop, 1 or 2 per Grace CPU).")
@@ -232,6 +235,13 @@ def _offload_cost(host: HostPlatform | None, layout: Layout, trainable_per_devic
     return offload_cost(trainable_per_device, host, memory.streamed)
 
 
+def _host(spec: OnDevices, acc: Accelerator) -> HostPlatform | None:
+    """The host of ``spec``'s devices: the user's bandwidth and RAM where given, else the
+    priced machine's RAM where the catalog names one, else the usual platform's."""
+    return host_platform(acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib,
+                         acc.host_ram(spec.gpu_count))
+
+
 def _host_ram(host: HostPlatform | None, gpu_count: int) -> HostRam | None:
     """The CPU RAM the offload was checked against; None without a host offload path."""
     return None if host is None else HostRam(
@@ -251,8 +261,7 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
     pcie = link.kind == "pcie" and spec.gpu_count > 1
     capacity = acc.memory_bytes if acc is not None else None
     opt = resolve_optimizer(spec.optimizer or "adamw")
-    host = None if acc is None else host_platform(
-        acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib)
+    host = None if acc is None else _host(spec, acc)
     setup = _setup(spec, opt.bytes_per_param, capacity, host, link, pcie)
     host_ram = _host_ram(host, spec.gpu_count)
     setup, measured = _probed(setup, model.shape, getattr(spec, "probe", None))

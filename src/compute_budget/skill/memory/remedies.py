@@ -125,12 +125,12 @@ def _with_offload(pins: Pins, model: ResolvedModel, setup: Setup) -> bool | None
 
 def _on(setup: Setup, acc: Accelerator) -> Setup:
     """``setup`` on another device type: its memory and peer link, and its usual host's CPU RAM
-    unless the user gave theirs."""
+    (the priced machine's where the catalog names one) unless the user gave theirs."""
     there = replace(setup, capacity_bytes=acc.memory_bytes, link=device_peer_link(acc),
                     offload_step_seconds=None)  # fits decide remedies, not the order
     if setup.host_ram_given:
         return there
-    host = host_platform(acc.key)
+    host = host_platform(acc.key, instance_ram=acc.host_ram(setup.gpu_count))
     return replace(there, host_capacity_bytes=None if host is None else host.ram_bytes)
 
 

@@ -173,8 +173,8 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
     else:
         level = own_runs_prior(runs, prior)
         mfu, band = level.central, (level.low, level.high)
-    chosen = acc.price(spec.usd_per_gpu_hour)
     gpus = spec.gpu_count if spec.gpu_count is not None else DEFAULT_GPU_COUNT
+    chosen = acc.price(spec.usd_per_gpu_hour, gpu_count=gpus)
     machine = Machine(gpus, peak, mfu, band, chosen.usd_per_gpu_hour, spec.failure_budget,
                       acc.key, prior_at=None if given is not None else (
                           lambda n: own_runs_prior(runs, mfu_prior("dense", acc, precision,

@@ -65,7 +65,7 @@ __all__ = [
 Win = Literal["cheapest", "fastest", "cheapest_on_type", "fastest_on_type"]
 """cheapest: the cheapest feasible plan with a known price (ties: fewer devices); fastest: the
 fastest feasible plan (ties: cheaper); *_on_type: the same among the plans of its device type
-(the cheapest on a type is the one with the fewest device-hours, priced or not)."""
+(the cheapest on a type is the one of fewest dollars, or of fewest device-hours unpriced)."""
 PlanNote = Literal["unpriced", "offload", "does_not_fit", "memory_unknown", "pcie_cluster"]
 """unpriced: no price for this type, cost unknown (never the cheapest); offload: it fits only
 with the optimizer state in CPU memory (its host step is in the wall time); does_not_fit:

@@ -29,10 +29,11 @@ with ``n``, so the counts within the batch cap are those up to some count. So, p
    first where the largest count's device-hours, the memory check's fewest devices or the last
    too-slow probe (``n ≥ wall_days·n_probe / deadline``) put it, then the count below it;
 3. the cheapest plan on the type is the fewest devices from there on whose device-hours are
-   down to the largest count's (or to ``K``): the memory check's fewest devices for that
-   count's whole layout (its ZeRO stage, TP, PP, recomputation and offload, where it costs what
-   the largest count's does) first, then galloping and bisection; the fastest is the largest
-   count.
+   down to the largest count's (or to ``K``; of the counts estimated, the one of fewest
+   dollars, as a machine filled only partly pays for all its devices: :mod:`..hardware.prices`):
+   the memory check's fewest devices for that count's whole layout (its ZeRO stage, TP, PP,
+   recomputation and offload, where it costs what the largest count's does) first, then
+   galloping and bisection; the fastest is the largest count.
 
 Estimates are cached per count, and each type's answer is the best of the counts estimated.
 The rule has exceptions the search does not chase: optimizer offload, a last resort whose host
@@ -79,6 +80,13 @@ that finishes in time within the batch cap costs more than the budget), unpriced
 (no price to check the budget against)."""
 
 
+def _dollars_or_hours(e: RunEstimate) -> float:
+    """What the cheapest count on one type minimises: its dollars where it is priced (a machine
+    filled only partly pays for all its devices: :mod:`..hardware.prices`), else its
+    device-hours."""
+    return e.dollar_cost if e.dollar_cost is not None else e.gpu_hours
+
+
 def min_global_batch_tokens(e: RunEstimate) -> float:
     """Tokens per optimizer step at the estimate's layout with one micro-batch per data-parallel
     rank and no gradient accumulation: data_parallel · micro_batch · seq_len."""
@@ -102,7 +110,8 @@ class TypeResult:
     """The largest count the statuses were decided on (within the batch cap when one fits in
     time there; else the largest count allowed)."""
     best: int | None = None
-    """The cheapest feasible count (fewest device-hours; ties: fewer devices)."""
+    """The cheapest feasible count (the fewest dollars, or device-hours without a price; ties:
+    fewer devices)."""
     fastest: int | None = None
     """The fastest feasible count."""
     in_time: int | None = None
@@ -170,7 +179,7 @@ class TypeSearch:
         good = [n for n, ok in result.feasible.items() if ok]
         if good:
             result.status = "feasible"
-            result.best = pick(good, lambda n: points[n].gpu_hours,
+            result.best = pick(good, lambda n: _dollars_or_hours(points[n]),
                                 lambda n: (n, points[n].wall_days))
             result.fastest = pick(good, lambda n: points[n].wall_days,
                                    lambda n: (points[n].gpu_hours, n))

@@ -1,0 +1,183 @@
+"""Dated rental prices: one quote per offer, the price a run uses, and the instance it is rented in.
+
+Every price quote has one kind: ``on-demand``, ``reserved`` or ``spot``. A device's default price
+is its newest on-demand quote (the rule of :data:`PRICE_SOURCES`).
+
+Some sellers rent a device only inside a machine of a fixed size: AWS's g4dn, g5 and g6
+instances hold 1, 4 or 8 T4, A10G or L4 GPUs, and the one-GPU instance is cheapest per GPU
+(g5.xlarge $1.006/h against g5.48xlarge's $16.288/h for 8, $2.036 each: the larger instances
+carry more CPUs and RAM per GPU). A run on several devices that talk over PCIe must rent them in
+one machine, so its price is the cheapest instance that holds them (:func:`instance_quote`):
+the quotes of one seller and date that name an ``instance`` are its sizes. A run larger than the
+largest instance takes several of the largest (their network is not modelled). A run that fills
+an instance only partly pays for all of it: the price per device used is the instance's over the
+devices used (3 T4 in a g4dn.12xlarge of 4: $3.912/h over 3 = $1.304 per GPU-hour). Per-device
+marketplaces (RunPod, Lambda's multi-GPU list) name no instance and price any count alike.
+
+The instance also sets the host's CPU RAM, which CPU offload must fit in
+(:meth:`..catalog.Accelerator.host_ram`): a g4dn.xlarge has 16 GiB for its T4.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = ["DEFAULT_PRICE_KIND", "PRICE_KINDS", "PRICE_SOURCES", "PriceKind", "PriceQuote",
+           "PriceUsed", "as_of_key", "instance_quote", "source_label"]
+
+PriceKind = Literal["on-demand", "reserved", "spot"]
+"""How a price is bought: ``on-demand`` (pay as you go, no commitment), ``reserved`` (a
+commitment or a booked block of capacity) or ``spot`` (preemptible, can be taken back)."""
+PRICE_KINDS: tuple[PriceKind, ...] = get_args(PriceKind)
+DEFAULT_PRICE_KIND: PriceKind = "on-demand"
+PRICE_SOURCES: tuple[str, ...] = (
+    "runpod", "lambda", "aws", "digitalocean", "coreweave", "google-cloud")
+"""The one rule that picks a device's default (on-demand) price: the first of these public
+on-demand list prices that quotes the device. GPUs: RunPod's Secure Cloud list (one marketplace
+for every GPU it rents, so that within it a faster GPU is not cheaper by accident), then Lambda's
+on-demand list, then AWS EC2 on-demand (us-east-1 Linux, the instance that holds the run's
+devices: module docstring), then DigitalOcean's, then CoreWeave's; TPUs: Google Cloud's
+per-chip list (no other seller); AWS's own chips: AWS.
+A device none of them quotes has no default: its price is unknown, never $0."""
+
+_AS_OF = re.compile(r"^(\d{4})(?:-(0[1-9]|1[0-2])|-Q([1-4]))?$")
+
+
+def as_of_key(as_of: str) -> tuple[int, int]:
+    """A sortable (year, month) for an ``as_of`` date: ``'2026-11'`` → (2026, 11), a quarter
+    counts as its last month (``'2026-Q1'`` → (2026, 3)), a bare year as month 0 (before any
+    dated month of that year). ValueError for any other shape."""
+    match = _AS_OF.match(as_of)
+    if match is None:
+        raise ValueError(f"as_of {as_of!r} is not YYYY, YYYY-MM or YYYY-Qn")
+    year, month, quarter = match.groups()
+    if month is not None:
+        return int(year), int(month)
+    if quarter is not None:
+        return int(year), 3 * int(quarter)
+    return int(year), 0
+
+
+class PriceQuote(BaseModel):
+    """One dated observation of a rental price, of one kind (on-demand, reserved or spot)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    usd_per_gpu_hour: float = Field(gt=0, description="US dollars per device-hour.")
+    kind: PriceKind = Field(
+        description="How the price is bought: 'on-demand' (no commitment), 'reserved' (a "
+                    "commitment or booked capacity) or 'spot' (preemptible).")
+    offer: str = Field(description="The offer quoted: provider, instance or tier, range.")
+    as_of: str = Field(description="When the price was observed: YYYY, YYYY-MM or YYYY-Qn.")
+    source: str = Field(description="Where the price comes from.")
+    family: str | None = Field(
+        default=None,
+        description="The public price list the quote belongs to, one of PRICE_SOURCES ('runpod', "
+                    "'lambda', 'aws', 'digitalocean', 'coreweave', 'google-cloud'); None for an "
+                    "observation outside the rule (an older survey, a reservation).")
+    default: bool = Field(
+        default=False,
+        description="Whether this is the catalog's default price: the newest on-demand quote.")
+    instance: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The machine the offer rents, where the seller rents the device only in "
+                    "machines of fixed sizes (e.g. 'g5.48xlarge'); None for a per-device price.")
+    gpus: int | None = Field(
+        default=None, ge=1, exclude_if=lambda v: v is None,
+        description="Devices in that machine; the quote is its price over them.")
+    host_ram_gib: float | None = Field(
+        default=None, gt=0, exclude_if=lambda v: v is None,
+        description="That machine's CPU RAM, GiB, shared by its devices.")
+
+    @field_validator("as_of")
+    @classmethod
+    def _dated(cls, value: str) -> str:
+        as_of_key(value)
+        return value
+
+    @model_validator(mode="after")
+    def _instance_has_size(self) -> PriceQuote:
+        if (self.instance is None) != (self.gpus is None):
+            raise ValueError(f"{self.offer}: an instance needs its device count (and a count "
+                             "its instance)")
+        if self.host_ram_gib is not None and self.instance is None:
+            raise ValueError(f"{self.offer}: host RAM is an instance's")
+        return self
+
+
+def instance_quote(quotes: Sequence[PriceQuote], base: PriceQuote,
+                   gpu_count: int) -> tuple[PriceQuote, int]:
+    """The quote that rents ``gpu_count`` devices and the devices paid for: ``base`` itself
+    unless it names an instance; else, among the instances of ``base``'s seller, kind and date,
+    the one holding the run (the largest when none does, several of them) at the lowest price
+    per hour, ties to the fewest devices paid (module docstring)."""
+    if base.instance is None:
+        return base, gpu_count
+    sizes = [q for q in quotes if q.instance is not None and q.kind == base.kind
+             and q.family == base.family and q.as_of == base.as_of]
+    largest = max(q.gpus or 1 for q in sizes)
+    need = min(gpu_count, largest)
+
+    def paid(q: PriceQuote) -> int:
+        size = q.gpus or 1
+        return size * math.ceil(gpu_count / size)
+
+    chosen = min((q for q in sizes if (q.gpus or 1) >= need),
+                 key=lambda q: (q.usd_per_gpu_hour * paid(q), paid(q)))
+    return chosen, paid(chosen)
+
+
+class PriceUsed(BaseModel):
+    """The price an estimate uses per device-hour, and where it comes from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    usd_per_gpu_hour: float | None = Field(
+        description="US dollars per device-hour used; None when unknown (no price given, none "
+                    "in the catalog).")
+    origin: Literal["user", "catalog"] | None = Field(
+        description="user (given) or catalog (a dated quote); None when unknown.")
+    kind: PriceKind | None = Field(
+        description="The catalog quote's kind: on-demand, reserved or spot; None otherwise.")
+    as_of: str | None = Field(description="When the catalog quote was observed.")
+    reference: str | None = Field(description="The catalog quote's source, in full.")
+    label: str | None = Field(description="Its source in a few words, for a short reply.")
+    instance: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The machine the catalog prices the run in (e.g. 'g5.48xlarge'); left out "
+                    "for a per-device price.")
+    instance_gpus: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="Devices in that machine; left out without one.")
+    paid_gpus: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="Devices paid for when the run fills its machines only partly (the price "
+                    "per device used is theirs over the devices used); left out otherwise.")
+
+    @classmethod
+    def of(cls, given: float | None, quote: PriceQuote | None, gpu_count: int = 1,
+           paid: int | None = None) -> PriceUsed:
+        """The user's price when given, else the catalog ``quote`` for ``gpu_count`` devices of
+        which ``paid`` are paid for (None: unknown)."""
+        if given is not None:
+            return cls(usd_per_gpu_hour=given, origin="user", kind=None, as_of=None,
+                       reference=None, label=None)
+        if quote is None:
+            return cls(usd_per_gpu_hour=None, origin=None, kind=None, as_of=None,
+                       reference=None, label=None)
+        paid = gpu_count if paid is None else paid
+        return cls(usd_per_gpu_hour=quote.usd_per_gpu_hour * paid / gpu_count, origin="catalog",
+                   kind=quote.kind, as_of=quote.as_of, reference=quote.source,
+                   label=source_label(quote.source), instance=quote.instance,
+                   instance_gpus=quote.gpus, paid_gpus=paid if paid > gpu_count else None)
+
+
+def source_label(source: str) -> str:
+    """A source in a few words: what comes before its first comma, parenthesis or colon
+    (``'runpod.io/pricing, Secure Cloud (…)'`` → ``'runpod.io/pricing'``)."""
+    return re.split(r",| \(|: ", source, maxsplit=1)[0].strip()

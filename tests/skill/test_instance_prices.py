@@ -1,0 +1,102 @@
+"""A run is priced in the machine that holds it, and fitted in that machine's CPU RAM.
+
+AWS rents the T4, A10G and L4 only inside g4dn, g5 and g6 instances of 1, 4 or 8 GPUs, and the
+one-GPU ``xlarge`` is the cheapest per GPU. Eight A10G that talk over PCIe cannot be rented at
+the ``g5.xlarge``'s $1.006 (eight separate machines): they are a ``g5.48xlarge`` at $16.288/h,
+$2.036 each, with 768 GiB of RAM. Golden prices: aws.amazon.com/ec2/pricing/on-demand,
+us-east-1 Linux, as compiled from instances.vantage.sh in github.com/tsaol/aws-gpu
+(data/g4dn_instances.js, g5_instances.js, g6_instances.js, updated 2026-01-21).
+"""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from compute_budget import MemorySpec, estimate_memory
+from compute_budget.prompts import render_estimate, render_memory
+from compute_budget.skill.estimate import estimate_run
+from compute_budget.skill.hardware.catalog import GIB, get_accelerator
+from compute_budget.skill.hardware.prices import PriceQuote
+from compute_budget.skill.run_spec import RunSpec
+
+
+@pytest.mark.parametrize(
+    ("key", "count", "instance", "usd", "paid"),
+    [
+        ("t4", 1, "g4dn.xlarge", 0.526, None),  # $0.526/h
+        ("t4", 3, "g4dn.12xlarge", 3.912 / 3, 4),  # $3.912/h for 4, 3 used
+        ("t4", 8, "g4dn.metal", 7.824 / 8, None),  # $7.824/h for 8
+        ("t4", 12, "g4dn.metal", 2 * 7.824 / 12, 16),  # two machines of 8
+        ("a10g", 8, "g5.48xlarge", 16.288 / 8, None),  # not 8 x g5.xlarge's $1.006
+        ("a10g", 4, "g5.12xlarge", 5.672 / 4, None),
+        ("l4", 2, "g6.12xlarge", 4.6016 / 2, 4),
+        ("l4", 64, "g6.48xlarge", 13.3504 / 8, None),
+        # trn2.48xlarge, the only Trn2 instance: $35.76/h for 16 chips (us-east-2, 2025-11-30)
+        ("trainium2", 8, "trn2.48xlarge", 35.76 / 8, 16),
+        # Lambda rents V100s only as 8x (lambda.ai/pricing, 2026-09-20)
+        ("v100", 4, "8x V100", 0.79 * 8 / 4, 8),
+    ],
+)
+def test_the_machine_that_holds_the_run_is_priced(key: str, count: int, instance: str,
+                                                  usd: float, paid: int | None) -> None:
+    price = get_accelerator(key).price(None, gpu_count=count)
+    assert price.instance == instance
+    assert price.usd_per_gpu_hour == pytest.approx(usd, rel=1e-4)
+    assert price.paid_gpus == paid
+
+
+def test_a_per_device_price_does_not_depend_on_the_count() -> None:
+    # RunPod's pods price each GPU alike from 1 to 8 (runpod.io/pricing)
+    h100 = get_accelerator("h100")
+    prices = {h100.price(None, gpu_count=n).usd_per_gpu_hour for n in (1, 3, 8, 1024)}
+    assert prices == {3.99}
+    assert h100.price(None, gpu_count=3).instance is None
+
+
+def test_your_price_replaces_the_machine() -> None:
+    price = get_accelerator("a10g").price(1.2, gpu_count=8)
+    assert (price.usd_per_gpu_hour, price.instance, price.paid_gpus) == (1.2, None, None)
+
+
+def test_an_instance_needs_its_size() -> None:
+    quote = {"usd_per_gpu_hour": 1.0, "kind": "on-demand", "offer": "x", "as_of": "2026-01",
+             "source": "s"}
+    with pytest.raises(ValidationError, match="device count"):
+        PriceQuote(**quote, instance="g5.xlarge")
+    with pytest.raises(ValidationError, match="host RAM"):
+        PriceQuote(**quote, host_ram_gib=16)
+
+
+def test_the_run_estimate_pays_for_the_whole_machine() -> None:
+    spec = {"params": "1B", "tokens": "10B"}
+    three = estimate_run(RunSpec(**spec, gpu="t4", gpu_count=3))
+    assert three.dollar_cost == pytest.approx(three.gpu_hours * 3.912 / 3)
+    eight = estimate_run(RunSpec(**spec, gpu="l4", gpu_count=8))
+    assert eight.usd_per_gpu_hour == pytest.approx(13.3504 / 8)
+    assert eight.dollar_cost == pytest.approx(eight.gpu_hours * 13.3504 / 8)
+    brief = render_estimate(three)
+    assert "g4dn.12xlarge of 4 devices, 4 paid for 3 used" in brief
+
+
+@pytest.mark.parametrize(("key", "count", "gib"),
+                         [("t4", 1, 16), ("a10g", 4, 192 / 4), ("a10g", 8, 768 / 8),
+                          ("l4", 1, 16)])
+def test_offload_is_checked_against_the_priced_machines_ram(key: str, count: int,
+                                                            gib: float) -> None:
+    m = estimate_memory(MemorySpec(params="7B", gpu=key, gpu_count=count))
+    assert m.host_ram is not None
+    assert (m.host_ram.bytes_per_device, m.host_ram.origin) == (gib * GIB, "instance")
+
+
+def test_a_full_fine_tune_on_one_t4_does_not_fit_in_its_16_gib() -> None:
+    # 7B with the optimizer offloaded: 12 bytes a parameter of fp32 weights and Adam moments
+    # in CPU memory, ~80 GB, in a g4dn.xlarge's 16 GiB. Against the DGX-2 class 96 GiB the
+    # default was before, it "fit" with offload on a machine the price did not rent.
+    m = estimate_memory(MemorySpec(params="7B", gpu="t4", gpu_count=1))
+    assert m.fits is False
+    text = render_memory(m)
+    assert "g4dn.xlarge: 16 GiB for 1 device, the instance priced" in text
+    yours = estimate_memory(MemorySpec(params="7B", gpu="t4", gpu_count=1, host_ram_gib=256))
+    assert yours.host_ram is not None and yours.host_ram.origin == "user"
+    assert yours.offload and yours.layout.host_needed_bytes is None
