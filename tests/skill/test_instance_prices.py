@@ -100,3 +100,11 @@ def test_a_full_fine_tune_on_one_t4_does_not_fit_in_its_16_gib() -> None:
     yours = estimate_memory(MemorySpec(params="7B", gpu="t4", gpu_count=1, host_ram_gib=256))
     assert yours.host_ram is not None and yours.host_ram.origin == "user"
     assert yours.offload and yours.layout.host_needed_bytes is None
+
+
+def test_devices_beyond_one_machine_are_said_to_take_several() -> None:
+    # Lambda rents the A10 only as 1x (lambda.ai/pricing, 2026-09-20): two are two machines
+    two = estimate_run(RunSpec(params="1B", tokens="1B", gpu="a10", gpu_count=2))
+    assert "1x A10 of 1 device, 2 machines" in render_estimate(two)
+    twelve = estimate_run(RunSpec(params="1B", tokens="1B", gpu="l4", gpu_count=12))
+    assert "g6.48xlarge of 8 devices, 16 paid for 12 used, 2 machines" in render_estimate(twelve)

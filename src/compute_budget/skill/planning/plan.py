@@ -215,7 +215,8 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
             notes.append("does_not_fit")
         elif memory.offload_needed:
             notes.append("offload")
-        if memory.peer_link is not None and e.gpu_count > GPUS_PER_NODE:
+        if memory.peer_link is not None and e.gpu_count > (e.price.instance_gpus
+                                                           or GPUS_PER_NODE):
             notes.append("pcie_cluster")
     return Plan(
         gpu=e.accelerator_key, accelerator=e.accelerator, gpu_count=e.gpu_count,
