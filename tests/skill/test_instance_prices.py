@@ -18,6 +18,7 @@ from compute_budget.prompts import render_estimate, render_memory
 from compute_budget.skill.estimate import estimate_run
 from compute_budget.skill.hardware.catalog import GIB, get_accelerator
 from compute_budget.skill.hardware.prices import PriceQuote
+from compute_budget.skill.planning.plan import PlanSpec, plan_run
 from compute_budget.skill.run_spec import RunSpec
 
 
@@ -108,3 +109,16 @@ def test_devices_beyond_one_machine_are_said_to_take_several() -> None:
     assert "1x A10 of 1 device, 2 machines" in render_estimate(two)
     twelve = estimate_run(RunSpec(params="1B", tokens="1B", gpu="l4", gpu_count=12))
     assert "g6.48xlarge of 8 devices, 16 paid for 12 used, 2 machines" in render_estimate(twelve)
+
+
+def test_a_plan_fills_the_machine_it_pays_for() -> None:
+    # 1B on 10B tokens in 30 days on L4: 2 finish in 14 days but pay for a g6.12xlarge's 4
+    # ($4.6016/h), which finish in 7 for half the dollars; the search probes the filled count
+    report = plan_run(PlanSpec(params="1B", tokens="10B", deadline_days=30, gpus=["l4"],
+                               max_gpu_count=16))
+    (plan,) = report.plans
+    assert plan.gpu_count == 4
+    assert plan.estimate.price.paid_gpus is None
+    two = estimate_run(RunSpec(params="1B", tokens="10B", gpu="l4", gpu_count=2))
+    assert two.wall_days <= 30 and two.dollar_cost is not None
+    assert plan.dollar_cost is not None and plan.dollar_cost < two.dollar_cost

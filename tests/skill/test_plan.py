@@ -97,6 +97,10 @@ BRUTE_FORCE: dict[str, tuple[dict[str, Any], list[str], int, float, float | None
     "a batch cap on a mixture of experts": ({"preset": "mixtral-8x7b", "tokens": "100B"},
                                             ["a100-80gb", "h200", "gaudi3", "tpu-v5p"], 64, 30.0,
                                             None, 12 * 4096),
+    # devices rented in machines paid in full (AWS's 1-, 4- and 8-GPU instances, Lambda's
+    # 8 x V100): 2 L4 pay for a g6.12xlarge's 4, which finish sooner for the same dollars
+    "machines paid in full": ({"params": "1B", "tokens": "10B"},
+                              ["l4", "t4", "v100", "h100"], 64, 30.0, None, None),
 }
 
 

@@ -80,6 +80,19 @@ that finishes in time within the batch cap costs more than the budget), unpriced
 (no price to check the budget against)."""
 
 
+def _fill_machines(result: TypeResult, grid: CountGrid, at: Callable[[int], RunEstimate],
+                   limit: int) -> None:
+    """Where the cheapest count found fills its machines only partly, also estimate the count
+    that fills them (up to index ``limit``): a machine is paid in full (:mod:`..hardware.prices`),
+    so the same dollars an hour buy more devices (2 L4 pay for a g6.12xlarge's 4)."""
+    if result.in_time is None:
+        return
+    paid = result.points[result.in_time].price.paid_gpus
+    index = grid.first_at_least(paid) if paid is not None else len(grid)
+    if index <= limit and grid.count(index) == paid:
+        at(index)
+
+
 def _dollars_or_hours(e: RunEstimate) -> float:
     """What the cheapest count on one type minimises: its dollars where it is priced (a machine
     filled only partly pays for all its devices: :mod:`..hardware.prices`), else its
@@ -174,6 +187,7 @@ class TypeSearch:
                 limit = last  # no count does: the largest says why
         if result.status != "over_batch_cap":
             self._up_to(result, grid, at, limit)
+            _fill_machines(result, grid, at, limit)
         result.feasible = {n: self.in_time(e) and self.within_batch(e) and self.within_budget(e)
                            for n, e in points.items()}
         good = [n for n, ok in result.feasible.items() if ok]
