@@ -342,7 +342,7 @@ Dense peaks (NVIDIA's sparse datasheet figures halved); "unknown" where no sourc
 | name | device | BF16 TFLOP/s | FP16 TFLOP/s | FP8 TFLOP/s | memory | bandwidth | default price |
 |---|---|---|---|---|---|---|---|
 | `h100-sxm` or `h100` | H100 SXM | 989.5 | 989.5 | 1,979 | 80 GiB | 3.35 TB/s | $3.99/h (on-demand, 2026-11) |
-| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (on-demand, 2026-01; g5.xlarge: 1 per machine) |
+| `a10g` | A10G (AWS G5) | unknown | unknown | unknown | 24 GiB | 0.600 TB/s | $1.01/h (on-demand, 2026-01; g5.xlarge of 1, $1.42 in g5.12xlarge of 4, $2.04 in g5.48xlarge of 8) |
 
 **Sources**
 - H100 SXM: NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: 'BFLOAT16 Tensor Core 1,979 teraFLOPS*', 'FP8 Tensor Core 3,958 teraFLOPS*' (*with sparsity), 80GB, 3.35 TB/s, up to 700 W. NVIDIA NGC DGXC benchmarking page states dense peaks 'H100 FP8 is 1979 TFLOPS and for H100 BF16 is 989 TFLOPS'. Price $4.92/h: reserved, 2025-01, AWS Capacity Blocks pricing page. Price $3.99/h: on-demand, 2026-11, runpod.io/pricing, Secure Cloud (RunPod-operated, per-second billing, no commitment), read 2026-11-09 (secondary transcription in github.com/datareceipts/data-receipts, GPU pricing vendors table); Community Cloud lists the same GPU lower.

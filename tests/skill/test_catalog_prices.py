@@ -134,7 +134,7 @@ def test_golden_defaults(key: str, usd: float, as_of: str, family: str) -> None:
 @pytest.mark.parametrize(
     ("key", "shown", "source"),
     [
-        ("trainium2", "$2.23/h (on-demand, 2025-11; trn2.48xlarge: 16 per machine)",
+        ("trainium2", "$2.23/h (on-demand, 2025-11; trn2.48xlarge of 16)",
          "github.com/tsaol/aws-gpu"),
         ("rtx-5090", "$0.89/h (on-demand, 2026-01)", "github.com/carsonpo/gpus"),
         ("rtx-a6000", "$0.53/h (on-demand, 2026-09)", "github.com/qianli-hu/AI-architecture"),
