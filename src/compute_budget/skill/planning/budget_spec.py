@@ -64,7 +64,7 @@ class BudgetTableSpec(BaseModel):
     gpu_count: OptionalCount = Field(
         default=None, ge=1, le=10_000_000,
         description=f"Number of devices, with gpu (default {DEFAULT_GPU_COUNT}, one server). "
-                    "It changes the wall time, not the dollars.",
+                    "It sets the wall time and the machine priced.",
     )
     mfu: Mfu | None = Field(
         default=None,
