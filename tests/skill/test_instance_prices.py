@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from compute_budget import MemorySpec, estimate_memory
-from compute_budget.prompts import render_estimate, render_memory
+from compute_budget.prompts import render_estimate, render_memory, render_plan
 from compute_budget.skill.estimate import estimate_run
 from compute_budget.skill.hardware.catalog import GIB, get_accelerator
 from compute_budget.skill.hardware.prices import PriceQuote
@@ -122,3 +122,14 @@ def test_a_plan_fills_the_machine_it_pays_for() -> None:
     two = estimate_run(RunSpec(params="1B", tokens="10B", gpu="l4", gpu_count=2))
     assert two.wall_days <= 30 and two.dollar_cost is not None
     assert plan.dollar_cost is not None and plan.dollar_cost < two.dollar_cost
+
+
+def test_the_plan_reply_says_a_machine_is_paid_whole() -> None:
+    # 4 L4 (a g6.12xlarge) take 7.2 days, 14.8 at the slow end: 8 would meet 8 days even
+    # there, in a g6.48xlarge at $1.67 each, not at the same cost
+    report = plan_run(PlanSpec(params="1B", tokens="10B", deadline_days=8, gpus=["l4"],
+                               max_gpu_count=16))
+    text = render_plan(report)
+    assert "a machine rented whole is paid for all its devices" in text
+    assert "at the price of the machines that hold them" in text
+    assert "at about the same cost" not in text

@@ -5,7 +5,8 @@ The search uses the shape of the estimate rather than trying every count. On one
 the model FLOPs, the peak and the MFU fixed, the device-hours are ``wall_hours · n = K · r(n)``,
 where ``r(n) ≥ 1`` is the layout's cost in time (recomputation, model parallelism beyond
 what the model needs at scale, CPU offload; 1 with a given MFU), and the dollars are
-proportional to them. More devices leave more memory per
+proportional to them (at one price per device; a machine rented whole and filled only partly
+is the exception of step 3). More devices leave more memory per
 device, so as a rule the run fits from some count on, ``r(n)`` does not grow, the layout's
 model-parallel degree ``mp(n) = tp·pp`` does not grow, the wall days fall at least as ``1/n``
 and the dollars fall or stay flat. The smallest global batch, ``n · s / mp(n)`` tokens for
