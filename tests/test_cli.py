@@ -296,7 +296,7 @@ def test_a_command_imports_only_what_it_needs() -> None:
     alternatives and the split alone."""
     assert _modules_loaded_by("--help") == {"errors"}
     assert _modules_loaded_by("gpus") == {"errors", "quantities", "vocabulary", "hardware",
-                                          "hardware.catalog", "pydantic.main"}
+                                          "hardware.catalog", "hardware.prices", "pydantic.main"}
     estimate = _modules_loaded_by("estimate", "--params", "7B", "--tokens", "1T", "--gpu",
                                   "h100", "--gpus", "8")
     assert {"run_spec", "estimate", "pydantic.main"} <= estimate

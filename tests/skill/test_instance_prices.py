@@ -133,3 +133,12 @@ def test_the_plan_reply_says_a_machine_is_paid_whole() -> None:
     assert "a machine rented whole is paid for all its devices" in text
     assert "at the price of the machines that hold them" in text
     assert "at about the same cost" not in text
+
+
+def test_the_run_without_offload_is_priced_for_its_own_count() -> None:
+    # 1B on one T4 needs offload; without it, 2 T4: a g4dn.12xlarge's 4 paid ($3.912/h / 2
+    # per T4 used), not the g4dn.xlarge's $0.526
+    e = estimate_run(RunSpec(params="1B", tokens="1B", gpu="t4", gpu_count=1))
+    w = e.without_offload
+    assert w is not None and w.gpu_count == 2 and w.dollar_cost is not None
+    assert w.dollar_cost == pytest.approx(w.gpu_hours * 3.912 / 2)

@@ -239,17 +239,18 @@ def layout_cost(spec: RunSpec, memory: MemoryEstimate | None, ratio: float,
 
 
 def _without_offload(spec: RunSpec, memory: MemoryEstimate | None, flops: float, peak: float,
-                     mfu: float, price: float | None, cost: LayoutCost | None
-                     ) -> WithoutOffload | None:
+                     mfu: float, cost: LayoutCost | None) -> WithoutOffload | None:
     """When the run fits only with offload: the same run on the fewest devices that fit
-    without it, at the MFU without the offload factor."""
+    without it, at the MFU without the offload factor and the price of that many devices (a
+    machine rented whole: :mod:`.hardware.prices`)."""
     if memory is None or not memory.offload or cost is None:
         return None
     count = memory.layout.min_gpu_count_without_offload
     if count is None or count <= spec.gpu_count:
         return None
     plain = mfu * (cost.offload or 1.0) if cost.applied else mfu
-    run = cost_from_flops(flops, count, peak, plain, price, spec.failure_budget)
+    price = spec.accelerator.price(spec.usd_per_gpu_hour, kind=spec.price_kind, gpu_count=count)
+    run = cost_from_flops(flops, count, peak, plain, price.usd_per_gpu_hour, spec.failure_budget)
     return WithoutOffload(gpu_count=count, wall_days=run.wall_days, gpu_hours=run.gpu_hours,
                           dollar_cost=run.dollar_cost,
                           dollar_cost_with_failures=run.dollar_cost_with_failures)
@@ -311,7 +312,7 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
         frozen_flops_saved_per_token=FROZEN_SAVING_PER_PARAM * flops.frozen,
         recompute=recompute, recompute_slowdown=ratio, layout_cost=layout,
         without_offload=_without_offload(spec, memory, flops.per_token * spec.tokens, peak, mfu,
-                                         price.usd_per_gpu_hour, layout),
+                                         layout),
         hardware_flops=flops.per_token * ratio * spec.tokens,
         hardware_flops_per_token=flops.per_token * ratio, hfu=mfu * ratio,
         tokens_per_second_per_gpu=spec.tokens / point.wall_seconds / spec.gpu_count,
