@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from compute_budget import MemorySpec, estimate_memory
+from compute_budget import MemorySpec, estimate_memory, suggest_alternatives
 from compute_budget.prompts import render_estimate, render_memory, render_plan
 from compute_budget.skill.estimate import estimate_run
 from compute_budget.skill.hardware.catalog import GIB, get_accelerator
@@ -106,9 +106,9 @@ def test_a_full_fine_tune_on_one_t4_does_not_fit_in_its_16_gib() -> None:
 def test_devices_beyond_one_machine_are_said_to_take_several() -> None:
     # Lambda rents the A10 only as 1x (lambda.ai/pricing, 2026-09-20): two are two machines
     two = estimate_run(RunSpec(params="1B", tokens="1B", gpu="a10", gpu_count=2))
-    assert "1x A10 of 1 device, 2 machines" in render_estimate(two)
+    assert "1x A10 of 1 device, 2 instances" in render_estimate(two)
     twelve = estimate_run(RunSpec(params="1B", tokens="1B", gpu="l4", gpu_count=12))
-    assert "g6.48xlarge of 8 devices, 16 paid for 12 used, 2 machines" in render_estimate(twelve)
+    assert "g6.48xlarge of 8 devices, 16 paid for 12 used, 2 instances" in render_estimate(twelve)
 
 
 def test_a_plan_fills_the_machine_it_pays_for() -> None:
@@ -142,3 +142,18 @@ def test_the_run_without_offload_is_priced_for_its_own_count() -> None:
     w = e.without_offload
     assert w is not None and w.gpu_count == 2 and w.dollar_cost is not None
     assert w.dollar_cost == pytest.approx(w.gpu_hours * 3.912 / 2)
+
+
+def test_other_hardware_is_priced_in_the_machine_that_holds_the_run() -> None:
+    # 3 GB200 take a CoreWeave instance of 4 ($42.00/h over 3 used = $14.00 each): the row
+    # priced them at $10.50 before
+    report = suggest_alternatives(RunSpec(params="350M", tokens="7B", gpu="t4", gpu_count=3,
+                                          kind="pretrain"))
+    hardware = [a for a in report.alternatives if a.kind == "other_hardware"]
+    assert hardware
+    for a in hardware:
+        acc = get_accelerator(a.estimate.accelerator_key)
+        assert a.estimate.usd_per_gpu_hour == acc.price(None, gpu_count=3).usd_per_gpu_hour
+        assert a.detail.price_quote.instance == a.estimate.price.instance
+    gb200 = get_accelerator("gb200").price(None, gpu_count=3)
+    assert gb200.usd_per_gpu_hour == pytest.approx(42.0 / 3)

@@ -120,7 +120,9 @@ class OtherHardwareDetail(_Detail):
     """The same FLOPs on another device, at its on-demand price."""
 
     kind: Literal["other_hardware"] = "other_hardware"
-    price_quote: PriceQuote = Field(description="The on-demand quote the device is priced at.")
+    price_quote: PriceQuote = Field(
+        description="The on-demand quote the device is priced at (of the machine that holds the "
+                    "run, where the seller rents fixed sizes).")
     original_price_on_demand: bool | None = Field(
         description="Whether the original's price is a catalog on-demand quote (False: another "
                     "kind, e.g. a reservation; None: the user's own price or no price).")

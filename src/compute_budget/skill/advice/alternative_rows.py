@@ -9,6 +9,7 @@ import re
 from ..estimate import estimate_run
 from ..estimate_result import Feasibility, RunEstimate
 from ..hardware.catalog import Accelerator, PriceQuote, list_accelerators
+from ..hardware.prices import instance_quote
 from ..memory.lora import QLORA_BITS
 from ..model.families import known_preset, larger_in_family, smaller_in_family
 from ..model.param_count import counts_of
@@ -126,13 +127,13 @@ def _on_other_devices(spec: RunSpec,
             continue
         # A throughput measured on one device says nothing absolute about another: carry its
         # MFU over instead, like a user's MFU. Past runs adjust each device's own prior.
-        candidate = estimate_run(spec.model_copy(update={
-            "gpu": acc.key, "usd_per_gpu_hour": quote.usd_per_gpu_hour, "peak_tflops": None,
+        candidate = estimate_run(spec.model_copy(update={  # at the default, on-demand price
+            "gpu": acc.key, "usd_per_gpu_hour": None, "price_kind": None, "peak_tflops": None,
             "precision": original.precision, "achieved_tflops": None,
             "mfu": None if original.mfu_used.origin in ("prior", "own_runs")
             else original.mfu, "probe": None}))
-        if candidate.feasibility != "does_not_fit":
-            out.append((candidate, quote))
+        if candidate.feasibility != "does_not_fit":  # the quote of the machine priced
+            out.append((candidate, instance_quote(acc.prices, quote, spec.gpu_count)[0]))
     return out
 
 
