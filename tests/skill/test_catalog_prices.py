@@ -138,7 +138,8 @@ def test_golden_defaults(key: str, usd: float, as_of: str, family: str) -> None:
          "github.com/tsaol/aws-gpu"),
         ("rtx-5090", "$0.89/h (on-demand, 2026-01)", "github.com/carsonpo/gpus"),
         ("rtx-a6000", "$0.53/h (on-demand, 2026-09)", "github.com/qianli-hu/AI-architecture"),
-        ("mi325x", "$3.80/h (on-demand, 2026-10)", "github.com/shyamsfo/bernoulli"),
+        ("mi325x", "$3.80/h (on-demand, 2026-10; gpu-mi325x1-256gb of 1, $3.80 in "
+                   "gpu-mi325x8-2048gb of 8)", "github.com/shyamsfo/bernoulli"),
     ],
 )
 def test_each_new_price_is_shown_with_its_date_and_source(cli: Cli, key: str, shown: str,

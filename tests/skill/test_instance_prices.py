@@ -37,6 +37,11 @@ from compute_budget.skill.run_spec import RunSpec
         ("trainium2", 8, "trn2.48xlarge", 35.76 / 8, 16),
         # Lambda rents V100s only as 8x (lambda.ai/pricing, 2026-09-20)
         ("v100", 4, "8x V100", 0.79 * 8 / 4, 8),
+        # DigitalOcean droplets of 1 or 8 MI300X, $2.59/h and $20.72/h (/v2/sizes, 2026-10-08,
+        # github.com/shyamsfo/bernoulli): two that talk over Infinity Fabric take the 8x
+        ("mi300x", 1, "gpu-mi300x1-192gb", 2.59, None),
+        ("mi300x", 2, "gpu-mi300x8-1536gb", 20.72 / 2, 8),
+        ("mi325x", 16, "gpu-mi325x8-2048gb", 30.40 / 8, None),
     ],
 )
 def test_the_machine_that_holds_the_run_is_priced(key: str, count: int, instance: str,

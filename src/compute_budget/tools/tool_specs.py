@@ -132,7 +132,7 @@ CATALOG_BRIEF: dict[str, Any] = {"notes": True, "accelerators": {"__all__": {
     "spec_source": True, "spec_as_of": True, "prices": True, "aliases": True,
     "board_power_w": True, "board_power_source": True, "generation": True, "vendor": True,
     "memory_bandwidth_tbs": True, "usable_memory_source": True,
-    "default_price": {"offer", "source", "default", "family", "kind"}}}}
+    "default_price": {"offer", "source", "default", "family", "kind", "host_ram_gib"}}}}
 """The catalog without its sources and every price quote but the default."""
 
 

@@ -6,9 +6,10 @@ is its newest on-demand quote (the rule of :data:`PRICE_SOURCES`).
 Some sellers rent a device only inside a machine of a fixed size: AWS's g4dn, g5 and g6
 instances hold 1, 4 or 8 T4, A10G or L4 GPUs, and the one-GPU instance is cheapest per GPU
 (g5.xlarge $1.006/h against g5.48xlarge's $16.288/h for 8, $2.036 each: the larger instances
-carry more CPUs and RAM per GPU). A run on several devices that talk over PCIe must rent them in
-one machine, so its price is the cheapest instance that holds them (:func:`instance_quote`):
-the quotes of one seller and date that name an ``instance`` are its sizes. A run larger than the
+carry more CPUs and RAM per GPU); DigitalOcean's MI300X and MI325X droplets hold 1 or 8. A run
+on several devices that talk to each other must rent them in one machine, so its price is the
+cheapest instance that holds them (:func:`instance_quote`): the quotes of one seller and date
+that name an ``instance`` are its sizes. A run larger than the
 largest instance takes several of the largest (their network is not modelled). A run that fills
 an instance only partly pays for all of it: the price per device used is the instance's over the
 devices used (3 T4 in a g4dn.12xlarge of 4: $3.912/h over 3 = $1.304 per GPU-hour). Per-device
