@@ -136,8 +136,13 @@ def test_the_plan_reply_says_a_machine_is_paid_whole() -> None:
                                max_gpu_count=16))
     text = render_plan(report)
     assert "a machine rented whole is paid for all its devices" in text
-    assert "at the price of the machines that hold them" in text
+    assert report.plans[0].slow_end_usd_per_gpu_hour == pytest.approx(13.3504 / 8)
+    assert "at $1.67/GPU-h in the machines that hold them" in text
     assert "at about the same cost" not in text
+    # 8 MI300X to 16: two droplets of 8 at the same $2.59 each, so the same cost
+    same = plan_run(PlanSpec(params="1B", tokens="100B", deadline_days=2, gpus=["mi300x"],
+                             max_gpu_count=64)).plans[0]
+    assert same.gpu_count_for_slow_end is not None and same.slow_end_usd_per_gpu_hour is None
 
 
 def test_the_run_without_offload_is_priced_for_its_own_count() -> None:

@@ -530,7 +530,8 @@ def test_the_slow_end_count_is_one_the_search_allows() -> None:
     # low end) needs a whole-node count that is not a multiple of 3 (e.g. 96 devices with a
     # 22-day slow end need 112 for 19.0 days): the next allowed count, a multiple of 24, is
     # what the plan asks for. The deadline follows the prior, so the test does not pin it.
-    from compute_budget.skill.planning.plan import _count_for_slow_end
+    from compute_budget.skill.planning.grid import CountGrid, slow_end_count
+    from compute_budget.skill.planning.plan_spec import MAX_GPU_COUNT
 
     tighter = report.plans[0].estimate
     nodes = next(n for n in range(tighter.gpu_count + 8, 4096, 8) if n % 3)
@@ -539,4 +540,5 @@ def test_the_slow_end_count_is_one_the_search_allows() -> None:
                     gpus=["h100"], pp=3)
     needed = tighter.gpu_count * tighter.wall_days_range[1] / deadline
     assert nodes - 8 < needed <= nodes
-    assert _count_for_slow_end(tighter, spec) == 24 * math.ceil(nodes / 24)
+    grid = CountGrid(spec.count_step, MAX_GPU_COUNT)
+    assert slow_end_count(tighter, spec.deadline_days, grid) == 24 * math.ceil(nodes / 24)

@@ -1,14 +1,17 @@
 """The device counts a plan searches: 1, 2, 4, then whole nodes of 8, each a multiple of the
-degrees the user pinned (tp·pp·ep)."""
+degrees the user pinned (tp·pp·ep); and the count that would meet a deadline at the slow end of
+the MFU band, with its price."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
+from ..estimate_result import RunEstimate
+from ..hardware.catalog import get_accelerator
 from ..vocabulary import GPUS_PER_NODE
 
-__all__ = ["SMALL_COUNTS", "CountGrid"]
+__all__ = ["SMALL_COUNTS", "CountGrid", "price_at", "slow_end_count"]
 
 SMALL_COUNTS = (1, 2, 4)
 """Counts below one node; above, whole nodes of GPUS_PER_NODE."""
@@ -44,3 +47,25 @@ class CountGrid:
                 return i
         nodes = max(1, math.ceil(devices / self.node_step)) if math.isfinite(devices) else 0
         return min(len(self), len(self.small) + nodes - 1) if nodes else len(self)
+
+
+def slow_end_count(e: RunEstimate, deadline_days: float, grid: CountGrid) -> int | None:
+    """Devices that would finish by the deadline even at the slow end of the MFU band, by the
+    estimate's own linear scaling, among the counts the search allows (1, 2, 4, whole nodes,
+    multiples of the pinned degrees); None when the plan already does, or no count does."""
+    slow = e.wall_days_range[1]
+    if slow <= deadline_days:
+        return None
+    index = grid.first_at_least(e.gpu_count * slow / deadline_days)
+    return grid.count(index) if index < len(grid) else None
+
+
+def price_at(e: RunEstimate, count: int | None) -> float | None:
+    """The catalog's price per device at ``count`` when it is not ``e``'s (a machine rented
+    whole and filled otherwise: :mod:`..hardware.prices`); None when it is the same."""
+    if count is None or e.price.instance is None:
+        return None
+    price = get_accelerator(e.accelerator_key).price(None, kind=e.price.kind, gpu_count=count)
+    now, then = e.usd_per_gpu_hour, price.usd_per_gpu_hour
+    same = now is not None and then is not None and math.isclose(now, then, rel_tol=1e-9)
+    return None if same else then

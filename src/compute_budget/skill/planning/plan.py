@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..estimate import RunEstimate
 from ..vocabulary import GPUS_PER_NODE, FiniteResult
-from .grid import CountGrid
+from .grid import CountGrid, price_at, slow_end_count
 from .plan_search import TypeResult, TypeSearch, TypeStatus, min_global_batch_tokens, pick
 from .plan_spec import (
     BATCH_FIT_SOURCE,
@@ -138,6 +138,10 @@ class Plan(_Frozen):
         description="When the slow end of the MFU band misses the deadline: the devices that "
                     "would meet it even there (linear scaling, not re-estimated); None when "
                     "the plan meets it across the band.")
+    slow_end_usd_per_gpu_hour: float | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="Their price per device when it is not this plan's (a machine rented whole "
+                    "and filled otherwise); left out when it is the same.")
     wins: list[Win] = Field(description="What this plan is best at (see Win).")
     notes: list[PlanNote] = Field(description="Things to check (see PlanNote).")
     estimate: RunEstimate = Field(
@@ -191,20 +195,9 @@ class PlanReport(_Frozen, FiniteResult):
     notes: list[ReportNote] = Field(description="Assumptions of every plan (see ReportNote).")
 
 
-def _count_for_slow_end(e: RunEstimate, spec: PlanSpec) -> int | None:
-    """Devices that would finish by the deadline even at the slow end of the MFU band, by the
-    estimate's own linear scaling, among the counts the search allows (1, 2, 4, whole nodes,
-    multiples of the pinned degrees); None when the plan already does, or no count does."""
-    slow = e.wall_days_range[1]
-    if slow <= spec.deadline_days:
-        return None
-    grid = CountGrid(spec.count_step, MAX_GPU_COUNT)
-    index = grid.first_at_least(e.gpu_count * slow / spec.deadline_days)
-    return grid.count(index) if index < len(grid) else None
-
-
 def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
     notes: list[PlanNote] = []
+    slow = slow_end_count(e, spec.deadline_days, CountGrid(spec.count_step, MAX_GPU_COUNT))
     if e.dollar_cost is None:
         notes.append("unpriced")
     memory = e.memory
@@ -224,7 +217,8 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
         usd_per_gpu_hour=e.usd_per_gpu_hour, dollar_cost=e.dollar_cost,
         dollar_cost_with_failures=e.dollar_cost_with_failures,
         min_global_batch_tokens=min_global_batch_tokens(e),
-        gpu_count_for_slow_end=_count_for_slow_end(e, spec),
+        gpu_count_for_slow_end=slow,
+        slow_end_usd_per_gpu_hour=price_at(e, slow),
         wins=wins, notes=notes, estimate=e,
     )
 
