@@ -87,7 +87,11 @@ def test_the_run_estimate_pays_for_the_whole_machine() -> None:
 
 @pytest.mark.parametrize(("key", "count", "gib"),
                          [("t4", 1, 16), ("a10g", 4, 192 / 4), ("a10g", 8, 768 / 8),
-                          ("l4", 1, 16)])
+                          ("l4", 1, 16),
+                          ("t4", 3, 192 / 3),  # a g4dn.12xlarge's RAM shared by the 3 used
+                          # Lambda's 8x V100 with 448 GiB, and its 1x A10 with 226
+                          # (lambda.ai/instances, read 2026-09-20, the catalog's transcription)
+                          ("v100", 8, 448 / 8), ("v100", 1, 448), ("a10", 1, 226)])
 def test_offload_is_checked_against_the_priced_machines_ram(key: str, count: int,
                                                             gib: float) -> None:
     m = estimate_memory(MemorySpec(params="7B", gpu=key, gpu_count=count))

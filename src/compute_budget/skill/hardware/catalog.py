@@ -198,17 +198,21 @@ class Accelerator(BaseModel):
         return PriceUsed.of(None, quote, gpu_count, paid)
 
     def host_ram(self, gpu_count: int) -> tuple[float, str] | None:
-        """CPU RAM per device, GiB, of the machine the default price rents ``gpu_count`` devices
-        in, and that machine; None when the price names no machine or its RAM."""
+        """CPU RAM per device used, GiB, of the machines the default price rents ``gpu_count``
+        devices in (a machine filled only partly shares its RAM among fewer devices), and those
+        machines; None when the price names no machine or its RAM."""
         base = self.default_price
         if base is None or base.instance is None:
             return None
-        quote, _ = instance_quote(self.prices, base, gpu_count)
+        quote, paid = instance_quote(self.prices, base, gpu_count)
         if quote.host_ram_gib is None or quote.gpus is None:
             return None
-        gpus = f"{quote.gpus} device{'s' if quote.gpus > 1 else ''}"
-        return (quote.host_ram_gib / quote.gpus,
-                f"{quote.instance}: {quote.host_ram_gib:g} GiB for {gpus}, the instance priced")
+        machines = paid // quote.gpus
+        each = f"{machines} × {quote.instance}" if machines > 1 else quote.instance
+        gpus = f"{quote.gpus} device{'s' if quote.gpus > 1 else ''}{' each' * (machines > 1)}"
+        used = f", {gpu_count} used" if paid > gpu_count else ""
+        return (quote.host_ram_gib * machines / gpu_count,
+                f"{each}: {quote.host_ram_gib:g} GiB for {gpus}{used}, the instance priced")
 
     @property
     def default_precision(self) -> Precision:

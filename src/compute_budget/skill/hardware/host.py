@@ -27,9 +27,10 @@ are kept here, per accelerator key, with the platform each generation usually sh
   one per channel (the configuration that runs at DDR5-5600), for two cards (48 GiB each).
   Cloud machines often give less per device. Where the catalog prices a device in a cloud
   machine whose RAM it lists (AWS's g4dn, g5 and g6 instances for the T4, A10G and L4: 16 GiB
-  in the one-GPU ``xlarge``, 48 GiB per GPU in the 4-GPU ``12xlarge``, 48 or 96 GiB in the 8-GPU
-  ones; :mod:`.prices`), that machine's RAM is the default, so that a run is not priced on one
-  machine and fitted on another. RunPod's pods list 41 GB per RTX 4090 and 125 GB per H100 SXM
+  in the one-GPU ``xlarge``, 192 GiB in the 4-GPU ``12xlarge``, 384 or 768 GiB in the 8-GPU
+  ones; Lambda's and DigitalOcean's instances; :mod:`.prices`), that machine's RAM over the
+  devices used is the default, so that a run is not priced on one machine and fitted on
+  another. RunPod's pods list 41 GB per RTX 4090 and 125 GB per H100 SXM
   (github.com/Malaeu/nanoGPT-RH, docs/runpod_specs.md, 2026-01-01), not kept here. The reply
   says where the default comes from, and a user who knows theirs gives it.
 
