@@ -171,3 +171,31 @@ def test_other_hardware_is_priced_in_the_machine_that_holds_the_run() -> None:
         assert a.detail.price_quote.instance == a.estimate.price.instance
     gb200 = get_accelerator("gb200").price(None, gpu_count=3)
     assert gb200.usd_per_gpu_hour == pytest.approx(42.0 / 3)
+
+
+def test_separate_machines_say_their_network_is_not_modelled() -> None:
+    # Lambda rents the GH200 only as 1x (lambda.ai/pricing, 2026-09-20): 16 of them are 16
+    # machines, so even data parallelism's gradient all-reduce crosses their network
+    dp = estimate_run(RunSpec(preset="llama-3.1-8b", tokens="30B", gpu="gh200", gpu_count=16))
+    assert dp.memory is not None and dp.memory.tp == 1
+    assert dp.price.network == "separate"
+    assert "16 instances, joined only by a network not modelled" in render_estimate(dp)
+    # 70B lays out at TP 4, which on 1-device machines crosses that network too
+    tp = estimate_run(RunSpec(preset="llama-3.1-70b", tokens="30B", gpu="gh200", gpu_count=64))
+    assert tp.memory is not None and tp.memory.tp > 1
+    assert tp.price.network == "tp_spans"
+    assert "tensor parallelism crosses them, over a network not modelled" in render_estimate(tp)
+    # one machine, or TP within machines of 8 L4 (g6.48xlarge), or a per-device price: nothing
+    for quiet in (RunSpec(preset="llama-3.1-8b", tokens="1B", gpu="gh200", gpu_count=1),
+                  RunSpec(preset="llama-3.1-8b", tokens="1B", gpu="l4", gpu_count=16),
+                  RunSpec(preset="llama-3.1-8b", tokens="1B", gpu="h100", gpu_count=64),
+                  RunSpec(preset="llama-3.1-8b", tokens="1B", gpu="gh200", gpu_count=16,
+                          usd_per_gpu_hour=2.0)):
+        e = estimate_run(quiet)
+        assert e.price.network is None and "network not modelled" not in render_estimate(e)
+    report = plan_run(PlanSpec(preset="llama-3.1-8b", tokens="300B", deadline_days=14,
+                               gpus=["gh200", "h100"]))
+    notes = {p.gpu: p.notes for p in report.plans}
+    assert "instance_network" in notes["gh200"] and "instance_network" not in notes["h100-sxm"]
+    assert report.plans[0].gpu == "gh200"
+    assert "span machines whose network is not modelled" in render_plan(report)

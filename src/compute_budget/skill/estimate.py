@@ -46,6 +46,7 @@ from .hardware.energy import energy_of
 from .hardware.measured import measured_mfu
 from .hardware.mfu import mfu_prior
 from .hardware.own_runs import own_runs_mfu
+from .hardware.prices import spanning
 from .memory.estimate import MemoryEstimate, estimate_memory
 from .memory.offload import offload_factor
 from .model.flops import (
@@ -290,7 +291,9 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
     recompute = memory.recompute if memory is not None else spec.recompute or "none"
     ratio = flops.recompute_ratio(recompute)
     mfu, used, layout = _mfu_and_layout(spec, acc, precision, peak, flops, memory, ratio)
-    price = acc.price(spec.usd_per_gpu_hour, kind=spec.price_kind, gpu_count=spec.gpu_count)
+    price = spanning(acc.price(spec.usd_per_gpu_hour, kind=spec.price_kind,
+                               gpu_count=spec.gpu_count),
+                     spec.gpu_count, memory.tp if memory is not None else spec.tp or 1)
     band = cost_band(flops.per_token * spec.tokens, spec, peak, mfu, used.range,
                      price.usd_per_gpu_hour)
     point, fast, slow = band

@@ -28,13 +28,19 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["DEFAULT_PRICE_KIND", "PRICE_KINDS", "PRICE_SOURCES", "PriceKind", "PriceQuote",
-           "PriceUsed", "as_of_key", "instance_quote", "source_label"]
+__all__ = ["DEFAULT_PRICE_KIND", "PRICE_KINDS", "PRICE_SOURCES", "InstanceNetwork", "PriceKind",
+           "PriceQuote", "PriceUsed", "as_of_key", "instance_quote", "source_label",
+           "spanning"]
 
 PriceKind = Literal["on-demand", "reserved", "spot"]
 """How a price is bought: ``on-demand`` (pay as you go, no commitment), ``reserved`` (a
 commitment or a booked block of capacity) or ``spot`` (preemptible, can be taken back)."""
 PRICE_KINDS: tuple[PriceKind, ...] = get_args(PriceKind)
+InstanceNetwork = Literal["separate", "tp_spans"]
+"""What crosses the network between the machines a run is priced in, which no estimate models:
+``separate``, machines of one device each, so every byte between devices (the gradient
+all-reduce at least) does; ``tp_spans``, the layout's tensor-parallel group is larger than a
+machine, so its traffic, priced as on the devices' own link, does."""
 DEFAULT_PRICE_KIND: PriceKind = "on-demand"
 PRICE_SOURCES: tuple[str, ...] = (
     "runpod", "lambda", "aws", "digitalocean", "coreweave", "google-cloud")
@@ -159,6 +165,12 @@ class PriceUsed(BaseModel):
         default=None, exclude_if=lambda v: v is None,
         description="Devices paid for when the run fills its machines only partly (the price "
                     "per device used is theirs over the devices used); left out otherwise.")
+    network: InstanceNetwork | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="When the run spans several of those machines and their network, not "
+                    "modelled, carries what the time assumes a fabric does: separate (machines "
+                    "of one device) or tp_spans (tensor parallelism across machines); left out "
+                    "otherwise.")
 
     @classmethod
     def of(cls, given: float | None, quote: PriceQuote | None, gpu_count: int = 1,
@@ -176,6 +188,16 @@ class PriceUsed(BaseModel):
                    kind=quote.kind, as_of=quote.as_of, reference=quote.source,
                    label=source_label(quote.source), instance=quote.instance,
                    instance_gpus=quote.gpus, paid_gpus=paid if paid > gpu_count else None)
+
+
+def spanning(price: PriceUsed, gpu_count: int, tp: int) -> PriceUsed:
+    """``price`` with its :data:`InstanceNetwork` code for a run of ``gpu_count`` devices at
+    tensor-parallel degree ``tp``: set only when the run spans several machines priced whole."""
+    n = price.instance_gpus
+    if n is None or gpu_count <= n:
+        return price
+    code: InstanceNetwork | None = "tp_spans" if tp > n else "separate" if n == 1 else None
+    return price if code is None else price.model_copy(update={"network": code})
 
 
 def source_label(source: str) -> str:

@@ -66,12 +66,14 @@ Win = Literal["cheapest", "fastest", "cheapest_on_type", "fastest_on_type"]
 """cheapest: the cheapest feasible plan with a known price (ties: fewer devices); fastest: the
 fastest feasible plan (ties: cheaper); *_on_type: the same among the plans of its device type
 (the cheapest on a type is the one of fewest dollars, or of fewest device-hours unpriced)."""
-PlanNote = Literal["unpriced", "offload", "does_not_fit", "memory_unknown", "pcie_cluster"]
+PlanNote = Literal["unpriced", "offload", "does_not_fit", "memory_unknown", "pcie_cluster",
+                   "instance_network"]
 """unpriced: no price for this type, cost unknown (never the cheapest); offload: it fits only
 with the optimizer state in CPU memory (its host step is in the wall time); does_not_fit:
 no layout fits (must_fit off); memory_unknown: the device memory is unknown, fit not checked;
 pcie_cluster: PCIe-only cards on more than one machine, whose network is not modelled (the
-prior's runs had InfiniBand-class networks)."""
+prior's runs had InfiniBand-class networks); instance_network: priced in machines whose network
+carries traffic the time does not model (price.network)."""
 BindingCode = Literal["memory", "deadline", "batch", "budget", "unknown_cost", "availability"]
 """What keeps every plan out, when nothing is feasible (see Binding)."""
 ReportNote = Literal["linear_scaling"]
@@ -211,6 +213,8 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
         if memory.peer_link is not None and e.gpu_count > (e.price.instance_gpus
                                                            or GPUS_PER_NODE):
             notes.append("pcie_cluster")
+    if e.price.network is not None:
+        notes.append("instance_network")
     return Plan(
         gpu=e.accelerator_key, accelerator=e.accelerator, gpu_count=e.gpu_count,
         wall_days=e.wall_days, wall_days_range=e.wall_days_range, gpu_hours=e.gpu_hours,
