@@ -6,6 +6,7 @@ import itertools
 import json
 import math
 import random
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -395,3 +396,23 @@ def test_bad_fmt_and_a_single_candidate_through_the_spec() -> None:
     with pytest.raises(InputError) as as_csv:
         parse_candidates('[{"name": "a"}]', fmt="csv")
     assert as_csv.value.field == "columns"
+
+
+def test_every_cause_has_words_in_the_comparison() -> None:
+    # A candidate the host's CPU RAM stops (QLoRA of 70B streamed from 16 GiB of RAM: the
+    # priced machine's) crashed the reply; each verdict cause must have a label in the table
+    from typing import get_args
+
+    from compute_budget.prompts import render_comparison
+    from compute_budget.skill.advice.findings import Cause
+
+    ram = {"name": "ram", "preset": "llama-3.1-70b", "lora_rank": 16, "weights_bits": 4,
+           "tokens": "50M", "gpu": "rtx-4090", "gpu_count": 1, "host_ram_gib": 16,
+           "predicted_gain": 1.0, "gain_uncertainty": 0.1}
+    comparison = compare_candidates(CompareSpec(candidates=[ram, _row("small")]))
+    causes = {r.name: r.cause for r in comparison.candidates}
+    assert causes["ram"] == "host_memory_does_not_fit"
+    assert "ram | no-go (needs more CPU RAM than the host has)" in render_comparison(comparison)
+    template = (Path(__file__).parents[2] / "src/compute_budget/prompts/templates/compare.md.j2")
+    text = template.read_text()
+    assert [c for c in get_args(Cause) if f'"{c}":' not in text] == []
