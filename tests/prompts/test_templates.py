@@ -420,3 +420,16 @@ def test_estimate_says_when_the_fast_end_is_held_at_the_fastest_published_run() 
     small = render_estimate(estimate_run(RunSpec(params="7B", tokens="2T", gpu="a100",
                                                  gpu_count=512)), detail="full")
     assert "fast end is held" not in small
+
+
+def test_the_hf_stack_says_it_recomputes_before_tensor_parallelism() -> None:
+    # LoRA of 70B on 64 H100 (hf, the default for LoRA): full recomputation (x1.49) where TP 4
+    # without it would fit; the reply says why and names the stack that weighs TP by cost
+    hf = estimate_memory(MemorySpec(preset="llama-3.1-70b", lora_rank=16, gpu="h100",
+                                    gpu_count=64))
+    assert hf.stack == "hf" and hf.recompute == "full" and hf.tp == 1
+    said = "On the hf stack TP and PP come only where recomputation is not enough"
+    assert said in render_memory(hf)
+    mega = estimate_memory(MemorySpec(preset="llama-3.1-70b", lora_rank=16, gpu="h100",
+                                      gpu_count=64, stack="megatron"))
+    assert mega.recompute == "none" and mega.tp > 1 and said not in render_memory(mega)

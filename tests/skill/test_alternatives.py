@@ -201,6 +201,20 @@ def test_lora_is_priced_with_its_own_estimate_and_memory() -> None:
     assert 0 < lora.saving_usd < original.dollar_cost
 
 
+def test_lora_is_priced_on_the_original_runs_stack() -> None:
+    # A full fine-tune of 70B on 64 H100 defaults to megatron (TP 4, no recomputation); LoRA on
+    # its own default, hf, recomputes fully (x1.49) and read as "none: $69 more", though it
+    # does a third fewer FLOPs. On the same stack it saves about a third.
+    spec = RunSpec(preset="llama-3.1-70b", tokens="20B", gpu="h100", gpu_count=64,
+                   kind="fine-tune")
+    original, alts = _run(spec)
+    (lora,) = _by_kind(alts, "lora")
+    assert original.memory is not None and original.memory.stack == "megatron"
+    assert lora.estimate.memory is not None and lora.estimate.memory.stack == "megatron"
+    assert lora.estimate.memory.recompute == "none"
+    assert lora.saving_usd == pytest.approx(original.dollar_cost / 3, rel=0.05)
+
+
 def test_qlora_when_16_bit_lora_does_not_fit() -> None:
     # Llama 2 70B on one H100 (80 GiB): its 16-bit weights alone are 128 GiB.
     spec = RunSpec(preset="llama-2-70b", tokens="100M", gpu="h100", gpu_count=1,

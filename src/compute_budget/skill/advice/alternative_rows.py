@@ -189,7 +189,9 @@ def lora_row(spec: RunSpec, original: RunEstimate) -> Alternative | None:
                    "trainable_params": None, "weights_bits": None,
                    **measured_as_mfu(spec, original)}
     bits = 16
-    lora = estimate_run(spec.model_copy(update=lora_fields))
+    # on the original's stack: a full fine-tune across nodes defaults to megatron (TP before
+    # recomputation) and LoRA to hf (recomputation first), which would compare layouts, not LoRA
+    lora = estimate_run(spec.model_copy(update={**lora_fields, "stack": spec.resolved_stack}))
     if _needs_qlora(lora) and (spec.tp or 1) == 1:
         qlora = estimate_run(spec.model_copy(update={**lora_fields,
                                                      "weights_bits": QLORA_BITS}))
