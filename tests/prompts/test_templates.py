@@ -433,3 +433,17 @@ def test_the_hf_stack_says_it_recomputes_before_tensor_parallelism() -> None:
     mega = estimate_memory(MemorySpec(preset="llama-3.1-70b", lora_rank=16, gpu="h100",
                                       gpu_count=64, stack="megatron"))
     assert mega.recompute == "none" and mega.tp > 1 and said not in render_memory(mega)
+
+
+def test_the_compute_line_adds_up() -> None:
+    # Llama 2 7B at 4,096 tokens: the estimate counts 6·N (4.04e10, the prior's convention),
+    # the exact terms sum to 4.29e10; the line said "4.04e10 = 3.89e10 + 3.22e9 + 7.86e8"
+    e = estimate_run(RunSpec(preset="llama-2-7b", tokens="1T", gpu="h100", gpu_count=64))
+    b = e.flops_breakdown
+    assert b is not None and b.total == pytest.approx(b.matmul + b.attention + b.lm_head)
+    text = render_estimate(e, detail="full")
+    line = next(x for x in text.splitlines() if x.startswith("- Compute:"))
+    assert f"{fmt_flops(e.flops_per_token)} FLOPs per token" in line
+    assert "counted as the MFU prior's runs are: 6·N." in line
+    assert f"The exact count is {fmt_flops(b.total)} = matmul {fmt_flops(b.matmul)}" in line
+    assert "6·N is 5.7% below it" in line
