@@ -542,3 +542,16 @@ def test_the_slow_end_count_is_one_the_search_allows() -> None:
     assert nodes - 8 < needed <= nodes
     grid = CountGrid(spec.count_step, MAX_GPU_COUNT)
     assert slow_end_count(tighter, spec.deadline_days, grid) == 24 * math.ceil(nodes / 24)
+
+
+def test_the_title_counts_the_flops_the_plans_do() -> None:
+    # LoRA does no weight gradients for the frozen base: about 4·N per token, not 6·N. The title
+    # said 6·N·D (2.12e19 for 70B on 50M tokens) while every plan trained 1.42e19
+    from compute_budget.prompts import render_plan
+    from compute_budget.prompts.render import fmt_flops
+
+    report = plan_run(PlanSpec(preset="llama-3.1-70b", lora_rank=16, weights_bits=4,
+                               tokens="50M", deadline_days=2, gpus=["h100"]))
+    flops = report.plans[0].estimate.flops
+    assert flops < 0.75 * report.compute_flops
+    assert render_plan(report).startswith(f"### Plans to train {fmt_flops(flops)} FLOPs")
