@@ -1,8 +1,9 @@
 """Kill criteria: the numbers to watch once a run is launched, and when to stop it.
 
 A GO or marginal run comes with concrete checks, each a threshold with its unit. The checkpoint
-is 10% of the planned tokens, reached about day N, a tenth of the planned wall time (in days, to
-a tenth of a day; a short run's check falls within it)::
+is 10% of the planned tokens, reached about day N, a tenth of the planned wall time (to a tenth of a day from day 1 on,
+to two significant figures before it: a run of 4.4 days is checked 10.6 hours in, not at a
+rounded 0.4 day's 9.6)::
 
     throughput floor   tokens/s per device at the slow end of the MFU band: below it, the run
                        is slower than the estimate allows; stop and fix before going on
@@ -146,8 +147,10 @@ class KillCriterion(BaseModel):
 
 
 def checkpoint_day(estimate: _Estimate) -> float:
-    """Day N: a tenth of the planned wall time, to a tenth of a day (at least 0.1)."""
-    return max(0.1, round(CHECKPOINT_SHARE * estimate.wall_days, 1))
+    """Day N: a tenth of the planned wall time, to a tenth of a day from day 1 on, to two
+    significant figures before it."""
+    day = CHECKPOINT_SHARE * estimate.wall_days
+    return round(day, 1) if day >= 0.95 else float(f"{day:.2g}")
 
 
 def spend_by(estimate: _Estimate, day: float) -> float | None:
