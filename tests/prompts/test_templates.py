@@ -28,7 +28,7 @@ from compute_budget.prompts import (
     render_memory,
     render_split,
 )
-from compute_budget.prompts.render import fmt_count, fmt_flops, fmt_num, fmt_usd
+from compute_budget.prompts.render import fmt_count, fmt_flops, fmt_hours, fmt_num, fmt_usd
 
 # The stage-3 skill's worked example, with its own MFU and price.
 WORKED = RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8, mfu=0.4,
@@ -371,6 +371,11 @@ def test_templates_are_strict() -> None:
         (fmt_num, 48.689, "48.7"),
         (fmt_num, 0.0123, "0.0123"),
         (fmt_num, None, "unknown"),
+        # durations in hours read in their own unit (a 1M-token run on 64 H100 read "1.72e-04 h")
+        (fmt_hours, 57.2, "57.2 h"),
+        (fmt_hours, 0.155, "9.30 min"),
+        (fmt_hours, 1.72e-4, "0.619 s"),
+        (fmt_hours, None, "unknown"),
     ],
 )
 def test_number_formats(func, value, text) -> None:
@@ -447,3 +452,10 @@ def test_the_compute_line_adds_up() -> None:
     assert "counted as the MFU prior's runs are: 6·N." in line
     assert f"The exact count is {fmt_flops(b.total)} = matmul {fmt_flops(b.matmul)}" in line
     assert "6·N is 5.7% below it" in line
+
+
+def test_short_runs_read_in_minutes() -> None:
+    e = estimate_run(RunSpec(params="1B", tokens="100M", gpu="h100", gpu_count=8))
+    assert e.wall_hours < 1
+    row = next(x for x in render_estimate(e).splitlines() if x.startswith("| Wall time"))
+    assert " min |" in row and "days" not in row and "e-0" not in row

@@ -25,6 +25,7 @@ __all__ = [
     "fmt_bytes",
     "fmt_count",
     "fmt_flops",
+    "fmt_hours",
     "fmt_num",
     "fmt_usd",
     "inert",
@@ -110,6 +111,18 @@ def fmt_num(value: float | None, digits: int = 3) -> str:
         return _minus(f"{value:,.0f}")
     decimals = max(0, digits - 1 - magnitude)
     return _minus(f"{value:,.{decimals}f}")
+
+
+def fmt_hours(value: float | None) -> str:
+    """A duration given in hours, in the unit that reads: ``57.2`` → ``'57.2 h'``, ``0.155`` →
+    ``'9.30 min'``, ``1.72e-4`` → ``'0.619 s'`` (it read '1.72e-04 h')."""
+    if value is None:
+        return UNKNOWN
+    if _odd(value) is not None or value >= 1 or value <= 0:
+        return f"{fmt_num(value)} h"
+    if value >= 1 / 60:
+        return f"{fmt_num(value * 60)} min"
+    return f"{fmt_num(value * 3600)} s"
 
 
 def fmt_plain(value: float | None) -> str:
@@ -280,6 +293,7 @@ def environment() -> Environment:
         flops=fmt_flops,
         count=fmt_count,
         num=fmt_num,
+        hours=fmt_hours,
         plain=fmt_plain,
         usd=fmt_usd,
         gib=fmt_bytes,

@@ -1,9 +1,9 @@
 """Kill criteria: the numbers to watch once a run is launched, and when to stop it.
 
 A GO or marginal run comes with concrete checks, each a threshold with its unit. The checkpoint
-is 10% of the planned tokens, reached about day N, a tenth of the planned wall time (to a tenth of a day from day 1 on,
-to two significant figures before it: a run of 4.4 days is checked 10.6 hours in, not at a
-rounded 0.4 day's 9.6)::
+is 10% of the planned tokens, reached about day N, a tenth of the planned wall time (to a
+tenth of a day from day 1 on, to two significant figures before it: a run of 4.4 days is
+checked 10.6 hours in, not at a rounded 0.4 day's 9.6)::
 
     throughput floor   tokens/s per device at the slow end of the MFU band: below it, the run
                        is slower than the estimate allows; stop and fix before going on
