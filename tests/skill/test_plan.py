@@ -555,3 +555,28 @@ def test_the_title_counts_the_flops_the_plans_do() -> None:
     flops = report.plans[0].estimate.flops
     assert flops < 0.75 * report.compute_flops
     assert render_plan(report).startswith(f"### Plans to train {fmt_flops(flops)} FLOPs")
+
+
+def test_a_cheapest_plan_the_estimate_does_not_model_names_one_it_does() -> None:
+    # 7B on 1T tokens in 14 days: MI300X is cheapest on Hopper's borrowed prior, and RTX A6000
+    # next on hundreds of PCIe cards whose network is not modelled; the reply names the
+    # cheapest plan on calibrated hardware in modelled machines beside them
+    from compute_budget.prompts import render_plan
+
+    report = plan_run(PlanSpec(params="7B", tokens="1T", deadline_days=14))
+    first, modelled = report.plans[0], report.cheapest_modelled
+    assert first.estimate.mfu_used.borrowed
+    assert modelled is not None and not modelled.estimate.mfu_used.borrowed
+    assert not {"pcie_cluster", "instance_network"} & set(modelled.notes)
+    assert modelled.dollar_cost_with_failures is not None
+    assert first.dollar_cost_with_failures is not None
+    assert modelled.dollar_cost_with_failures >= first.dollar_cost_with_failures
+    priced = [p for p in report.plans if p.dollar_cost is not None]
+    earlier = priced[:priced.index(modelled)] if modelled in priced else priced
+    assert all(p.estimate.mfu_used.borrowed or set(p.notes) & {"pcie_cluster",
+               "instance_network"} for p in earlier)
+    assert f"in machines the estimate models, is {modelled.gpu_count:,} × " in render_plan(report)
+    calibrated = plan_run(PlanSpec(params="7B", tokens="1T", deadline_days=14,
+                                   gpus=["a100", "h100"]))
+    assert calibrated.cheapest_modelled is None
+    assert "Its saving may be none" not in render_plan(calibrated)

@@ -85,6 +85,12 @@ class MfuUsed(BaseModel):
         description="With a probe: the measured step MFU and the modelled communication "
                     "dividing it; left out otherwise.")
 
+    @property
+    def borrowed(self) -> bool:
+        """Whether the MFU is a prior borrowed from other hardware (too few published runs on
+        this device's generation)."""
+        return self.origin == "prior" and self.prior.scope != "generation"
+
 
 class LayoutCost(BaseModel):
     """What the run's layout costs in time, computed once: each factor ≥ 1 (1 = no slowdown)."""

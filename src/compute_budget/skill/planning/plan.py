@@ -21,10 +21,10 @@ This module holds the result models (:class:`Plan`, :class:`TypeFrontier`,
 :func:`plan_run`, which ranks the types' answers. The input model and its checks are in
 :mod:`.plan_spec`; how the counts of one type are searched, in :mod:`.plan_search`. The time
 model scales linearly in the devices (the MFU prior does not depend on the count), so the
-fastest plan is the largest count allowed within the batch cap, at about the same cost: the
-report says so with the code ``linear_scaling``. Without the cap it would always be the largest
-count searched, whose global batch (``Plan.min_global_batch_tokens``) can be far beyond what
-trains well.
+fastest plan is the largest count within the batch cap, at about the same cost (report code
+``linear_scaling``); without the cap it would be the largest count searched, whose global
+batch (``Plan.min_global_batch_tokens``) can be far beyond what trains well. When the cheapest
+plan rests on what the estimate does not model, the cheapest that does not is named beside it.
 """
 
 from __future__ import annotations
@@ -177,6 +177,12 @@ class PlanReport(_Frozen, FiniteResult):
                     "unpriced), at most top.")
     fastest: list[Plan] = Field(
         description="The fastest feasible plan of each type, fastest first, at most top.")
+    cheapest_modelled: Plan | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="When the cheapest plan rests on what the estimate does not model (an "
+                    "MFU prior borrowed from other hardware, or notes pcie_cluster or "
+                    "instance_network): the cheapest priced plan that does not; left out "
+                    "otherwise.")
     frontier: list[TypeFrontier] = Field(description="Every type considered, with its points.")
     binding: list[Binding] = Field(description="When nothing is feasible: what binds.")
     deadline_days: float
@@ -347,6 +353,11 @@ def _winners(feasible: list[TypeResult]) -> tuple[TypeResult | None, TypeResult 
     return cheapest, fastest, wins
 
 
+def _modelled(p: Plan) -> bool:
+    """Whether the plan's MFU is its hardware's own and its network one the estimate models."""
+    return not (p.estimate.mfu_used.borrowed or {"pcie_cluster", "instance_network"} & {*p.notes})
+
+
 def plan_run(spec: PlanSpec) -> PlanReport:
     """The cheapest plans that meet the deadline and the budget, the fastest, the frontier of
     each type and, when nothing is feasible, what binds (module docstring)."""
@@ -364,9 +375,11 @@ def plan_run(spec: PlanSpec) -> PlanReport:
     by_time = sorted(feasible, key=lambda r: (
         r is not fastest, _quickest(r).wall_days, _cost(_quickest(r)), _quickest(r).gpu_count,
         r.acc.key))
+    bests = [plan_of(r, r.best or 0) for r in by_cost]
+    modelled = [p for p in bests if p.dollar_cost is not None and _modelled(p)] + [None]
     return PlanReport(
-        feasible=bool(feasible),
-        plans=[plan_of(r, r.best or 0) for r in by_cost[:spec.top]],
+        feasible=bool(feasible), plans=bests[:spec.top],
+        cheapest_modelled=None if cheapest is None or _modelled(bests[0]) else modelled[0],
         fastest=[plan_of(r, r.fastest or 0) for r in by_time[:spec.top]],
         frontier=[*(_frontier(spec, r) for r in results),
                   *(TypeFrontier(gpu=acc.key, accelerator=acc.name, status="no_peak",
