@@ -580,3 +580,24 @@ def test_a_cheapest_plan_the_estimate_does_not_model_names_one_it_does() -> None
                                    gpus=["a100", "h100"]))
     assert calibrated.cheapest_modelled is None
     assert "Its saving may be none" not in render_plan(calibrated)
+
+
+def test_the_devices_you_can_get_are_answered_for() -> None:
+    # 13B on 260B tokens in 10 days with 64 A100 and 32 L40S to hand: other types make the
+    # list, and the reply said nothing of the user's own; 64 A100 take 33 days (216 would do)
+    from compute_budget.prompts import render_plan
+
+    report = plan_run(PlanSpec(params="13B", tokens="260B", deadline_days=10,
+                               available={"a100": 64, "l40s": 32}))
+    a100 = next(t for t in report.frontier if t.gpu == "a100-80gb")
+    assert a100.status == "misses_deadline" and a100.max_gpu_count == 64
+    days = min(p.wall_days for p in a100.points)
+    assert days > 30
+    text = render_plan(report)
+    assert f"**Your 64 × A100 80GB SXM**: {days:.3g} days at best, past the deadline" in text
+    assert f"about {math.ceil(64 * days / 10 / 8) * 8} would meet it" in text
+    assert "**Your 32 × L40S**" in text
+    # a type that is listed among the plans is not repeated
+    listed = plan_run(PlanSpec(params="1B", tokens="20B", deadline_days=10,
+                               available={"h100": 64}, gpus=["h100"]))
+    assert "**Your" not in render_plan(listed)
