@@ -1,6 +1,6 @@
-"""Arguments sent under their command-line names (``gpus``, ``price``, ``uncertainty``): the
-reply names the argument meant with the value given, and does not tell the assistant to ask
-the user again for it."""
+"""Arguments sent under their command-line names (``gpus``, ``price``, ``uncertainty``), a
+synonym (``num_gpus``) or misspelled: the reply names the argument meant with the value given,
+and does not tell the assistant to ask the user again for it."""
 
 from __future__ import annotations
 
@@ -30,6 +30,17 @@ async def test_a_flag_name_is_named_as_its_argument_with_its_value(client: Clien
     assert "again with gpu_count=8, usd_per_gpu_hour=2.5: the values already given" in text
     # neither an "unknown argument" line for them nor a question for the count the user gave
     assert "unknown argument" not in text and "Missing inputs" not in text
+
+
+async def test_a_synonym_is_named_as_its_argument_with_its_value(client: Client) -> None:
+    # "num_gpus: unknown argument / Missing inputs: gpu_count. Ask the user" made the assistant
+    # ask again for the 8 the user gave
+    text = _text(await client.call_tool("estimate_run_cost", {**RUN, "num_gpus": 8}))
+    assert "`num_gpus` is called `gpu_count` in estimate_run_cost." in text
+    assert "Missing inputs" not in text and "unknown argument" not in text
+    text = _text(await client.call_tool("plan_run", {"params": "7B", "tokens": "100B",
+                                                     "deadline": 14}))
+    assert "`deadline` is called `deadline_days` in plan_run" in text
 
 
 async def test_a_renamed_argument_beside_a_truly_missing_one(client: Client) -> None:
@@ -63,3 +74,17 @@ def test_only_flags_that_name_another_argument_of_the_tool_are_mapped() -> None:
     assert renamed_arguments("plan", model, {"ignore_memory": True, "budget": 5}) == {
         "budget": "budget_usd"}
     assert renamed_arguments(None, model, {"gpus": 8}) == {}
+
+
+def test_synonyms_and_misspellings_are_taken_for_the_argument_meant() -> None:
+    fields = {f: (float | None, None) for f in ("gpu_count", "gpu", "params", "tokens")}
+    model = create_model("Arguments", **fields)  # type: ignore[call-overload]
+    assert renamed_arguments("estimate", model, {"num_gpus": 8, "gpu_type": "h100"}) == {
+        "num_gpus": "gpu_count", "gpu_type": "gpu"}
+    assert renamed_arguments("estimate", model, {"gpu_cout": 8, "tokes": 1}) == {
+        "gpu_cout": "gpu_count", "tokes": "tokens"}
+    # never onto an argument given too, nor two names onto one; far names stay unknown
+    assert renamed_arguments("estimate", model, {"num_gpus": 8, "gpu_count": 4}) == {}
+    assert renamed_arguments("estimate", model, {"num_gpus": 8, "n_gpus": 4}) == {
+        "num_gpus": "gpu_count"}
+    assert renamed_arguments("estimate", model, {"nonsense": 1, "colour": 2}) == {}

@@ -1,5 +1,7 @@
 """Arguments sent under their command-line names (``gpus`` for ``gpu_count``, ``price`` for
-``usd_per_gpu_hour``, ``uncertainty`` for ``gain_uncertainty``).
+``usd_per_gpu_hour``, ``uncertainty`` for ``gain_uncertainty``), under a common synonym
+(``num_gpus``, ``gpu_type``, ``deadline``: :data:`SYNONYMS`) or misspelled by a letter or two
+(``gpu_cout``: a close match, difflib's ratio at least :data:`CLOSE`).
 
 An assistant that has used the command line, or read its help, sends them. The reply names the
 argument meant and keeps the value: asking the user again for a number they gave would be the
@@ -10,6 +12,7 @@ SDK resolves itself before a tool sees them.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -21,6 +24,20 @@ from ..skill.errors import shown_field, shown_value
 
 __all__ = ["renamed_arguments", "with_renamed"]
 
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "gpu_count": ("num_gpus", "n_gpus", "gpu_num", "gpus_count", "num_devices", "device_count",
+                  "devices", "count"),
+    "gpu": ("gpu_type", "gpu_name", "accelerator", "device", "device_type", "hardware_type"),
+    "params": ("num_params", "n_params", "parameters", "model_size", "param_count"),
+    "tokens": ("num_tokens", "n_tokens", "train_tokens", "training_tokens", "dataset_tokens"),
+    "usd_per_gpu_hour": ("price_per_hour", "usd_per_hour", "hourly_price", "gpu_hour_price"),
+    "deadline_days": ("deadline", "days", "max_days"),
+    "budget_usd": ("budget", "max_budget", "budget_dollars"),
+    "predicted_gain": ("expected_gain", "gain_expected"),
+}
+"""Names an assistant reaches for, by the argument they mean."""
+CLOSE = 0.85
+"""The least difflib ratio at which an unknown name is taken for a misspelled argument."""
 INVERTED = frozenset({"must_fit"})
 """Fields whose flag says the opposite (``--ignore-memory`` is ``must_fit`` false): not mapped."""
 
@@ -44,11 +61,20 @@ def renamed_arguments(command: str | None, arguments: type[BaseModel],
     accepted = {name for field, info in arguments.model_fields.items()
                 for name in (field, info.alias) if name}
     unknown = [name for name in given if name not in accepted]
-    if command is None or not unknown:
+    if not unknown:
         return {}
-    flag_fields = _flag_fields(command)
-    return {name: flag_fields[name] for name in unknown
-            if flag_fields.get(name) in accepted and flag_fields[name] not in given}
+    flag_fields = _flag_fields(command) if command is not None else {}
+    meant = {name: flag_fields[name] for name in unknown
+             if flag_fields.get(name) in accepted and flag_fields[name] not in given}
+    open_fields = sorted(accepted - set(given) - set(meant.values()))
+    for name in (n for n in unknown if n not in meant):
+        guess = next((field for field, names in SYNONYMS.items()
+                      if name.lower() in names and field in open_fields), None)
+        close = difflib.get_close_matches(name.lower(), open_fields, n=1, cutoff=CLOSE)
+        if guess or close:
+            meant[name] = guess or close[0]
+            open_fields.remove(meant[name])
+    return meant
 
 
 def with_renamed(tool: str, renamed: Mapping[str, str], given: Mapping[str, Any],
