@@ -471,3 +471,19 @@ def test_a_borrowed_prior_does_not_deny_its_own_runs() -> None:
     mi300x = render_estimate(estimate_run(RunSpec(params="7B", tokens="2T", gpu="mi300x",
                                                   gpu_count=256)))
     assert "borrowed from Hopper (no calibration on CDNA 3 (MI300))" in mi300x
+
+
+def test_a_4_bit_base_is_named_and_its_dequantisation_said_unpriced() -> None:
+    # Answer.AI's fsdp_qlora benchmarks (benchmarks/pcie_layouts.py): Llama-2 7B, DDP, QLoRA
+    # batch 8 against LoRA batch 4: 450 / 437 s = 1.03 on 2 x RTX 4090, 875 / 881 = 0.99 on
+    # 2 x RTX 3090
+    assert round(450 / 437, 2) == 1.03 and round(875 / 881, 2) == 0.99
+    spec = RunSpec(preset="llama-3.1-8b", lora_rank=16, weights_bits=4, tokens="100M",
+                   gpu="rtx-4090", gpu_count=1)
+    for detail in ("short", "full"):
+        text = render_estimate(estimate_run(spec), detail=detail)
+        assert "LoRA r16 on a 4-bit base × 100M tokens" in text
+        assert "- 4-bit base: its dequantisation is not priced." in text
+        assert "took 1.03× and 0.99× the time of 16-bit LoRA" in text
+    plain = render_estimate(estimate_run(spec.model_copy(update={"weights_bits": None})))
+    assert "-bit base" not in plain
