@@ -154,7 +154,7 @@ def test_memory_template_does_not_fit() -> None:
     assert render_memory(estimate_memory(spec)) == snapshot("""\
 ### Memory per device: 70B params on 8 × H100 SXM
 
-**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.8 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: the same number of H200 SXM (141 GiB, `h200`); LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set, with CPU offload.
+**Does not fit** on 8 × H100 SXM at any layout tried (recompute none/selective/full; kept as you set: ZeRO 0, TP 8, PP 1): the most frugal, ZeRO 0, TP 8 × PP 1 × DP 1, SP, recompute full, micro-batch 1, needs 98.8 GiB per device of 72.0 GiB usable. The layout values you set bind. What would fit: 8 × H200 SXM (141 GiB, `h200`; as many as now); LoRA of rank 16 instead of a full fine-tune; letting the search choose the ZeRO stage, TP, PP instead of the values you set, with CPU offload.
 
 | component | per device | |
 |---|---|---|
