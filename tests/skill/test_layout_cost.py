@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from compute_budget import RunSpec, estimate_run
+from compute_budget import MemorySpec, RunSpec, estimate_memory, estimate_run
 from compute_budget.prompts import render_estimate
 from compute_budget.skill.hardware.host import host_platform
 from compute_budget.skill.memory.offload import offload_cost, offload_factor
@@ -165,3 +165,17 @@ def test_a_lora_estimate_says_lora_in_its_header() -> None:
     est = estimate_run(RunSpec(preset="llama-3-8b", tokens="1B", gpu="h100", gpu_count=8,
                                lora_rank=16, kind="fine-tune"))
     assert render_estimate(est).startswith("### Run estimate: 8.03B params, LoRA r16 × 1B tokens")
+
+
+def test_zero_3_on_one_data_parallel_rank_costs_nothing() -> None:
+    # ZeRO 3 with TP 8 on 8 devices, or QLoRA streamed from the host on one device: there is
+    # no other rank to gather from, so no ZeRO-3 factor (it was the 1.05 floor)
+    tp8 = estimate_memory(MemorySpec(preset="llama-3.1-8b", gpu="h100", gpu_count=8, zero=3,
+                                     tp=8))
+    assert tp8.data_parallel == 1 and tp8.layout.slowdown.zero == 1.0
+    one = estimate_memory(MemorySpec(preset="llama-3.1-70b", lora_rank=16, weights_bits=4,
+                                     gpu="rtx-4090", gpu_count=1, host_ram_gib=256))
+    assert one.zero == 3 and one.layout.slowdown.zero == 1.0
+    two = estimate_memory(MemorySpec(preset="llama-3.1-8b", gpu="h100", gpu_count=8, zero=3,
+                                     tp=4))
+    assert two.data_parallel == 2 and two.layout.slowdown.zero >= 1.05

@@ -101,9 +101,9 @@ class Costs:
     def zero3(self, layout: Layout) -> float:
         """ZeRO-3's factor at ``layout``: max(1.05, C) on a fabric, max(1.05, 1 + C) between
         PCIe cards (module docstring)."""
-        if layout.zero < 3:
-            return 1.0
         dp = max(1, self.gpu_count // (layout.tp * layout.pp))
+        if layout.zero < 3 or dp == 1:
+            return 1.0  # one data-parallel rank: nothing to gather (weight offload is priced apart)
         moved = zero3_bytes(self.model, dp, layout.ep, experts=self.stack == "hf")
         tokens = self.seq_len * layout.micro_batch
         ratio = moved * self.flops_per_byte / (self.flops_per_token[layout.recompute] * tokens)
