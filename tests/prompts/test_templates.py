@@ -487,3 +487,14 @@ def test_a_4_bit_base_is_named_and_its_dequantisation_said_unpriced() -> None:
         assert "took 1.03× and 0.99× the time of 16-bit LoRA" in text
     plain = render_estimate(estimate_run(spec.model_copy(update={"weights_bits": None})))
     assert "-bit base" not in plain
+
+
+def test_expert_parallelism_divides_every_state_it_shards() -> None:
+    # Mixtral 8x7B at TP 2, EP 8: gradients and optimizer state are split like the weights,
+    # the routed experts / 8; the rows said "/ 2 model-parallel ranks" alone (6.75 GiB is not
+    # 2 bytes x 46.7B / 2)
+    m = estimate_memory(MemorySpec(preset="mixtral-8x7b", gpu="h100", gpu_count=16, ep=8, tp=2))
+    rows = {line.split(" | ")[0]: line for line in render_memory(m).splitlines()
+            if line.startswith("| ")}
+    for name in ("| Weights", "| Gradients", "| Optimizer state"):
+        assert "/ 2 model-parallel ranks, routed experts / 8 (EP)" in rows[name]
