@@ -466,3 +466,17 @@ def test_estimate_by_price_kind_names_it(cli: Cli) -> None:
     code, _, err = cli("estimate", "--params", "7B", "--tokens", "100B", "--gpu",
                        "h100", "--gpus", "8", "--price-kind", "spot")
     assert code == 2 and err.startswith("error: --price-kind: 'spot' is not allowed")
+
+
+def test_flag_help_gives_no_json_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    # plan's --gpu-types read "e.g. ['h100', 'a100']" and --available "e.g. {'h100': 64}":
+    # the MCP arguments' shape, which the flags do not take
+    for command in ("estimate", "decide", "alternatives", "memory", "split", "compare", "fit",
+                    "optimal", "plan"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        assert "['" not in text and "{'" not in text, command
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    assert "E.g. h100=64,a100=128" in " ".join(capsys.readouterr().out.split())

@@ -64,11 +64,17 @@ def _literal_choices(annotation: Any) -> list[Any] | None:
     return None
 
 
+_JSON_EXAMPLE = re.compile(r",? e\.g\. [\[{][^\]}]*[\]}]")
+"""An example written as a JSON list or object in a field's description: the MCP argument's
+shape, which a flag does not take (its note gives the flag's own)."""
+
+
 def flag(p: argparse.ArgumentParser, model: type[BaseModel], field: str,
          name: str | None = None, *, note: str = "", **options: Any) -> None:
     """Add ``--field`` (or ``name``) with the field's own description as its help, and the
     field's own choices when it is a Literal."""
     description = _FILE_HELP.get(field) or model.model_fields[field].description or field
+    description = _JSON_EXAMPLE.sub("", description)  # MCP's ['h100'] and {'h100': 64}
     choices = _literal_choices(model.model_fields[field].annotation)
     if choices and "action" not in options:
         options.setdefault("choices", choices)
