@@ -480,3 +480,15 @@ def test_flag_help_gives_no_json_examples(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit):
         main(["plan", "--help"])
     assert "E.g. h100=64,a100=128" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_bad_count_is_quoted_as_the_user_wrote_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # it read "--active-params: 10000000000.0 is not allowed"
+    code = main(["estimate", "--params", "9B", "--active-params", "10B", "--tokens", "1T",
+                 "--gpu", "h100", "--gpus", "8"])
+    assert code == 2
+    assert "--active-params: 10B is not allowed" in capsys.readouterr().err
+    # and another flag named in the sentence is a flag too (it read "not together with mfu")
+    assert main(["estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus", "8",
+                 "--mfu", "0.4", "--achieved-tflops", "300"]) == 2
+    assert "not together with --mfu" in capsys.readouterr().err

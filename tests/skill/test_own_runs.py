@@ -169,7 +169,7 @@ def test_bad_runs_are_named_each_at_once() -> None:
     assert lines[4].startswith("calibration[4].gpu_count: None is not allowed; the number of "
                                "devices, with wall_days")
     assert lines[5].startswith("calibration[5].gpu_hours: 1.0 is not allowed; it implies an MFU")
-    assert lines[6].startswith("calibration[6].active_params: 8000000000.0 is not allowed")
+    assert lines[6].startswith("calibration[6].active_params: 8B is not allowed")
     assert len(lines) == 7
 
 

@@ -62,3 +62,14 @@ async def test_a_hostile_benefit_is_inert_in_the_verdict(client: Client) -> None
     assert "\u202e" not in text
     if result.is_error:  # over the cap: the error cuts the value too
         assert len(text) < 400
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (1e10, "10B"), (6.74e9, "6.74B"), (2.5e12, "2.5T"), (3e6, "3M"),
+    (12_345_678_901.0, "12345678901.0"),  # not one that is written with a suffix
+    (5e5, "500000.0"), (7, "7"), (float("inf"), "inf"), ("7B", "'7B'"),
+])
+def test_large_round_numbers_are_quoted_as_written(value: object, shown: str) -> None:
+    from compute_budget.skill.errors import shown_value
+
+    assert shown_value(value) == shown

@@ -18,6 +18,7 @@ Pydantic's ``ValidationError`` (also a ``ValueError``) is turned into the same k
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -45,11 +46,23 @@ _INLINE_MARKUP = re.compile(r"([`*<>|]|\](?=\())")
 """Markup that could style or link inside a quoted value (a repr keeps it on one line)."""
 
 
+def _count(value: object) -> str | None:
+    """``value`` with a K/M/B/T suffix when it is a float of at least 10⁶ that one writes so
+    (at most three decimals of its unit); None otherwise."""
+    if not isinstance(value, float) or not math.isfinite(value) or abs(value) < 1e6:
+        return None
+    scale, suffix = next((s, x) for s, x in ((1e12, "T"), (1e9, "B"), (1e6, "M"))
+                         if abs(value) >= s)
+    unit = value / scale
+    return f"{unit:g}{suffix}" if abs(unit) < 1e4 and round(unit, 3) == unit else None
+
+
 def shown_value(value: object) -> str:
     """A value as every error quotes it: its repr, so control, bidi and zero-width characters
     are escapes (``\\x1b``, ``\\u202e``) and newlines cannot start a heading or a table row;
-    inline markup backslash-escaped; at most :data:`MAX_SHOWN_VALUE` characters."""
-    text = repr(value)
+    inline markup backslash-escaped; at most :data:`MAX_SHOWN_VALUE` characters. A large round
+    number reads as it is written (``1e10`` → ``10B``, not ``10000000000.0``)."""
+    text = _count(value) or repr(value)
     if len(text) > MAX_SHOWN_VALUE:
         text = text[: MAX_SHOWN_VALUE - 1] + "…"
     return _INLINE_MARKUP.sub(r"\\\1", text)
@@ -191,14 +204,15 @@ def describe_validation_error(exc: ValidationError, catalog_hint: str | None = N
 
 def _rename(text: str, aliases: dict[str, str]) -> str:
     """Name fields as the caller knows them: the leading ``field:`` always, and snake_case
-    field names anywhere in the sentence (plain words like ``params`` only at the start)."""
+    field names anywhere in the sentence (plain words like ``params`` only at the start and
+    after "with")."""
     for name, alias in aliases.items():
         if text.startswith((f"{name}:", f"{name}.", f"{name}[")):
             text = alias + text[len(name) :]
             break
     for name, alias in aliases.items():
-        if "_" in name:
-            text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?!\w)", alias, text)
+        before = r"(?<![\w.-])" if "_" in name else r"(?<=\bwith )"  # "not together with mfu"
+        text = re.sub(rf"{before}{re.escape(name)}(?!\w)", alias, text)
     return text
 
 
