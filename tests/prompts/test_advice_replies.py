@@ -139,3 +139,13 @@ def test_a_verdict_without_kill_criteria_does_not_point_at_them() -> None:
     reply = render_decision(decision_summary(cost, 0.5, 0.7, kind="fine-tune"))
     assert "Try 30% of the tokens first (about $6,310 with the failure budget) and go on only" \
            " if, by then, the metric is at least 0.15 above where it started" in reply
+
+
+def test_a_no_go_below_a_zero_baseline_names_no_cheaper_option() -> None:
+    # gain -1 ± 0.3 against the default baseline 0: there is no cheaper option to point to
+    e = estimate_run(FINE_TUNE)
+    alone = render_decision(decision_summary(e, -1.0, 0.3))
+    assert "does not spend" not in alone and "cheaper option" not in alone
+    assert "the run gives no gain: do not spend on it as planned" in alone
+    against = render_decision(decision_summary(e, 1.0, 0.3, 2.0))
+    assert "The cheaper option already gives more" in against
