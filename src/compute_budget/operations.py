@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from .prompts.plots import Picture
 
-__all__ = ["OPERATIONS", "Operation", "Reply", "by_command", "by_tool"]
+__all__ = ["OPERATIONS", "Operation", "Reply", "by_command", "by_tool", "reply_text"]
 
 
 @dataclass(frozen=True)
@@ -155,3 +155,13 @@ def by_command(command: str) -> Operation:
 def by_tool(tool: str) -> Operation:
     """The operation an MCP tool runs."""
     return next(op for op in OPERATIONS if op.tool == tool)
+
+
+def reply_text(operation: Operation, result: Any, reply: Reply) -> str:
+    """The operation's markdown reply, other operations named as the door knows them: the
+    MCP tool for an assistant, the command for the CLI."""
+    def name_of(command: str) -> str:
+        other = by_command(command)
+        return f"`{other.tool}`" if reply.assistant else f"`compute-budget {other.command}`"
+
+    return prompts.name_tools(operation.reply(result, reply), name_of)

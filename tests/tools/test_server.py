@@ -395,3 +395,21 @@ def test_importing_the_server_pauses_the_collector_and_restores_it() -> None:
         assert not gc.isenabled()  # a collector paused before stays paused
     finally:
         gc.enable()
+
+
+async def test_replies_name_other_tools_as_the_door_knows_them(client: Client) -> None:
+    # "the memory tool" read the same over MCP and on the command line
+    import contextlib
+    import io
+
+    from compute_budget.cli import main
+
+    result = await client.call_tool("estimate_run_cost", {
+        "params": "7B", "tokens": "1T", "gpu": "h100", "gpu_count": 8, "detail": "full"})
+    text = result.content[0].text
+    assert "`estimate_memory` has the breakdown" in text and "memory tool" not in text
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus",
+                     "8", "--detail", "full"]) == 0
+    assert "`compute-budget memory` has the breakdown" in out.getvalue()

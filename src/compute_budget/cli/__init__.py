@@ -21,7 +21,7 @@ from typing import Any
 from pydantic_core import ValidationError
 
 from .. import __version__
-from ..operations import OPERATIONS, Reply, by_command
+from ..operations import OPERATIONS, Reply, by_command, reply_text
 from ..skill.errors import ComputeBudgetError, describe_error, not_finite_cause
 from .commands import FLAGS
 from .parser import Parser, UsageError, attach_negative_values, flag_names, help_names_flags
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> str:
     if operation.picture is not None and getattr(args, "plot", None) is not None:
         _write_plot(args.plot, operation.picture(spec, result), getattr(args, "force", False))
     full = args.detail == "full" or getattr(args, "sources", False)
-    markdown = operation.reply(result, Reply(full=full, assistant=False))
+    markdown = reply_text(operation, result, Reply(full=full, assistant=False))
     payload = result if flags.json is None else flags.json(result)
     return _emit(payload, markdown, args.json)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .render import render
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "TOOL_PHRASES",
+    "name_tools",
     "render",
     "render_accelerators",
     "render_alternatives",
@@ -123,3 +125,16 @@ def render_presets(reports: Sequence[ParamReport]) -> str:
     from ..skill import list_presets
 
     return render("presets", reports=list(zip(list_presets(), reports, strict=True)))
+
+
+TOOL_PHRASES = {"memory": "the memory tool", "compare": "the compare tool"}
+"""How a reply names another operation (by its CLI command), for either door to rename."""
+
+
+def name_tools(text: str, name_of: Callable[[str], str]) -> str:
+    """``text`` with each phrase of :data:`TOOL_PHRASES` (also capitalised) replaced by the
+    door's own name of that operation: ``name_of(command)``."""
+    for command, phrase in TOOL_PHRASES.items():
+        name = name_of(command)
+        text = text.replace(phrase, name).replace(phrase[0].upper() + phrase[1:], name)
+    return text

@@ -36,7 +36,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from ..operations import Operation, Reply
+from ..operations import Operation, Reply, reply_text
 from ..prompts.mcp_texts import duplicate_keys_text, missing_inputs_text, tool_description
 from ..skill import ComputeBudgetError, describe_error
 from ..skill.errors import not_finite_cause
@@ -304,7 +304,7 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         full = getattr(arguments, "detail", None) == "full"
         try:
             result = await _compute(spec.name, given, operation.call, arguments)
-            markdown = operation.reply(result, Reply(full=full, assistant=True))
+            markdown = reply_text(operation, result, Reply(full=full, assistant=True))
             content: list[TextContent | ImageContent] = [TextContent(type="text",
                                                                      text=markdown)]
             if operation.picture is not None and getattr(arguments, "plot", None):
