@@ -292,7 +292,7 @@ def test_split_template_dollars() -> None:
 
 **Best size at the median MFU (0.20): 6.99B parameters on 140B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.09): 4.8B parameters on 96B tokens**: 21.6 days and $24,866 at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.09): 4.8B parameters on 96B tokens**: 21.6 days and $24,866 with the failure budget at the median MFU.
 
 Each row spends 5.86 × 10²¹ FLOPs at the MFU prior for its size.
 
