@@ -601,3 +601,21 @@ def test_the_devices_you_can_get_are_answered_for() -> None:
     listed = plan_run(PlanSpec(params="1B", tokens="20B", deadline_days=10,
                                available={"h100": 64}, gpus=["h100"]))
     assert "**Your" not in render_plan(listed)
+
+
+def test_bindings_name_the_device_and_what_else_holds() -> None:
+    from compute_budget.prompts import render_plan
+
+    # over budget only with the failure budget: the nominal cost is within it (a marginal
+    # verdict, not a no-go); the device by its name as well as its key
+    over = plan_run(PlanSpec(params="70B", tokens="1.4T", deadline_days=30, budget_usd=1.5e6,
+                             gpus=["h100", "h200", "mi300x"]))
+    (budget,) = [b for b in over.binding if b.code == "budget"]
+    nominal = budget.numbers["nominal_cost"]
+    assert isinstance(nominal, float) and nominal <= 1.5e6
+    text = render_plan(over)
+    assert "× MI300X (`mi300x`), costs" in text
+    assert "within the budget, which a verdict counts as marginal, not no-go" in text
+    # a deadline missed at the most devices searched says so
+    late = plan_run(PlanSpec(params="70B", tokens="1.4T", deadline_days=1))
+    assert "at the most devices searched (4,096): more might meet it" in render_plan(late)

@@ -158,7 +158,8 @@ class Binding(_Frozen):
     (fastest_wall_days, gpu, gpu_count, deadline_days). batch: the fewest devices that fit and
     finish in time need a global batch above the cap (max_batch_tokens; min_global_batch_tokens
     on gpu_count devices of gpu, the type where it is smallest). budget: the cheapest plan in
-    time costs more (cheapest_cost_with_failures, gpu, gpu_count, budget_usd). unknown_cost:
+    time costs more (cheapest_cost_with_failures, gpu, gpu_count, budget_usd, nominal_cost:
+    without the failure budget). unknown_cost:
     plans in time exist only on types without a price (gpu, gpu_count, budget_usd).
     availability: a type would work with more devices than available (gpu, gpu_count_needed,
     available).
@@ -270,7 +271,7 @@ def _stage(spec: PlanSpec, results: list[TypeResult]) -> list[Binding]:
                                                  pair[0].acc.key))
             out.append(Binding(code="budget", numbers={
                 "cheapest_cost_with_failures": e.dollar_cost_with_failures, "gpu": r.acc.key,
-                "gpu_count": e.gpu_count, "budget_usd": budget}))
+                "gpu_count": e.gpu_count, "budget_usd": budget, "nominal_cost": e.dollar_cost}))
         unpriced = [(r, e) for r, e in timely if e.dollar_cost_with_failures is None]
         if unpriced:
             r, e = min(unpriced, key=lambda pair: (pair[1].wall_days, pair[0].acc.key))
