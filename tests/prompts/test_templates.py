@@ -498,3 +498,14 @@ def test_expert_parallelism_divides_every_state_it_shards() -> None:
             if line.startswith("| ")}
     for name in ("| Weights", "| Gradients", "| Optimizer state"):
         assert "/ 2 model-parallel ranks, routed experts / 8 (EP)" in rows[name]
+
+
+def test_the_default_mfu_says_what_the_layout_made_of_it() -> None:
+    # Defaults used read "mfu=0.266 (calibrated prior)" beside "MFU: 0.18 ... ÷ 1.50 for the
+    # layout"; the structured value stays the prior's
+    e = estimate_run(RunSpec(preset="llama-3.1-70b", lora_rank=16, tokens="20B", gpu="h100",
+                             gpu_count=64))
+    (mfu,) = [d for d in e.defaults_used if d.field == "mfu"]
+    assert isinstance(mfu.value, float) and e.mfu < 0.9 * mfu.value
+    text = render_estimate(e, detail="full")
+    assert f"mfu={mfu.value:.3g} (calibrated prior, {e.mfu:.2f} after the layout's cost)" in text

@@ -118,9 +118,11 @@ def _items(text: str) -> list[str]:
 
 def offload_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     """``--offload`` and ``--no-offload`` (registered second, so errors name ``--offload``)."""
-    flag(p, model, "offload", "--no-offload", action="store_const", const=False,
-         note="Give this flag to keep the optimizer state and weights on the devices.")
-    flag(p, model, "offload", action="store_const", const=True)
+    p.add_argument("--no-offload", dest="offload", action="store_const", const=False,
+                   help="Keep the optimizer state and weights on the devices: no CPU offload "
+                        "(see --offload).")
+    flag(p, model, "offload", action="store_const", const=True,
+         note="Give this flag to offload whatever the cost.")
 
 
 def _model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
