@@ -509,3 +509,13 @@ def test_the_default_mfu_says_what_the_layout_made_of_it() -> None:
     assert isinstance(mfu.value, float) and e.mfu < 0.9 * mfu.value
     text = render_estimate(e, detail="full")
     assert f"mfu={mfu.value:.3g} (calibrated prior, {e.mfu:.2f} after the layout's cost)" in text
+
+
+def test_ecc_memory_is_said_where_the_fit_uses_it() -> None:
+    # the L40S lists 48 GiB and ECC keeps 1/16: fits are checked against 45 GiB, which the
+    # memory reply gave without saying why (catalog usable_memory_gib)
+    l40s = estimate_memory(MemorySpec(params="7B", gpu="l40s", gpu_count=2))
+    assert l40s.ecc_nominal_bytes == 48 * 2**30 and l40s.gpu_memory_bytes == 45 * 2**30
+    assert "of 45.0 GiB (48.0 GiB less the 1/16 ECC keeps; 90% usable" in render_memory(l40s)
+    h100 = estimate_memory(MemorySpec(params="7B", gpu="h100", gpu_count=2))
+    assert h100.ecc_nominal_bytes is None and "ECC" not in render_memory(h100)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..hardware.catalog import Accelerator
+from ..hardware.catalog import GIB, Accelerator
 from ..hardware.host import HostPlatform, host_platform
 from ..hardware.measured import ProbeResult
 from ..hardware.peer_link import PeerLink, device_peer_link
@@ -110,7 +110,12 @@ class MemoryEstimate(FiniteResult):
     per_gpu_bytes: MemoryBreakdown
     fits: bool | None = Field(description="Whether the total fits the device; None if unknown.")
     accelerator: str | None = Field(description="Full accelerator name, if one was named.")
-    gpu_memory_bytes: float | None = Field(description="Device memory in bytes, if known.")
+    gpu_memory_bytes: float | None = Field(
+        description="Device memory a program can allocate, bytes, if known (ECC's share out).")
+    ecc_nominal_bytes: float | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The nominal memory when ECC keeps part of it (GDDR cards); left out "
+                    "otherwise.")
     headroom_bytes: float | None = Field(description="Device memory minus total, in bytes.")
     spare_bytes: float | None = Field(
         description="Usable memory (usable_fraction of the device) minus total, in bytes: what "
@@ -281,6 +286,8 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
         fits=fits,
         accelerator=acc.name if acc is not None else None,
         gpu_memory_bytes=capacity,
+        ecc_nominal_bytes=(acc.memory_gib * GIB if acc is not None and acc.memory_gib
+                           and acc.usable_memory_gib is not None else None),
         headroom_bytes=headroom,
         spare_bytes=None if capacity is None else USABLE_FRACTION * capacity - total,
         host_bytes=memory.host,
