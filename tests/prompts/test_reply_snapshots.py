@@ -37,11 +37,11 @@ def test_compare_reply(cli: Cli, files: Path) -> None:
 
 | # | candidate | verdict | gain ± σ | P(beats baseline) | cost with failures | days | devices | net gain per $1M |
 |---|---|---|---|---|---|---|---|---|
-| 1 | bigger-model | go | 2 ± 0.8 | 97% | $159,968 | 17.4 | 64 × H100 SXM | 9.377 |
-| 2 | distill | go | 0.8 ± 0.3 | 84% | $44,057 | 21.4 | 32 × A100 80GB SXM | 6.809 |
-| 3 | more-data | go | 1.5 ± 0.4 | 99% | $179,101 | 19.5 | 64 × H100 SXM | 5.583 |
+| 1 | bigger-model | go | 2 ± 0.8 | 97% | $159,968 | 17.4 | 64 × H100 SXM | 9.38 |
+| 2 | distill | go | 0.8 ± 0.3 | 84% | $44,057 | 21.4 | 32 × A100 80GB SXM | 6.81 |
+| 3 | more-data | go | 1.5 ± 0.4 | 99% | $179,101 | 19.5 | 64 × H100 SXM | 5.58 |
 
-**Top: bigger-model**, 9.377 units of net gain per $1M.
+**Top: bigger-model**, 9.38 units of net gain per $1M.
 The gain column is each run's whole predicted gain; the ranking, P(beats baseline) and the verdicts use the gain beyond the baseline 0.5.
 
 Opportunity cost, without a pool: each run's dollars against the top one's: distill $115,912 less, more-data $19,133 more. Give a pool of device-days (and a horizon) for the best set of runs to fund.
