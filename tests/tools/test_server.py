@@ -413,3 +413,18 @@ async def test_replies_name_other_tools_as_the_door_knows_them(client: Client) -
         assert main(["estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus",
                      "8", "--detail", "full"]) == 0
     assert "`compute-budget memory` has the breakdown" in out.getvalue()
+
+
+async def test_tools_that_take_a_run_say_they_take_estimate_run_costs_arguments(
+        client: Client) -> None:
+    # plan_run and estimate_memory list fewer properties than they accept; a MoE given by
+    # params alone would be planned at its total size, 3.6x its FLOPs (Mixtral: 47B, 13B active)
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    for name in ("plan_run", "estimate_memory"):
+        assert "estimate_run_cost's" in (tools[name].description or "")
+        assert "active_params" in (tools[name].description or "")
+    result = await client.call_tool("plan_run", {
+        "params": "47B", "active_params": "13B", "tokens": "1T", "deadline_days": 30,
+        "gpus": ["h100"]})
+    assert not result.is_error
+    assert result.content[0].text.startswith("### Plans to train 7.80 × 10²² FLOPs")
