@@ -187,3 +187,15 @@ def test_ram_given_for_a_device_without_a_host_path_is_said_unused() -> None:
     plain = estimate_memory(MemorySpec(preset="llama-3-8b", gpu="h100", gpu_count=8,
                                        host_ram_gib=100))
     assert "host_ram_unused" not in plain.notes
+
+
+def test_a_borrowed_host_says_it_is_borrowed() -> None:
+    # the L40S has no DGX of its own: its default RAM is the DGX A100's, and the source said
+    # "DGX A100: 1 TiB for 8 GPUs" as if the L40S sat in one
+    from compute_budget.skill.hardware.host import host_platform
+
+    l40s = host_platform("l40s")
+    assert l40s is not None and l40s.ram_source is not None
+    assert l40s.ram_source.endswith(", taken for every PCIe Gen4 device")
+    a100 = host_platform("a100-40gb")
+    assert a100 is not None and a100.ram_source == "DGX A100: 1 TiB for 8 GPUs"

@@ -86,6 +86,11 @@ _RAM_BY_KEY: dict[str, tuple[float, str]] = {
 """80 GB A100s: the DGX A100 that carries them has twice the 40 GB model's RAM."""
 _SHARED_GRACE_RAM = (240e9 / GIB, "GB200: 480 GB of LPDDR5X per Grace CPU, for 2 GPUs")
 _DESKTOP_RAM = (48.0, "a desktop's 2 × 48 GiB DIMMs for 2 cards")
+_OWN_HOST = ("v100", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "gh200", "gb200", "gb300",
+             "rtx-3090", "rtx-4090", "rtx-5090", "rtx-a5000", "rtx-a6000", "rtx-6000-ada")
+"""Devices the default RAM's system carries (the DGX of their generation, a desktop); others
+borrow it, and the RAM's source says so."""
+_LINK_NAMES = {"pcie3": "PCIe Gen3", "pcie4": "PCIe Gen4", "pcie5": "PCIe Gen5"}
 _SHARED_GRACE = ("gb200", "gb300")
 """Grace–Blackwell: two GPUs per Grace CPU."""
 _DESKTOP = ("rtx-3090", "rtx-4090", "rtx-5090", "rtx-a5000", "rtx-a6000", "rtx-6000-ada")
@@ -134,6 +139,8 @@ def host_platform(key: str, memory_gbs: float | None = None, ram_gib: float | No
     platform = _DESKTOP_PLATFORM if key in _DESKTOP else _PLATFORM[link]
     ram, source = (_DESKTOP_RAM if key in _DESKTOP else _SHARED_GRACE_RAM if key in _SHARED_GRACE
                    else _RAM_BY_KEY.get(key, _RAM_GIB[link]))
+    if key not in _OWN_HOST and link in _LINK_NAMES:
+        source = f"{source}, taken for every {_LINK_NAMES[link]} device"  # L40S: no DGX of its own
     ram, source = instance_ram or (ram, source)
     return HostPlatform(
         link=link, link_gbs=HOST_LINK_GBS[link], devices_per_host=devices,
