@@ -192,8 +192,6 @@ def test_ram_given_for_a_device_without_a_host_path_is_said_unused() -> None:
 def test_a_borrowed_host_says_it_is_borrowed() -> None:
     # the L40S has no DGX of its own: its default RAM is the DGX A100's, and the source said
     # "DGX A100: 1 TiB for 8 GPUs" as if the L40S sat in one
-    from compute_budget.skill.hardware.host import host_platform
-
     l40s = host_platform("l40s")
     assert l40s is not None and l40s.ram_source is not None
     assert l40s.ram_source.endswith(", taken for every PCIe Gen4 device")
