@@ -286,8 +286,7 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
         fits=fits,
         accelerator=acc.name if acc is not None else None,
         gpu_memory_bytes=capacity,
-        ecc_nominal_bytes=(acc.memory_gib * GIB if acc is not None and acc.memory_gib
-                           and acc.usable_memory_gib is not None else None),
+        ecc_nominal_bytes=_ecc_nominal(acc),
         headroom_bytes=headroom,
         spare_bytes=None if capacity is None else USABLE_FRACTION * capacity - total,
         host_bytes=memory.host,
@@ -317,6 +316,13 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
         notes=notes,
         measured=measured,
     )
+
+
+def _ecc_nominal(acc: Accelerator | None) -> float | None:
+    """The nominal memory of a device whose ECC keeps part of it, bytes; else None."""
+    if acc is None or not acc.memory_gib or acc.usable_memory_gib is None:
+        return None
+    return acc.memory_gib * GIB
 
 
 def _setup(spec: OnDevices, optimizer_bytes: float, capacity: float | None,
