@@ -96,7 +96,7 @@ def test_optimal_reply_with_a_proposed_run(cli: Cli) -> None:
 | Hoffmann et al. 2022 fit, optimum of eq. 4 | 11.1B | 814B | 73.7 |
 | Besiroglu et al. 2024 fit, optimum of eq. 4 | 21.5B | 419B | 19.5 |
 
-**Your run, 30B params on 300B tokens, is 10 tokens per parameter (0.50× the compute-optimal 20): under-trained for its size: at the same compute a smaller model on more tokens reaches a lower loss.**
+**Your run, 30B params on 300B tokens, is 10 tokens per parameter (0.50× the compute-optimal 20): under-trained for its size: by the compute-optimal ratio a smaller model on more tokens would reach a lower loss at the same compute.**
 
 Its loss against the optimal split at the same compute, under each fit: Hoffmann et al. 2022 +0.016; Besiroglu et al. 2024 +0.002 (loss in nats per token on the fits' data).
 

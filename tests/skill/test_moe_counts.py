@@ -307,7 +307,7 @@ def test_the_optimal_reply_for_a_moe() -> None:
 | Hoffmann et al. 2022 fit, optimum of eq. 4 | 9.2B | 652B | 70.8 |
 | Besiroglu et al. 2024 fit, optimum of eq. 4 | 17.4B | 344B | 19.7 |
 
-**Your run, 30B params of which 3B active on 2T tokens, is 667 tokens per active parameter (33× the compute-optimal 20): over-trained for its size: at the same compute a larger model on fewer tokens reaches a lower loss.** Over-training is often deliberate: a smaller model is cheaper to serve, and that can be worth the extra training compute.
+**Your run, 30B params of which 3B active on 2T tokens, is 667 tokens per active parameter (33× the compute-optimal 20): over-trained for its size: by the compute-optimal ratio a larger model on fewer tokens would reach a lower loss at the same compute.** Over-training is often deliberate: a smaller model is cheaper to serve, and that can be worth the extra training compute.
 
 Its loss against the optimal split at the same compute, under each fit: Hoffmann et al. 2022 +0.023; Besiroglu et al. 2024 +0.052 (loss in nats per token on the fits' data).
 
