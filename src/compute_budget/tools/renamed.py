@@ -57,7 +57,8 @@ def _flag_fields(command: str) -> dict[str, str]:
 def renamed_arguments(command: str | None, arguments: type[BaseModel],
                       given: Mapping[str, Any]) -> dict[str, str]:
     """The names in ``given`` that ``arguments`` does not take (by field name or alias) but
-    that are ``command``'s flag for one of its fields not given too: given name → the field."""
+    that are ``command``'s flag for one of its fields not given too, else a synonym or a close
+    misspelling of one (each field taken once): given name → the field."""
     accepted = {name for field, info in arguments.model_fields.items()
                 for name in (field, info.alias) if name}
     unknown = [name for name in given if name not in accepted]
