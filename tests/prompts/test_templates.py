@@ -519,3 +519,15 @@ def test_ecc_memory_is_said_where_the_fit_uses_it() -> None:
     assert "of 45.0 GiB (48.0 GiB less the 1/16 ECC keeps; 90% usable" in render_memory(l40s)
     h100 = estimate_memory(MemorySpec(params="7B", gpu="h100", gpu_count=2))
     assert h100.ecc_nominal_bytes is None and "ECC" not in render_memory(h100)
+
+
+def test_the_fast_end_cap_says_it_comes_before_the_layouts_cost() -> None:
+    # "held at 0.51" beside a range whose fast end reads 0.34: the cap is on the prior, the
+    # layout's ÷ 1.50 (full recomputation) comes after it
+    e = estimate_run(RunSpec(preset="llama-3.1-405b", lora_rank=16, tokens="1B", gpu="a100",
+                             gpu_count=64))
+    assert e.mfu_used.prior is not None and e.mfu_used.prior.fast_end_cap is not None
+    assert e.layout_cost is not None and e.layout_cost.applied
+    text = render_estimate(e)
+    assert (f"held at {e.mfu_used.prior.fast_end_cap:.2f}, the fastest published run end to "
+            f"end, before the layout's ÷ {e.layout_cost.total:.2f}.") in text
