@@ -402,7 +402,7 @@ def test_estimate_template_short_by_default() -> None:
 
 **Assumptions** (the full detail has every source and the breakdowns)
 - Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).
-- MFU: 0.40, given by you.
+- MFU: 0.40, given by you; the range's slow end, 0.16, is the published runs' low, as a speed measured over steps leaves out restarts and evaluation.
 - Sequence: 4096 tokens per sequence (assumed: give yours).
 - Price: $1.50/GPU-h, given by you.
 - Energy: 400 W per device (datasheet maximum; an upper bound, devices only), PUE 1.56 (industry average, Uptime Institute survey 2024), 0.480 kg CO2e/kWh (world average, Ember 2023).
