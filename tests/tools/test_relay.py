@@ -108,7 +108,15 @@ async def test_the_planning_and_advice_tools_relay_their_answer(client: Client) 
     plan = await _relay(client, "plan_run", {"params": "7B", "tokens": "1T",
                                              "deadline_days": 30, "gpus": ["h100"]})
     assert plan["headline"].startswith("Cheapest: ") and "× H100 SXM" in plan["headline"]
-    assert "calibrated prior" in plan["mfu_source"]
+    assert "calibrated prior" in plan["mfu_source"] and "caveat" not in plan
+    # the whole catalog: MI300X is cheapest on Hopper's borrowed prior, and the caveat names
+    # the cheapest plan the estimate models
+    borrowed = await _relay(client, "plan_run", {"params": "7B", "tokens": "1T",
+                                                 "deadline_days": 14})
+    assert borrowed["headline"].startswith("Cheapest: 136 × MI300X")
+    assert borrowed["caveat"].startswith("the cheapest's MFU is borrowed from other hardware")
+    assert "relay the cheapest plan the estimate models too: 344 × A100 80GB SXM" in \
+        borrowed["caveat"]
     stuck = await _relay(client, "plan_run", {"params": "70B", "tokens": "15T",
                                               "deadline_days": 3, "max_gpu_count": 64})
     assert stuck["headline"].startswith("No plan meets every constraint: the fastest plan")
