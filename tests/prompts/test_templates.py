@@ -531,3 +531,13 @@ def test_the_fast_end_cap_says_it_comes_before_the_layouts_cost() -> None:
     text = render_estimate(e)
     assert (f"held at {e.mfu_used.prior.fast_end_cap:.2f}, the fastest published run end to "
             f"end, before the layout's ÷ {e.layout_cost.total:.2f}.") in text
+
+
+def test_more_devices_says_the_layout_they_need() -> None:
+    # 7B on 2 RTX 4090 with ZeRO 0 and TP 2 set: 32 of them fit only at PP 16, which the
+    # remedy "at least 32 x RTX 4090" did not say
+    m = estimate_memory(MemorySpec(params="7B", gpu="rtx-4090", gpu_count=2, tp=2, zero=0,
+                                   recompute="none"))
+    (more,) = [r for r in m.layout.remedies if r.kind == "more_devices"]
+    assert more.gpu_count is not None and (more.tp, more.pp) == (2, more.gpu_count // 2)
+    assert f"at least {more.gpu_count} × RTX 4090 at TP 2 × PP {more.pp};" in render_memory(m)

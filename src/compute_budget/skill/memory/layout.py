@@ -200,6 +200,18 @@ def _max_micro_batch(model: ResolvedModel, layout: Layout, setup: Setup) -> int 
     return 1 + int((usable - one) // per) if per > 0 else None
 
 
+def _at_fewest(remedy: Remedy, pins: Pins, model: ResolvedModel, setup: Setup) -> Remedy:
+    """A more_devices remedy with the tensor and pipeline degrees of the cheapest layout that
+    fits on its count (2 x RTX 4090 at ZeRO 0 and TP 2 need 32 of them at PP 16)."""
+    if remedy.kind != "more_devices" or remedy.gpu_count is None:
+        return remedy
+    count = remedy.gpu_count
+    layouts = _ordered(pins, model, count, setup.seq_len, setup.stack, setup.link)
+    found = _cheapest_fit(layouts, pins, model, replace(setup, gpu_count=count))
+    return remedy if found is None else remedy.model_copy(
+        update={"tp": found[0].tp, "pp": found[0].pp})
+
+
 def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
             open_knobs: tuple[str, ...], tried: dict[str, list[int | str | bool]],
             slowdown: Slowdown, pins: Pins, model: ResolvedModel, setup: Setup,
@@ -213,6 +225,7 @@ def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
     remedies: tuple[Remedy, ...] = ()
     if fits is False:
         binding, remedies = find_remedies(pins, model, setup, min_count, min_plain, gpu)
+        remedies = tuple(_at_fewest(r, pins, model, setup) for r in remedies)
         if host_needed is not None:
             binding = "host_memory"
     pinned = tuple(k for k in LAYOUT_KNOBS if getattr(pins, k) is not None)

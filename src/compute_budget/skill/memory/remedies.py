@@ -67,6 +67,10 @@ class Remedy(BaseModel):
                     "offload: CPU offload; optimizer_8bit: 8-bit Adam; shorter_sequence: "
                     "seq_len tokens; release: leave the knobs named unset.")
     gpu_count: int | None = Field(default=None, description="Devices needed, when it says.")
+    tp: int | None = Field(default=None, exclude_if=lambda v: v is None,
+                           description="For more_devices: the tensor-parallel degree there.")
+    pp: int | None = Field(default=None, exclude_if=lambda v: v is None,
+                           description="For more_devices: the pipeline degree there.")
     gpu: str | None = Field(default=None, description="Catalog key, for larger_device.")
     accelerator: str | None = Field(default=None, description="Device name, for larger_device.")
     memory_gib: float | None = Field(default=None, description="Its memory, GiB.")
