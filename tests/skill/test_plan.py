@@ -619,3 +619,22 @@ def test_bindings_name_the_device_and_what_else_holds() -> None:
     # a deadline missed at the most devices searched says so
     late = plan_run(PlanSpec(params="70B", tokens="1.4T", deadline_days=1))
     assert "at the most devices searched (4,096): more might meet it" in render_plan(late)
+
+
+def test_a_pooled_prior_and_unpriced_plans_are_worded_as_they_are() -> None:
+    from compute_budget.prompts import render_plan
+
+    # L40S has no generation prior of its own: the pooled one (it read "borrowed from None")
+    pooled = plan_run(PlanSpec(preset="llama-3.1-70b", tokens="100M", lora_rank=16,
+                               weights_bits=4, kind="fine-tune", deadline_days=2,
+                               gpus=["rtx-4090", "l40s", "a100"]))
+    text = render_plan(pooled)
+    assert "None" not in text
+    assert pooled.plans[0].gpu == "l40s" and pooled.cheapest_modelled is not None
+    assert "Its MFU is the pooled prior of every generation" in text
+    # a budget no priced plan meets, with unpriced plans in time: "also", not "only"
+    tight = plan_run(PlanSpec(preset="llama-3-8b", tokens="100B", deadline_days=14,
+                              budget_usd=5000))
+    codes = {b.code for b in tight.binding}
+    assert {"budget", "unknown_cost"} <= codes
+    assert "plans in time also exist on devices without a price" in render_plan(tight)
