@@ -149,3 +149,16 @@ def test_a_no_go_below_a_zero_baseline_names_no_cheaper_option() -> None:
     assert "the run gives no gain: do not spend on it as planned" in alone
     against = render_decision(decision_summary(e, 1.0, 0.3, 2.0))
     assert "The cheaper option already gives more" in against
+
+
+def test_a_marginal_gain_at_or_below_the_baseline_is_not_sent_to_a_study() -> None:
+    # a pretraining run at -0.01 ± 0.01 over 0: "2 runs ... would bring σ under the net gain"
+    # cannot make it a go (a run from a model still tries 30% of its tokens first)
+    e = estimate_run(FINE_TUNE.model_copy(update={"kind": "pretrain"}))
+    d = decision_summary(e, -0.01, 0.01)
+    codes = [s.code for s in d.next_steps]
+    assert d.verdict == "marginal" and "no_expected_gain" in codes
+    assert not {"small_study", "run_is_the_experiment", "fewer_tokens_first"} & set(codes)
+    assert "Its expected gain is not above the baseline" in render_decision(d)
+    above = decision_summary(e, 0.01, 0.02)
+    assert "no_expected_gain" not in [s.code for s in above.next_steps]

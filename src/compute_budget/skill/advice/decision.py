@@ -59,7 +59,7 @@ FIRST_TOKENS_SHARE = 0.3
 """A run that starts from a model tries this share of its tokens first (as the alternatives)."""
 
 NextCode = Literal["launch", "run_is_the_experiment", "small_study", "fewer_tokens_first",
-                   "more_seeds",
+                   "more_seeds", "no_expected_gain",
                    "fit_first", "shorten_sequence", "shorten", "give_price", "cut_cost",
                    "not_worth_it", "spend_elsewhere", "name_benefit", "alternatives"]
 
@@ -224,6 +224,8 @@ def _settle(basis: GainBasis, cost: float | None, cost_f: float | None,
             "tokens": None if tokens is None else FIRST_TOKENS_SHARE * tokens,
             "cost_with_failures": None if cost_f is None else FIRST_TOKENS_SHARE * cost_f,
             "gain_at_least": at_least, "level": basis.level(at_least)})
+    if net <= 0:  # smaller runs' certainty cannot lift an expected gain to the baseline
+        return NextStep(code="no_expected_gain")
     study = None if cost_f is None or runs is None else runs * PROXY_COST_SHARE * cost_f
     if study is None or cost_f is None or study >= cost_f:
         return NextStep(code="run_is_the_experiment",
