@@ -484,7 +484,7 @@ def test_a_4_bit_base_is_named_and_its_dequantisation_said_unpriced() -> None:
         text = render_estimate(estimate_run(spec), detail=detail)
         assert "LoRA r16 on a 4-bit base × 100M tokens" in text
         assert "- 4-bit base: its dequantisation is not priced." in text
-        assert "took 1.03× and 0.99× the time of 16-bit LoRA" in text
+        assert "took 1.03× and 0.99× the time of 16-bit LoRA (micro-batch 4)" in text
     plain = render_estimate(estimate_run(spec.model_copy(update={"weights_bits": None})))
     assert "-bit base" not in plain
 
@@ -516,7 +516,7 @@ def test_ecc_memory_is_said_where_the_fit_uses_it() -> None:
     # memory reply gave without saying why (catalog usable_memory_gib)
     l40s = estimate_memory(MemorySpec(params="7B", gpu="l40s", gpu_count=2))
     assert l40s.ecc_nominal_bytes == 48 * 2**30 and l40s.gpu_memory_bytes == 45 * 2**30
-    assert "of 45.0 GiB (48.0 GiB less the 1/16 ECC keeps; 90% usable" in render_memory(l40s)
+    assert "of 45.0 GiB (48.0 GiB less the 1/16 that ECC reserves; 90% usable" in render_memory(l40s)
     h100 = estimate_memory(MemorySpec(params="7B", gpu="h100", gpu_count=2))
     assert h100.ecc_nominal_bytes is None and "ECC" not in render_memory(h100)
 
@@ -541,3 +541,13 @@ def test_more_devices_says_the_layout_they_need() -> None:
     (more,) = [r for r in m.layout.remedies if r.kind == "more_devices"]
     assert more.gpu_count is not None and (more.tp, more.pp) == (2, more.gpu_count // 2)
     assert f"at least {more.gpu_count} × RTX 4090 at TP 2 × PP {more.pp};" in render_memory(m)
+
+
+def test_a_run_the_hosts_ram_stops_is_not_said_not_to_fit_the_device() -> None:
+    # 1B on one T4 priced in a g4dn.xlarge (16 GiB of RAM): the banner says the RAM binds and
+    # the short memory line said "does not fit at any layout tried"
+    text = render_estimate(estimate_run(RunSpec(params="1B", tokens="1B", gpu="t4",
+                                                gpu_count=1)))
+    line = next(x for x in text.splitlines() if x.startswith("- Memory:"))
+    assert "fits device memory only with CPU offload, which needs more CPU RAM" in line
+    assert "does not fit at any layout" not in line
