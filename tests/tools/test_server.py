@@ -428,3 +428,14 @@ async def test_tools_that_take_a_run_say_they_take_estimate_run_costs_arguments(
         "gpus": ["h100"]})
     assert not result.is_error
     assert result.content[0].text.startswith("### Plans to train 7.80 × 10²² FLOPs")
+
+
+async def test_available_takes_the_command_lines_text_too(client: Client) -> None:
+    # "available": "a100=64,l40s=32" read "must be a valid dictionary"
+    result = await client.call_tool("plan_run", {
+        "params": "13B", "tokens": "260B", "deadline_days": 10, "available": "a100=64,l40s=32"})
+    assert not result.is_error
+    assert "**Your 64 × A100 80GB SXM**" in result.content[0].text
+    bad = await client.call_tool("plan_run", {
+        "params": "13B", "tokens": "260B", "deadline_days": 10, "available": "a100:64"})
+    assert bad.is_error and "NAME=COUNT pairs" in bad.content[0].text

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from .. import skill as sk
 from ..skill.errors import InputError
+from ..skill.quantities import name_count_pairs
 from .files import read_data
 
 if TYPE_CHECKING:
@@ -98,16 +99,7 @@ def read_data_file(path: str, field: str) -> tuple[str, str | None]:
 
 def pairs(text: str, field: str) -> dict[str, str]:
     """``h100=64,a100=128`` → {"h100": "64", "a100": "128"}."""
-    out: dict[str, str] = {}
-    for item in (i.strip() for i in text.split(",") if i.strip()):
-        name, sep, count = item.partition("=")
-        if not sep or not name.strip() or not count.strip():
-            raise InputError(field, text, "NAME=COUNT pairs separated by commas, e.g. "
-                                          "h100=64,a100=128")
-        if name.strip().lower() in (known.lower() for known in out):
-            raise InputError(field, text, f"each name once ({name.strip()} is given twice)")
-        out[name.strip()] = count.strip()
-    return out
+    return name_count_pairs(text, field)
 
 
 def _items(text: str) -> list[str]:

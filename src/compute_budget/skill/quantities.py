@@ -59,6 +59,7 @@ __all__ = [
     "UsdAmount",
     "bounded_quantity",
     "check_positive",
+    "name_count_pairs",
     "parse_quantity",
     "reject_bool",
     "validated",
@@ -317,3 +318,18 @@ def _instances_as_given(function: Callable[_P, _R]) -> Callable[_P, _R]:
                             and issubclass(hint, BaseModel) else hint
                             for name, hint in hints.items()}
     return copy
+
+
+def name_count_pairs(text: str, field: str) -> dict[str, str]:
+    """``h100=64,a100=128`` → {"h100": "64", "a100": "128"} (the counts left to their field's
+    type); InputError naming ``field`` on a malformed or repeated pair."""
+    out: dict[str, str] = {}
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        name, sep, count = item.partition("=")
+        if not sep or not name.strip() or not count.strip():
+            raise InputError(field, text, "NAME=COUNT pairs separated by commas, e.g. "
+                                          "h100=64,a100=128")
+        if name.strip().lower() in (known.lower() for known in out):
+            raise InputError(field, text, f"each name once ({name.strip()} is given twice)")
+        out[name.strip()] = count.strip()
+    return out

@@ -39,6 +39,7 @@ from ..quantities import (
     Number,
     TokenCount,
     UsdAmount,
+    name_count_pairs,
 )
 from ..run_spec import RunOptions, RunSpec
 from ..scaling.batch import (
@@ -144,6 +145,12 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
             if key not in keys:
                 keys.append(key)
         return keys
+
+    @field_validator("available", mode="before")
+    @classmethod
+    def _available_text(cls, value: object) -> object:
+        """The command line's form, ``h100=64,a100=128``, as an object."""
+        return name_count_pairs(value, "available") if isinstance(value, str) else value
 
     @field_validator("available")
     @classmethod
