@@ -20,7 +20,6 @@ from pydantic import ValidationError
 
 from .. import skill as sk
 from ..skill.errors import InputError
-from ..skill.quantities import name_count_pairs
 from .files import read_data
 
 if TYPE_CHECKING:
@@ -99,6 +98,8 @@ def read_data_file(path: str, field: str) -> tuple[str, str | None]:
 
 def pairs(text: str, field: str) -> dict[str, str]:
     """``h100=64,a100=128`` → {"h100": "64", "a100": "128"}."""
+    from ..skill.quantities import name_count_pairs  # pydantic: not at --help's start-up
+
     return name_count_pairs(text, field)
 
 
