@@ -595,7 +595,8 @@ def test_the_devices_you_can_get_are_answered_for() -> None:
     assert days > 30
     text = render_plan(report)
     assert f"**Your 64 × A100 80GB SXM**: {days:.3g} days at best, past the deadline" in text
-    assert f"about {math.ceil(64 * days / 10 / 8) * 8} would meet it" in text
+    assert a100.gpu_count_for_deadline == math.ceil(64 * days / 10 / 8) * 8
+    assert f"about {a100.gpu_count_for_deadline} would meet it" in text
     assert "**Your 32 × L40S**" in text
     # a type that is listed among the plans is not repeated
     listed = plan_run(PlanSpec(params="1B", tokens="20B", deadline_days=10,

@@ -5,6 +5,7 @@ the MFU band, with its price."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..estimate_result import RunEstimate
@@ -54,9 +55,13 @@ def slow_end_count(e: RunEstimate, deadline_days: float, grid: CountGrid) -> int
     estimate's own linear scaling, among the counts the search allows (1, 2, 4, whole nodes,
     multiples of the pinned degrees); None when the plan already does, or no count does."""
     slow = e.wall_days_range[1]
-    if slow <= deadline_days:
-        return None
-    index = grid.first_at_least(e.gpu_count * slow / deadline_days)
+    return None if slow <= deadline_days else count_for(e.gpu_count, slow, deadline_days, grid)
+
+
+def count_for(gpu_count: int, days: float, deadline_days: float, grid: CountGrid) -> int | None:
+    """Devices that would bring ``days`` on ``gpu_count`` within the deadline by linear scaling,
+    among the counts the search allows; None when no count does."""
+    index = grid.first_at_least(gpu_count * days / deadline_days)
     return grid.count(index) if index < len(grid) else None
 
 
@@ -69,3 +74,9 @@ def price_at(e: RunEstimate, count: int | None) -> float | None:
     now, then = e.usd_per_gpu_hour, price.usd_per_gpu_hour
     same = now is not None and then is not None and math.isclose(now, then, rel_tol=1e-9)
     return None if same else then
+
+
+def modelled(e: RunEstimate, notes: Sequence[str]) -> bool:
+    """Whether a plan's MFU is its hardware's own and its network one the estimate models
+    (none of the plan notes pcie_cluster or instance_network)."""
+    return not (e.mfu_used.borrowed or {"pcie_cluster", "instance_network"} & set(notes))

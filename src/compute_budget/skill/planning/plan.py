@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..estimate import RunEstimate
 from ..vocabulary import GPUS_PER_NODE, FiniteResult
-from .grid import CountGrid, price_at, slow_end_count
+from .grid import CountGrid, count_for, modelled, price_at, slow_end_count
 from .plan_search import TypeResult, TypeSearch, TypeStatus, min_global_batch_tokens, pick
 from .plan_spec import (
     BATCH_FIT_SOURCE,
@@ -117,6 +117,9 @@ class TypeFrontier(_Frozen):
                     "it needs (may exceed max_gpu_count); else None.")
     points: list[FrontierPoint] = Field(
         description="The counts estimated, fewest first: cost against days for a plot.")
+    gpu_count_for_deadline: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="misses_deadline: the devices its fastest count scales to by the deadline.")
 
 
 class Plan(_Frozen):
@@ -158,12 +161,9 @@ class Binding(_Frozen):
     (fastest_wall_days, gpu, gpu_count, deadline_days). batch: the fewest devices that fit and
     finish in time need a global batch above the cap (max_batch_tokens; min_global_batch_tokens
     on gpu_count devices of gpu, the type where it is smallest). budget: the cheapest plan in
-    time costs more (cheapest_cost_with_failures, gpu, gpu_count, budget_usd, nominal_cost:
-    without the failure budget). unknown_cost:
-    plans in time exist only on types without a price (gpu, gpu_count, budget_usd).
-    availability: a type would work with more devices than available (gpu, gpu_count_needed,
-    available).
-    """
+    time costs more (cheapest_cost_with_failures, gpu, gpu_count, budget_usd, nominal_cost).
+    unknown_cost: plans in time on unpriced types (gpu, gpu_count, budget_usd). availability: a
+    type would work with more devices than available (gpu, gpu_count_needed, available)."""
 
     code: BindingCode
     numbers: dict[str, int | float | str | None]
@@ -178,12 +178,11 @@ class PlanReport(_Frozen, FiniteResult):
                     "unpriced), at most top.")
     fastest: list[Plan] = Field(
         description="The fastest feasible plan of each type, fastest first, at most top.")
-    cheapest_modelled: Plan | None = Field(
-        default=None, exclude_if=lambda v: v is None,
-        description="When the cheapest plan rests on what the estimate does not model (an "
-                    "MFU prior borrowed from other hardware, or notes pcie_cluster or "
-                    "instance_network): the cheapest priced plan that does not; left out "
-                    "otherwise.")
+    cheapest_modelled: Plan | None = Field(default=None, exclude_if=lambda v: v is None,
+                                           description=(
+        "When the cheapest plan rests on what the estimate does not model (a borrowed MFU "
+        "prior, notes pcie_cluster or instance_network): the cheapest priced plan that does "
+        "not."))
     frontier: list[TypeFrontier] = Field(description="Every type considered, with its points.")
     binding: list[Binding] = Field(description="When nothing is feasible: what binds.")
     deadline_days: float
@@ -235,11 +234,14 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
 
 
 def _frontier(spec: PlanSpec, result: TypeResult) -> TypeFrontier:
-    deadline = spec.deadline_days
-    max_batch, _ = spec.batch_cap
+    deadline, (max_batch, _) = spec.deadline_days, spec.batch_cap
+    fast = min(result.points.values(), key=lambda e: e.wall_days, default=None)
     return TypeFrontier(
         gpu=result.acc.key, accelerator=result.acc.name, status=result.status,
         max_gpu_count=result.cap, min_gpu_count=result.min_gpu_count,
+        gpu_count_for_deadline=None if fast is None or result.status != "misses_deadline" else
+        count_for(fast.gpu_count, fast.wall_days, deadline, CountGrid(spec.count_step,
+                                                                       MAX_GPU_COUNT)),
         points=[FrontierPoint(
             gpu_count=n, wall_days=e.wall_days, gpu_hours=e.gpu_hours,
             dollar_cost_with_failures=e.dollar_cost_with_failures,
@@ -354,11 +356,6 @@ def _winners(feasible: list[TypeResult]) -> tuple[TypeResult | None, TypeResult 
     return cheapest, fastest, wins
 
 
-def _modelled(p: Plan) -> bool:
-    """Whether the plan's MFU is its hardware's own and its network one the estimate models."""
-    return not (p.estimate.mfu_used.borrowed or {"pcie_cluster", "instance_network"} & {*p.notes})
-
-
 def plan_run(spec: PlanSpec) -> PlanReport:
     """The cheapest plans that meet the deadline and the budget, the fastest, the frontier of
     each type and, when nothing is feasible, what binds (module docstring)."""
@@ -377,10 +374,10 @@ def plan_run(spec: PlanSpec) -> PlanReport:
         r is not fastest, _quickest(r).wall_days, _cost(_quickest(r)), _quickest(r).gpu_count,
         r.acc.key))
     bests = [plan_of(r, r.best or 0) for r in by_cost]
-    modelled = [p for p in bests if p.dollar_cost is not None and _modelled(p)] + [None]
+    sound = [p for p in bests if p.dollar_cost is not None and modelled(p.estimate, p.notes)]
     return PlanReport(
         feasible=bool(feasible), plans=bests[:spec.top],
-        cheapest_modelled=None if cheapest is None or _modelled(bests[0]) else modelled[0],
+        cheapest_modelled=sound[0] if cheapest and sound and sound[0] is not bests[0] else None,
         fastest=[plan_of(r, r.fastest or 0) for r in by_time[:spec.top]],
         frontier=[*(_frontier(spec, r) for r in results),
                   *(TypeFrontier(gpu=acc.key, accelerator=acc.name, status="no_peak",
