@@ -462,7 +462,7 @@ def test_gpus_json_prices_say_their_kind(cli: Cli) -> None:
 def test_estimate_by_price_kind_names_it(cli: Cli) -> None:
     code, out, _ = cli("estimate", "--preset", "qwen2.5-7b", "--tokens", "100B",
                        "--gpu", "tpu-v5p", "--gpus", "16", "--price-kind", "reserved")
-    assert code == 0 and "- Price: $2.94/GPU-h, reserved, 2025" in out
+    assert code == 0 and "- Price: $2.94/chip-h, reserved, 2025" in out
     code, _, err = cli("estimate", "--params", "7B", "--tokens", "100B", "--gpu",
                        "h100", "--gpus", "8", "--price-kind", "spot")
     assert code == 2 and err.startswith("error: --price-kind: 'spot' is not allowed")

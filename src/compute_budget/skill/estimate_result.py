@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .hardware.catalog import Precision, PriceUsed
+from .hardware.catalog import DeviceUnit, Precision, PriceUsed
 from .hardware.cost import CostEstimate
 from .hardware.energy import EnergyEstimate
 from .hardware.measured import MeasuredMfu
@@ -206,6 +206,9 @@ class RunEstimate(CostEstimate):
                                       "ablation.")
     accelerator: str = Field(description="Full accelerator name.")
     accelerator_key: str = Field(description="Catalog key of the accelerator.")
+    device_unit: DeviceUnit = Field(
+        default="GPU", description="What gpu_hours count: GPU-hours, or chip-hours (TPU, "
+                                   "Trainium, Gaudi).")
     precision: Precision = Field(description="Precision whose dense peak is used.")
     precision_inferred: bool = Field(description="True when the precision is the default.")
     peak_origin: Literal["user", "catalog"] = Field(description="Who gave the dense peak.")

@@ -118,7 +118,7 @@ MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
 """The memory result without the shape, the optimizer's texts and the search's working."""
 ESTIMATE_BRIEF: dict[str, Any] = {
     "param_breakdown": True, "flops_breakdown": True,
-    "peak_source": True, "price": {"reference"}, "config_notes": True,
+    "peak_source": True, "price": {"reference"}, "config_notes": True, "device_unit": True,
     "layout_cost": {"recompute", "tensor_parallel", "pipeline", "zero", "in_prior", "applied",
                     "total_range", "smallest_batch_tokens", "batch_origin"},
     "mfu_used": {"prior": {"runs", "source", "basis", "trend", "observed"},
@@ -127,10 +127,12 @@ ESTIMATE_BRIEF: dict[str, Any] = {
     "energy": {"board_power_w": {"source", "as_of"}, "pue": {"source", "as_of"},
                "grid_kg_co2_per_kwh": {"source", "as_of"}},
 }
-"""The estimate without the breakdowns, the long source quotes and the memory's detail."""
+"""The estimate without the breakdowns, the long source quotes, the memory's detail and the
+device unit (the relay's price line names it)."""
 CATALOG_BRIEF: dict[str, Any] = {"notes": True, "accelerators": {"__all__": {
     "spec_source": True, "spec_as_of": True, "prices": True, "aliases": True,
     "board_power_w": True, "board_power_source": True, "generation": True, "vendor": True,
+    "device_unit": True,
     "memory_bandwidth_tbs": True, "usable_memory_source": True,
     "default_price": {"offer", "source", "default", "family", "kind", "host_ram_gib"}}}}
 """The catalog without its sources and every price quote but the default."""

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..estimate import assumptions_of
 from ..estimate_result import RunAssumptions, RunEstimate
+from ..hardware.catalog import DeviceUnit
 from ..quantities import Gain, Uncertainty, UsdAmount, validated
 from ..scaling.result import ScalingFit
 from ..vocabulary import DEFAULT_RUN_KIND, FiniteResult, RunKind, starts_from_a_model
@@ -139,6 +140,9 @@ class Decision(FiniteResult):
     dollar_cost_with_failures: float | None = Field(
         description="Cost with the failure budget in US dollars; None if unknown.")
     gpu_hours: float = Field(description="Nominal device-hours.")
+    device_unit: DeviceUnit = Field(
+        default="GPU", description="What gpu_hours count: GPU-hours, or chip-hours (TPU, "
+                                   "Trainium, Gaudi).")
     gain_per_dollar: float | None = Field(
         description="Net gain per US dollar (nominal cost); None when the cost is unknown.")
     gain_per_dollar_with_failures: float | None = Field(
@@ -290,6 +294,7 @@ def decision_summary(
         min_gpu_count_without_offload=(memory.layout.min_gpu_count_without_offload
                                        if memory is not None and no_fit else None),
         wall_days=getattr(estimate, "wall_days", None),
+        device_unit=getattr(estimate, "device_unit", "GPU"),
         assumptions=assumptions_of(estimate) if isinstance(estimate, RunEstimate) else None,
         gain_fit=fit,
     )

@@ -52,6 +52,7 @@ __all__ = [
     "AcceleratorKey",
     "Catalog",
     "CatalogQuery",
+    "DeviceUnit",
     "PeakTflops",
     "Precision",
     "PriceKind",
@@ -66,6 +67,7 @@ __all__ = [
 ]
 
 Precision = Literal["bf16", "fp16", "fp8"]
+DeviceUnit = Literal["GPU", "chip"]
 GIB = 2**30
 
 
@@ -93,6 +95,9 @@ class Accelerator(BaseModel):
     name: str = Field(description="Full name, e.g. 'H100 SXM'.")
     vendor: str
     generation: str = Field(description="Architecture generation, e.g. 'ampere', 'hopper'.")
+    device_unit: DeviceUnit = Field(
+        default="GPU", description="What one device is called in device-hours: 'GPU', or 'chip' "
+                                   "for TPU, Trainium and Gaudi (their vendors price chip-hours).")
     aliases: tuple[str, ...] = Field(description="Other names accepted for this device.")
     peak_tflops: PeakTflops
     memory_gib: float | None = Field(description="Device memory in GiB (2³⁰ bytes), as the vendor "

@@ -30,6 +30,7 @@ from ..estimate import MAX_PLAN_DAYS, estimate_run
 from ..estimate_result import LayoutCost, MfuUsed
 from ..hardware.catalog import (
     Accelerator,
+    DeviceUnit,
     Precision,
     PriceUsed,
     get_accelerator,
@@ -90,6 +91,9 @@ class BudgetTable(FiniteResult):
         description="Deprecated, the same as mfu when the rate is flops_per_sec; None otherwise."
     )
     accelerator: str | None = Field(description="Device the FLOP/s is derived from, if any.")
+    device_unit: DeviceUnit = Field(
+        default="GPU", description="What the price's device-hours count: GPU-hours, or "
+                                   "chip-hours (TPU, Trainium, Gaudi).")
     gpu_count: int | None = Field(description="Number of devices, with an accelerator.")
     gpu_count_source: Literal["user", "default"] | None = Field(
         description="Whether the device count was given or the default (one 8-device server)."
@@ -181,7 +185,7 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
                                                                    params=n))),
                       layout_at=_layout_of(acc.key, gpus, precision, runs))
     hardware = dict(
-        accelerator=acc.name, gpu_count=gpus,
+        accelerator=acc.name, device_unit=acc.device_unit, gpu_count=gpus,
         gpu_count_source="user" if spec.gpu_count is not None else "default",
         precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
         peak_label=source_label(acc.spec_source), catalog_compiled=load_catalog().compiled,
