@@ -88,3 +88,18 @@ def test_synonyms_and_misspellings_are_taken_for_the_argument_meant() -> None:
     assert renamed_arguments("estimate", model, {"num_gpus": 8, "n_gpus": 4}) == {
         "num_gpus": "gpu_count"}
     assert renamed_arguments("estimate", model, {"nonsense": 1, "colour": 2}) == {}
+
+
+def test_a_plan_takes_a_count_and_a_device_under_their_estimate_names() -> None:
+    # plan_run has no gpu_count or gpu: an assistant used to estimate_run_cost sends them, and
+    # they mean the most devices to search and the types to search
+    from compute_budget.skill import PlanSpec
+
+    assert renamed_arguments("plan", PlanSpec, {"gpu_count": 64, "gpu_type": "h100"}) == {
+        "gpu_count": "max_gpu_count", "gpu_type": "gpus"}
+    assert renamed_arguments("plan", PlanSpec, {"num_gpus": 64, "accelerators": ["h100"]}) == {
+        "num_gpus": "max_gpu_count", "accelerators": "gpus"}
+    # estimate_run_cost still takes num_gpus for its own count
+    fields = {f: (float | None, None) for f in ("gpu_count", "max_gpu_count")}
+    model = create_model("Both", **fields)  # type: ignore[call-overload]
+    assert renamed_arguments("estimate", model, {"num_gpus": 8}) == {"num_gpus": "gpu_count"}

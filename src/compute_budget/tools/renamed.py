@@ -34,8 +34,14 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "deadline_days": ("deadline", "days", "max_days"),
     "budget_usd": ("budget", "max_budget", "budget_dollars"),
     "predicted_gain": ("expected_gain", "gain_expected"),
+    "max_gpu_count": ("gpu_count", "num_gpus", "n_gpus", "max_gpus", "max_devices",
+                      "max_num_gpus", "max_count"),
+    "gpus": ("gpu", "gpu_type", "gpu_types", "accelerator", "accelerators", "gpu_list",
+             "hardware_types"),
 }
-"""Names an assistant reaches for, by the argument they mean."""
+"""Names an assistant reaches for, by the argument they mean. The first field a tool takes wins:
+``num_gpus`` is ``gpu_count`` in estimate_run_cost and ``max_gpu_count`` in plan_run, which has
+no count of its own (its ``gpu`` is the list ``gpus``)."""
 CLOSE = 0.85
 """The least difflib ratio at which an unknown name is taken for a misspelled argument."""
 INVERTED = frozenset({"must_fit"})

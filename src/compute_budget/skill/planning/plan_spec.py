@@ -134,6 +134,18 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
                                      f"{instead}")
         return data
 
+    @field_validator("gpus", mode="before")
+    @classmethod
+    def _gpus_text(cls, value: object) -> object:
+        """The command line's form, ``h100,a100``, as a list (one name is a list of one)."""
+        if not isinstance(value, str):
+            return value
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        if not names:
+            raise InputError("gpus", value, "one or more device types, e.g. ['h100', 'a100'] "
+                                            "or 'h100,a100'")
+        return names
+
     @field_validator("gpus")
     @classmethod
     def _known_gpus(cls, names: list[str] | None) -> list[str] | None:
