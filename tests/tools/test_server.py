@@ -436,6 +436,23 @@ async def test_available_takes_the_command_lines_text_too(client: Client) -> Non
         "params": "13B", "tokens": "260B", "deadline_days": 10, "available": "a100=64,l40s=32"})
     assert not result.is_error
     assert "**Your 64 × A100 80GB SXM**" in result.content[0].text
+    # a client that passes on the structured content alone relays them too (one line for both)
+    assert result.structured_content is not None
+    yours = result.structured_content["relay"]["yours"]
+    assert yours.startswith("your 64 × A100 80GB SXM: ") and ". Your 32 × L40S: " in yours
     bad = await client.call_tool("plan_run", {
         "params": "13B", "tokens": "260B", "deadline_days": 10, "available": "a100:64"})
     assert bad.is_error and "NAME=COUNT pairs" in bad.content[0].text
+
+
+async def test_gpus_takes_one_name_or_the_command_lines_text(client: Client) -> None:
+    # the renamed-argument reply says "Call plan_run again with gpus='h100'"; the retry read
+    # "must be a valid list"
+    result = await client.call_tool("plan_run", {
+        "params": "1B", "tokens": "20B", "deadline_days": 10, "gpus": "h100, a100"})
+    assert not result.is_error
+    assert result.structured_content is not None
+    assert {p["gpu"] for p in result.structured_content["plans"]} == {"h100-sxm", "a100-80gb"}
+    blank = await client.call_tool("plan_run", {
+        "params": "1B", "tokens": "20B", "deadline_days": 10, "gpus": " , "})
+    assert blank.is_error and "gpus: ' , ' is not allowed" in blank.content[0].text
