@@ -121,9 +121,26 @@ def test_the_estimate_says_the_prior_is_end_to_end_and_what_replaces_it(detail: 
                f"{seen.low:.2f}–{seen.high:.2f} (middle 80% of {seen.n_runs})" in text
 
 
-def test_a_generation_without_runs_quotes_every_generation_s() -> None:
+def test_a_borrowed_prior_quotes_the_runs_of_the_generation_it_is_borrowed_from() -> None:
+    # MI300X has no run: its prior is Hopper's, and so is the range quoted beside it (it quoted
+    # every generation's, 0.13-0.44 of 73, beside "borrowed from Hopper")
     est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="mi300x", gpu_count=8))
-    seen = est.mfu_used.prior.observed
+    prior = est.mfu_used.prior
+    seen = prior.observed
+    assert prior.scope == "nearest" and prior.borrowed_from == "Hopper"
+    assert seen is not None and seen.scope == "hopper" and seen.family == "dense"
+    text = " ".join(render_estimate(est, detail="short").split())
+    assert "a prior borrowed from Hopper (no calibration on CDNA 3 (MI300))" in text
+    assert f"the runs on Hopper ran at {seen.low:.2f}–{seen.high:.2f}" in text
+    full = " ".join(render_estimate(est, detail="full").split())
+    assert f"{seen.n_runs} published dense runs on Hopper ran at" in full
+
+
+def test_a_pooled_prior_quotes_every_generation_s() -> None:
+    est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="tpu-v5p", gpu_count=8))
+    prior = est.mfu_used.prior
+    seen = prior.observed
+    assert prior.scope == "pooled"
     assert seen is not None and seen.scope == "all" and seen.label is None
     text = " ".join(render_estimate(est, detail="short").split())
     assert f"the runs of the calibration set ran at {seen.low:.2f}" in text

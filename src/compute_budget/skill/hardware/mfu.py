@@ -155,8 +155,9 @@ class MfuPrior(BaseModel):
         default=None,
         description="End-to-end MFU the published runs of this family on this generation "
                     "reached (the middle 80%, or all of them when there are few); of every "
-                    "family on it when this one has none, of every generation when none ran "
-                    "on this one (scope 'all'); None for the flat prior.")
+                    "family on it when this one has none; when none ran on this one, of the "
+                    "generation a nearest-scope prior is borrowed from, else of every "
+                    "generation (scope 'all'); None for the flat prior.")
 
     @property
     def basis_clause(self) -> str | None:
@@ -331,6 +332,9 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
                         key=lambda e: _reference_peak(e.generation) or 0.0))
     own, pooled = _factors(table, nearest), _factors(table, entry)
     factors = (max(own[0], pooled[0]), max(own[1], pooled[1]))
+    if observed is None or observed.scope != generation:
+        # No run on this generation: the runs of the one borrowed from, not of every generation.
+        common["observed"] = table.observed(nearest.generation, calibrated) or observed
     return MfuPrior(
         **common, **_scaled(table, nearest.central, factors, size),
         basis=nearest.basis, source=nearest.source, scope="nearest", n_runs=nearest.n_runs,
