@@ -149,6 +149,18 @@ def test_unit_slip_is_noted() -> None:
     assert decision_summary(EST, 2.0, 0.5, 1.0).gain_notes == []
 
 
+def test_a_baseline_below_zero_is_noted_and_the_verdict_says_what_it_does() -> None:
+    # 0.02 over a baseline of -0.01 is net 0.03: the alternative's loss counted as gain, where
+    # doing nothing gains 0
+    from compute_budget.prompts import render_decision
+
+    d = decision_summary(EST, 0.02, 0.01, -0.01)
+    assert d.net_gain == pytest.approx(0.03) and "baseline_below_zero" in d.gain_notes
+    text = render_decision(d)
+    assert "A baseline of −0.01 is a loss, so the net gain 0.03 is more than the gain 0.02" in text
+    assert "baseline_below_zero" not in decision_summary(EST, 0.02, 0.01, 0.0).gain_notes
+
+
 def test_gain_per_dollar_is_always_reported() -> None:
     d = decision_summary(EST, 2.0, 0.5, 1.0)
     assert d.dollar_cost is not None and d.dollar_cost_with_failures is not None

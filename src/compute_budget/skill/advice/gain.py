@@ -24,11 +24,13 @@ from ..errors import InputError
 
 __all__ = ["GainNote", "GainReading", "normal_cdf", "read_gain"]
 
-GainNote = Literal["looks_absolute", "baseline_looks_absolute", "unit_slip"]
+GainNote = Literal["looks_absolute", "baseline_looks_absolute", "unit_slip",
+                   "baseline_below_zero"]
 """looks_absolute: a delta next to a baseline of the same size reads like two absolute scores;
 baseline_looks_absolute: with the metric pair, a baseline the size of the metric reads like the
 alternative's score rather than its gain; unit_slip: an uncertainty far larger than the gain
-reads like a fraction beside points."""
+reads like a fraction beside points; baseline_below_zero: an alternative that loses raises the
+net gain above the gain, though doing nothing gains 0."""
 ABSOLUTE_BAND = (0.5, 2.0)
 """A delta between half and twice the baseline, both above ABSOLUTE_FLOOR, looks absolute."""
 ABSOLUTE_FLOOR = 5.0
@@ -138,6 +140,8 @@ def read_gain(
         notes.append("baseline_looks_absolute")
     if 0 < abs(gain) < 1 and sigma > UNIT_SLIP_RATIO * abs(gain):
         notes.append("unit_slip")
+    if baseline < 0:
+        notes.append("baseline_below_zero")
     net = gain - baseline
     return GainReading(
         gain=gain, gain_uncertainty=sigma, baseline_to_beat=baseline, net_gain=net,
