@@ -256,7 +256,7 @@ Original: $14,022 ($21,034 with failure budget), 48.7 days, 9,348 GPU-h.
 | Smaller scale | 3.5B params × 50B tokens from scratch: same tokens per parameter, ¼ of the FLOPs; the gap you are testing usually shows at this scale | 12.2 | 2,337 | $3,506 | $10,517 (75%) |
 | Shorter run first | 30B tokens (30% of the plan), then decide on the rest from its curve | 14.6 | 2,804 | $4,207 | $9,816 (70%) |
 | Other hardware | same FLOPs on 8 × MI300X at $2.59/GPU-h (on-demand, 2026-10; gpu-mi300x8-1536gb of 8 devices), MFU 0.40: uncalibrated, no published runs on this hardware (your MFU carried over) | 11.6 | 2,231 | $5,778 | $8,244 (59%); uncalibrated: from no saving ($10,306 more) to $8,244 |
-| Other hardware | same FLOPs on 8 × GB200 (per GPU in NVL72) at $10.50/GPU-h (on-demand, 2026-09; GB200 NVL72 instance of 4 devices, 2 instances), MFU 0.40: uncalibrated, too few published runs on this hardware (your MFU carried over) | 6.08 | 1,167 | $12,250 | $1,772 (13%); uncalibrated: from no saving ($37,557 more) to $1,772 |
+| Other hardware | same FLOPs on 8 × GB200 (per GPU in NVL72) at $10.50/GPU-h (on-demand, 2026-09; 2 × GB200 NVL72 instance (4 devices each)), MFU 0.40: uncalibrated, too few published runs on this hardware (your MFU carried over) | 6.08 | 1,167 | $12,250 | $1,772 (13%); uncalibrated: from no saving ($37,557 more) to $1,772 |
 
 A different idea: the same money buys about 4 smaller-scale runs; spend it on another experiment instead if one promises more gain per dollar (the compare tool ranks candidate runs by it).
 

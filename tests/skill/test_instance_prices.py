@@ -28,7 +28,10 @@ from compute_budget.skill.run_spec import RunSpec
         ("t4", 1, "g4dn.xlarge", 0.526, None),  # $0.526/h
         ("t4", 3, "g4dn.12xlarge", 3.912 / 3, 4),  # $3.912/h for 4, 3 used
         ("t4", 8, "g4dn.metal", 7.824 / 8, None),  # $7.824/h for 8
-        ("t4", 12, "g4dn.metal", 2 * 7.824 / 12, 16),  # two machines of 8
+        # a g4dn.metal of 8 and a g4dn.12xlarge of 4 hold 12 ($0.98 each; two g4dn.metal, 16
+        # paid for 12, were $1.30)
+        ("t4", 12, "g4dn.metal", (7.824 + 3.912) / 12, None),
+        ("t4", 9, "g4dn.metal", (7.824 + 0.526) / 9, None),  # and a g4dn.xlarge of 1
         ("a10g", 8, "g5.48xlarge", 16.288 / 8, None),  # not 8 x g5.xlarge's $1.006
         ("a10g", 4, "g5.12xlarge", 5.672 / 4, None),
         ("l4", 2, "g6.12xlarge", 4.6016 / 2, 4),
@@ -115,9 +118,15 @@ def test_a_full_fine_tune_on_one_t4_does_not_fit_in_its_16_gib() -> None:
 def test_devices_beyond_one_machine_are_said_to_take_several() -> None:
     # Lambda rents the A10 only as 1x (lambda.ai/pricing, 2026-09-20): two are two machines
     two = estimate_run(RunSpec(params="1B", tokens="1B", gpu="a10", gpu_count=2))
-    assert "1x A10 of 1 device, 2 instances" in render_estimate(two)
+    assert "2 × 1x A10 (1 device each)" in render_estimate(two)
+    # 12 L4: a g6.48xlarge of 8 ($13.3504/h) and a g6.12xlarge of 4 ($4.6016/h), not a second
+    # g6.48xlarge paid for 4 idle devices
     twelve = estimate_run(RunSpec(params="1B", tokens="1B", gpu="l4", gpu_count=12))
-    assert "g6.48xlarge of 8 devices, 16 paid for 12 used, 2 instances" in render_estimate(twelve)
+    assert twelve.price.extra_instance == "g6.12xlarge" and twelve.price.paid_gpus is None
+    assert twelve.usd_per_gpu_hour == pytest.approx((13.3504 + 4.6016) / 12)
+    assert "g6.48xlarge (8 devices) and a g6.12xlarge (4)" in render_estimate(twelve)
+    forty = estimate_run(RunSpec(params="1B", tokens="1B", gpu="l4", gpu_count=20))
+    assert "2 × g6.48xlarge (8 devices each) and a g6.12xlarge (4)" in render_estimate(forty)
 
 
 def test_a_plan_fills_the_machine_it_pays_for() -> None:
@@ -179,7 +188,8 @@ def test_separate_machines_say_their_network_is_not_modelled() -> None:
     dp = estimate_run(RunSpec(preset="llama-3.1-8b", tokens="30B", gpu="gh200", gpu_count=16))
     assert dp.memory is not None and dp.memory.tp == 1
     assert dp.price.network == "separate"
-    assert "16 instances, joined only by a network not modelled" in render_estimate(dp)
+    assert "16 × 1x GH200 (1 device each), joined only by a network not modelled" in \
+        render_estimate(dp)
     # 70B lays out at TP 4, which on 1-device machines crosses that network too
     tp = estimate_run(RunSpec(preset="llama-3.1-70b", tokens="30B", gpu="gh200", gpu_count=64))
     assert tp.memory is not None and tp.memory.tp > 1
@@ -199,3 +209,14 @@ def test_separate_machines_say_their_network_is_not_modelled() -> None:
     assert "instance_network" in notes["gh200"] and "instance_network" not in notes["h100-sxm"]
     assert report.plans[0].gpu == "gh200"
     assert "span machines whose network is not modelled" in render_plan(report)
+
+
+def test_the_host_ram_of_two_machine_sizes_is_the_smaller_per_device() -> None:
+    # 9 T4: a g4dn.metal (384 GiB for 8, 48 each) and a g4dn.xlarge (16 GiB for its 1): CPU
+    # offload must fit the smaller share (AWS instance specs, the catalog's transcription)
+    ram = get_accelerator("t4").host_ram(9)
+    assert ram is not None and ram[0] == pytest.approx(16.0)
+    assert "g4dn.xlarge: 16 GiB for 1 used" in ram[1]
+    assert get_accelerator("t4").host_ram(12) == (
+        pytest.approx(48.0), "g4dn.metal: 384 GiB for 8 devices, and g4dn.12xlarge: 192 GiB "
+                             "for 4 used, the instances priced")

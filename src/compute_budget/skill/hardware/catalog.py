@@ -39,7 +39,7 @@ from .prices import (
     PriceQuote,
     PriceUsed,
     as_of_key,
-    instance_quote,
+    rental,
     source_label,
 )
 
@@ -184,7 +184,7 @@ class Accelerator(BaseModel):
         """The price a plan of ``gpu_count`` devices uses: ``given`` (yours) when set; else the
         newest catalog quote of ``kind``; else, with no kind chosen, the default (newest
         on-demand) quote or unknown. A quote of a fixed-size machine becomes the machine that
-        holds the run (:func:`.prices.instance_quote`).
+        holds the run (:func:`.prices.rental`).
 
         A ``kind`` that is not a price kind, or that this device has no quote of, raises
         :class:`InputError` on ``price_kind`` listing the kinds it has."""
@@ -198,24 +198,30 @@ class Accelerator(BaseModel):
                            else f"none: the catalog has no price for {self.name}; give "
                                 "usd_per_gpu_hour yourself")
                 raise InputError("price_kind", kind, allowed)
-            return PriceUsed.of(given, None if given is None else chosen)
-        quote, paid = instance_quote(self.prices, chosen, gpu_count)
-        return PriceUsed.of(None, quote, gpu_count, paid)
+            return PriceUsed.of(given, None)
+        return PriceUsed.of(None, rental(self.prices, chosen, gpu_count), gpu_count)
 
     def host_ram(self, gpu_count: int) -> tuple[float, str] | None:
         """CPU RAM per device used, GiB, of the machines the default price rents ``gpu_count``
-        devices in (a machine filled only partly shares its RAM among fewer devices), and those
-        machines; None when the price names no machine or its RAM."""
+        devices in (a machine filled only partly shares its RAM among fewer devices; of two
+        sizes, the one with less per device), and those machines; None when the price names no
+        machine or its RAM."""
         base = self.default_price
         if base is None or base.instance is None:
             return None
-        quote, paid = instance_quote(self.prices, base, gpu_count)
+        rented = rental(self.prices, base, gpu_count)
+        quote, extra, machines = rented.quote, rented.extra, rented.machines
         if quote.host_ram_gib is None or quote.gpus is None:
             return None
-        machines = paid // quote.gpus
         each = f"{machines} × {quote.instance}" if machines > 1 else quote.instance
         gpus = f"{quote.gpus} device{'s' if quote.gpus > 1 else ''}{' each' * (machines > 1)}"
-        used = f", {gpu_count} used" if paid > gpu_count else ""
+        if extra is not None and extra.host_ram_gib is not None and extra.gpus is not None:
+            rest = gpu_count - machines * quote.gpus
+            per_device = min(quote.host_ram_gib / quote.gpus, extra.host_ram_gib / rest)
+            return (per_device, f"{each}: {quote.host_ram_gib:g} GiB for {gpus}, and "
+                                f"{extra.instance}: {extra.host_ram_gib:g} GiB for {rest} "
+                                "used, the instances priced")
+        used = f", {gpu_count} used" if rented.paid > gpu_count else ""
         return (quote.host_ram_gib * machines / gpu_count,
                 f"{each}: {quote.host_ram_gib:g} GiB for {gpus}{used}, the instance priced")
 

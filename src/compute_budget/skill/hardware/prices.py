@@ -10,7 +10,9 @@ carry more CPUs and RAM per GPU); DigitalOcean's MI300X and MI325X droplets hold
 on several devices that talk to each other must rent them in one machine, so its price is the
 cheapest instance that holds them (:func:`instance_quote`): the quotes of one seller and date
 that name an ``instance`` are its sizes. A run larger than the
-largest instance takes several of the largest (their network is not modelled). A run that fills
+largest instance takes as many of the largest as it fills and the cheapest instance that holds the
+rest (12 T4: a g4dn.metal of 8 and a g4dn.12xlarge of 4, $0.98 per T4 where two g4dn.metal were
+$1.30); the network between them is not modelled. A run that fills
 an instance only partly pays for all of it: the price per device used is the instance's over the
 devices used (3 T4 in a g4dn.12xlarge of 4: $3.912/h over 3 = $1.304 per GPU-hour). Per-device
 marketplaces (RunPod, Lambda's multi-GPU list) name no instance and price any count alike.
@@ -21,16 +23,15 @@ The instance also sets the host's CPU RAM, which CPU offload must fit in
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["DEFAULT_PRICE_KIND", "PRICE_KINDS", "PRICE_SOURCES", "InstanceNetwork", "PriceKind",
-           "PriceQuote", "PriceUsed", "as_of_key", "instance_quote", "source_label",
-           "spanning"]
+           "PriceQuote", "PriceUsed", "Rental", "as_of_key", "instance_quote", "rental",
+           "source_label", "spanning"]
 
 PriceKind = Literal["on-demand", "reserved", "spot"]
 """How a price is bought: ``on-demand`` (pay as you go, no commitment), ``reserved`` (a
@@ -117,26 +118,56 @@ class PriceQuote(BaseModel):
         return self
 
 
-def instance_quote(quotes: Sequence[PriceQuote], base: PriceQuote,
-                   gpu_count: int) -> tuple[PriceQuote, int]:
-    """The quote that rents ``gpu_count`` devices and the devices paid for: ``base`` itself
-    unless it names an instance; else, among the instances of ``base``'s seller, kind and date,
-    the one holding the run (the largest when none does, several of them) at the lowest price
-    per hour, ties to the fewest devices paid (module docstring)."""
+class Rental(NamedTuple):
+    """The machines that rent a run: ``machines`` of ``quote``'s, and one of ``extra``'s for the
+    devices the last of them would leave empty (None when they fill it or it is per device)."""
+
+    quote: PriceQuote
+    machines: int
+    extra: PriceQuote | None = None
+
+    @property
+    def paid(self) -> int:
+        """Devices paid for."""
+        return (self.machines * (self.quote.gpus or 1)
+                + (0 if self.extra is None else self.extra.gpus or 1))
+
+
+def _machine_usd(quote: PriceQuote) -> float:
+    return quote.usd_per_gpu_hour * (quote.gpus or 1)
+
+
+def rental(quotes: Sequence[PriceQuote], base: PriceQuote, gpu_count: int) -> Rental:
+    """The machines that rent ``gpu_count`` devices: ``base`` itself unless it names an
+    instance; else, among the instances of ``base``'s seller, kind and date, the one holding the
+    run at the lowest price per hour, ties to the fewest devices paid; a run larger than the
+    largest instance takes as many of the largest as it fills and the cheapest instance that
+    holds the rest (module docstring)."""
     if base.instance is None:
-        return base, gpu_count
+        return Rental(base, gpu_count)
     sizes = [q for q in quotes if q.instance is not None and q.kind == base.kind
              and q.family == base.family and q.as_of == base.as_of]
     largest = max(q.gpus or 1 for q in sizes)
-    need = min(gpu_count, largest)
+    if gpu_count <= largest:
+        chosen = min((q for q in sizes if (q.gpus or 1) >= gpu_count),
+                     key=lambda q: (_machine_usd(q), q.gpus or 1))
+        return Rental(chosen, 1)
+    full = min((q for q in sizes if (q.gpus or 1) == largest), key=_machine_usd)
+    machines, rest = divmod(gpu_count, largest)
+    if rest == 0:
+        return Rental(full, machines)
+    extra = min((q for q in sizes if (q.gpus or 1) >= rest),
+                key=lambda q: (_machine_usd(q), q.gpus or 1))
+    return Rental(full, machines + 1) if extra.gpus == largest else Rental(full, machines,
+                                                                             extra)
 
-    def paid(q: PriceQuote) -> int:
-        size = q.gpus or 1
-        return size * math.ceil(gpu_count / size)
 
-    chosen = min((q for q in sizes if (q.gpus or 1) >= need),
-                 key=lambda q: (q.usd_per_gpu_hour * paid(q), paid(q)))
-    return chosen, paid(chosen)
+def instance_quote(quotes: Sequence[PriceQuote], base: PriceQuote,
+                   gpu_count: int) -> tuple[PriceQuote, int]:
+    """The main quote that rents ``gpu_count`` devices and the devices paid for
+    (:func:`rental`)."""
+    rented = rental(quotes, base, gpu_count)
+    return rented.quote, rented.paid
 
 
 class PriceUsed(BaseModel):
@@ -165,6 +196,16 @@ class PriceUsed(BaseModel):
         default=None, exclude_if=lambda v: v is None,
         description="Devices paid for when the run fills its machines only partly (the price "
                     "per device used is theirs over the devices used); left out otherwise.")
+    machines: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="How many of that machine, when more than one; left out otherwise.")
+    extra_instance: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="A smaller machine beside them that holds the devices they leave over "
+                    "(12 T4: a g4dn.metal of 8 and this g4dn.12xlarge of 4); left out otherwise.")
+    extra_instance_gpus: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="Devices in that smaller machine; left out without one.")
     network: InstanceNetwork | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="When the run spans several of those machines and their network, not "
@@ -173,21 +214,25 @@ class PriceUsed(BaseModel):
                     "otherwise.")
 
     @classmethod
-    def of(cls, given: float | None, quote: PriceQuote | None, gpu_count: int = 1,
-           paid: int | None = None) -> PriceUsed:
-        """The user's price when given, else the catalog ``quote`` for ``gpu_count`` devices of
-        which ``paid`` are paid for (None: unknown)."""
+    def of(cls, given: float | None, rented: Rental | None, gpu_count: int = 1) -> PriceUsed:
+        """The user's price when given, else the catalog's for ``gpu_count`` devices in the
+        machines ``rented`` (None: unknown)."""
         if given is not None:
             return cls(usd_per_gpu_hour=given, origin="user", kind=None, as_of=None,
                        reference=None, label=None)
-        if quote is None:
+        if rented is None:
             return cls(usd_per_gpu_hour=None, origin=None, kind=None, as_of=None,
                        reference=None, label=None)
-        paid = gpu_count if paid is None else paid
-        return cls(usd_per_gpu_hour=quote.usd_per_gpu_hour * paid / gpu_count, origin="catalog",
+        quote, extra, paid = rented.quote, rented.extra, rented.paid
+        hourly = rented.machines * _machine_usd(quote) + (0 if extra is None
+                                                          else _machine_usd(extra))
+        return cls(usd_per_gpu_hour=hourly / gpu_count, origin="catalog",
                    kind=quote.kind, as_of=quote.as_of, reference=quote.source,
                    label=source_label(quote.source), instance=quote.instance,
-                   instance_gpus=quote.gpus, paid_gpus=paid if paid > gpu_count else None)
+                   instance_gpus=quote.gpus, paid_gpus=paid if paid > gpu_count else None,
+                   machines=rented.machines if quote.instance and rented.machines > 1 else None,
+                   extra_instance=None if extra is None else extra.instance,
+                   extra_instance_gpus=None if extra is None else extra.gpus)
 
 
 def spanning(price: PriceUsed, gpu_count: int, tp: int) -> PriceUsed:
@@ -196,6 +241,7 @@ def spanning(price: PriceUsed, gpu_count: int, tp: int) -> PriceUsed:
     n = price.instance_gpus
     if n is None or gpu_count <= n:
         return price
+    n = min(n, price.extra_instance_gpus or n)
     code: InstanceNetwork | None = "tp_spans" if tp > n else "separate" if n == 1 else None
     return price if code is None else price.model_copy(update={"network": code})
 
