@@ -130,7 +130,7 @@ def test_a_borrowed_prior_quotes_the_runs_of_the_generation_it_is_borrowed_from(
     assert prior.scope == "nearest" and prior.borrowed_from == "Hopper"
     assert seen is not None and seen.scope == "hopper" and seen.family == "dense"
     text = " ".join(render_estimate(est, detail="short").split())
-    assert "a prior borrowed from Hopper (no calibration on CDNA 3 (MI300))" in text
+    assert "a prior borrowed from Hopper (no published runs on CDNA 3 (MI300))" in text
     assert f"the runs on Hopper ran at {seen.low:.2f}–{seen.high:.2f}" in text
     full = " ".join(render_estimate(est, detail="full").split())
     assert f"{seen.n_runs} published dense runs on Hopper ran at" in full

@@ -111,7 +111,7 @@ A different idea: the same money buys about 3.3 of the fewer-tokens runs above; 
 
 Each row uses the same MFU source as the original (yours) and the same failure budget; saving is against the nominal cost.
 
-Other hardware is compared at on-demand prices only (devices without an on-demand quote are left out); your run is priced at the rate you gave. An uncalibrated device has no published training runs: its MFU is borrowed from other hardware, so its saving may be none.
+Other hardware is compared at on-demand prices only (devices without an on-demand quote are left out); your run is priced at the rate you gave. An uncalibrated device has too few published training runs (or none) for a prior of its own: its MFU is borrowed from other hardware, so its saving may be none.
 """)
 
 

@@ -117,7 +117,7 @@ def test_estimate_template_unknown_price() -> None:
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 24.5 TFLOP/s and 4,080 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
 - Energy: 262 W per device (cloud.google.com/tpu/docs/v3: 'Measured min/mean/max power 123/220/262 W' per chip; the measured maximum is used (mean 220 W); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: mfu=0.199 (calibrated prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
+- Defaults used: mfu=0.199 (pooled prior); usd_per_gpu_hour=unknown (no catalog price); precision=bf16 (device default); seq_len=4096 (default); failure_budget=1.5 (default); kind=pretrain (default); stack=megatron (default for this run); pue=1.56 (default); grid_kg_co2_per_kwh=0.48 (default); zero/tp/pp/recompute/offload=searched (memory check).
 - Memory: 19.9 GiB of 32.0 GiB per device at ZeRO 0, TP 1 × PP 1 × DP 16, recompute none, micro-batch 1 (up to 2 fit), the cheapest layout that fits; shape guessed from N. The memory tool has the breakdown.
 """)
 
@@ -262,7 +262,7 @@ A different idea: the same money buys about 4 smaller-scale runs; spend it on an
 
 Each row uses the same MFU source as the original (yours) and the same failure budget; saving is against the nominal cost.
 
-Other hardware is compared at on-demand prices only (devices without an on-demand quote are left out); your run is priced at the rate you gave. An uncalibrated device has no published training runs: its MFU is borrowed from other hardware, so its saving may be none.
+Other hardware is compared at on-demand prices only (devices without an on-demand quote are left out); your run is priced at the rate you gave. An uncalibrated device has too few published training runs (or none) for a prior of its own: its MFU is borrowed from other hardware, so its saving may be none.
 """)
 
 
@@ -470,7 +470,7 @@ def test_a_borrowed_prior_does_not_deny_its_own_runs() -> None:
     assert "the one run on Blackwell ran at " in b200 and "(1)" not in b200
     mi300x = render_estimate(estimate_run(RunSpec(params="7B", tokens="2T", gpu="mi300x",
                                                   gpu_count=256)))
-    assert "borrowed from Hopper (no calibration on CDNA 3 (MI300))" in mi300x
+    assert "borrowed from Hopper (no published runs on CDNA 3 (MI300))" in mi300x
 
 
 def test_a_4_bit_base_is_named_and_its_dequantisation_said_unpriced() -> None:
