@@ -158,3 +158,14 @@ def test_observed_ranges_are_the_middle_80_percent_of_the_runs_used() -> None:
     assert hopper[0] <= seen.low < seen.high <= hopper[-1] and seen.highest == round(hopper[-1], 2)
     inside = [v for v in hopper if seen.low - 0.005 <= v <= seen.high + 0.005]
     assert len(inside) >= 0.7 * len(hopper)
+
+
+def test_an_moe_run_is_told_its_prior_is_the_dense_one() -> None:
+    # it read "a prior for MoE from 26 published runs on Hopper": the 26 are dense runs, and the
+    # MoE runs support no ratio under grouped cross-validation (mfu_priors.json)
+    est = estimate_run(RunSpec(preset="mixtral-8x7b", tokens="1T", gpu="h100", gpu_count=128))
+    prior = est.mfu_used.prior
+    assert est.mfu_used.family == "moe" and prior.scope == "generation"
+    text = " ".join(render_estimate(est, detail="short").split())
+    assert f"a prior from {prior.n_runs} published dense runs on Hopper (no MoE ratio" in text
+    assert "a prior for MoE" not in text
