@@ -267,3 +267,29 @@ def test_warns_when_pretraining_far_below_the_compute_optimal_tokens() -> None:
     assert "under_trained" not in codes(params="7B", tokens="100B")  # 14 per parameter: close
     assert "under_trained" not in codes(params="70B", tokens="300B", kind="fine-tune")
     assert "under_trained" not in codes(params="70B", active_params="13B", tokens="100B")
+
+
+def test_a_run_over_a_year_says_how_many_devices_would_finish_it_in_one() -> None:
+    # "Use far more devices" gave no count. 70B x 1.4T on 64 Trainium2 takes about 1.6 years;
+    # 64 x 602/365 = 106 chips, in whole trn2.48xlarge machines of 16: 112
+    from compute_budget import decision_summary, suggest_alternatives
+    from compute_budget.prompts import render_alternatives, render_decision, render_estimate
+
+    spec = RunSpec(params="70B", tokens="1.4T", gpu="trainium2", gpu_count=64)
+    est = estimate_run(spec)
+    assert est.feasibility == "too_long" and est.price.instance_gpus == 16
+    need = est.gpu_count * est.wall_days / est.max_plan_days
+    assert est.gpu_count_in_time == 16 * math.ceil(need / 16) == 112
+    assert "About 112 × Trainium2 (per chip) would finish it within 365 days" in \
+        render_estimate(est)
+    verdict = render_decision(decision_summary(est, 1.0, 0.2, 0.0))
+    assert "about 112 devices would finish it within a year" in verdict
+    assert "(about 112 would finish within 365 days" in render_alternatives(
+        suggest_alternatives(spec))
+    # a per-device price: whole nodes of 8 beyond one node, and no fewer than needed
+    h100 = estimate_run(RunSpec(params="70B", tokens="1.4T", gpu="h100", gpu_count=8))
+    count = h100.gpu_count_in_time
+    assert count is not None and count % 8 == 0
+    assert count - 8 < 8 * h100.wall_days / h100.max_plan_days <= count
+    assert estimate_run(RunSpec(params="7B", tokens="100B", gpu="h100",
+                                gpu_count=64)).gpu_count_in_time is None

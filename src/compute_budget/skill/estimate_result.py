@@ -9,6 +9,7 @@ prices time (the estimate, the budget table). The documented top-level keys of a
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,7 +23,7 @@ from .hardware.own_runs import OwnRunsMfu
 from .memory.estimate import MemoryEstimate
 from .model.architecture import ConfigNote, ParamBreakdown
 from .model.flops import FlopCounts, FlopsBreakdown
-from .vocabulary import DefaultUsed, MfuConvention, Recompute, RunKind
+from .vocabulary import GPUS_PER_NODE, DefaultUsed, MfuConvention, Recompute, RunKind
 
 __all__ = [
     "MAX_PLAN_DAYS",
@@ -291,6 +292,19 @@ class RunEstimate(CostEstimate):
     energy: EnergyEstimate = Field(
         description="kWh and CO2 of the run from board power, PUE and grid intensity, each an "
                     "assumption with its source; kWh None when the board power is unknown.")
+
+    @property
+    def gpu_count_in_time(self) -> int | None:
+        """too_long: the devices that would bring the central wall time within max_plan_days at
+        the same MFU (linear scaling, not re-estimated), in whole machines of the price's
+        instance and, beyond one node, whole nodes of 8; None otherwise."""
+        if self.feasibility != "too_long":
+            return None
+        need = math.ceil(self.gpu_count * self.wall_days / self.max_plan_days)
+        step = self.price.instance_gpus or 1
+        if need > GPUS_PER_NODE:
+            step = math.lcm(step, GPUS_PER_NODE)
+        return step * math.ceil(need / step)
 
 
 def assumptions_of(estimate: RunEstimate) -> RunAssumptions:

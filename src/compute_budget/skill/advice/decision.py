@@ -140,6 +140,10 @@ class Decision(FiniteResult):
     dollar_cost_with_failures: float | None = Field(
         description="Cost with the failure budget in US dollars; None if unknown.")
     gpu_hours: float = Field(description="Nominal device-hours.")
+    gpu_count_in_time: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="too_long: the devices that would finish within max_plan_days at the same "
+                    "MFU (linear scaling); left out otherwise.")
     device_unit: DeviceUnit = Field(
         default="GPU", description="What gpu_hours count: GPU-hours, or chip-hours (TPU, "
                                    "Trainium, Gaudi).")
@@ -295,6 +299,7 @@ def decision_summary(
                                        if memory is not None and no_fit else None),
         wall_days=getattr(estimate, "wall_days", None),
         device_unit=getattr(estimate, "device_unit", "GPU"),
+        gpu_count_in_time=getattr(estimate, "gpu_count_in_time", None),
         assumptions=assumptions_of(estimate) if isinstance(estimate, RunEstimate) else None,
         gain_fit=fit,
     )
