@@ -88,6 +88,9 @@ def test_synonyms_and_misspellings_are_taken_for_the_argument_meant() -> None:
     assert renamed_arguments("estimate", model, {"num_gpus": 8, "n_gpus": 4}) == {
         "num_gpus": "gpu_count"}
     assert renamed_arguments("estimate", model, {"nonsense": 1, "colour": 2}) == {}
+    with_context = create_model("Context", seq_len=(int | None, None), __base__=model)
+    assert renamed_arguments("estimate", with_context, {"sequence_length": 8192}) == {
+        "sequence_length": "seq_len"}
 
 
 def test_a_plan_takes_a_count_and_a_device_under_their_estimate_names() -> None:

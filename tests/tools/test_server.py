@@ -443,6 +443,11 @@ async def test_available_takes_the_command_lines_text_too(client: Client) -> Non
     bad = await client.call_tool("plan_run", {
         "params": "13B", "tokens": "260B", "deadline_days": 10, "available": "a100:64"})
     assert bad.is_error and "NAME=COUNT pairs" in bad.content[0].text
+    # a list of objects with a key misspelt read "must be a valid dictionary"
+    listed = await client.call_tool("plan_run", {
+        "params": "13B", "tokens": "260B", "deadline_days": 10,
+        "available": [{"gpu": "h100", "cnt": 8}]})
+    assert listed.is_error and "as [{'gpu': 'h100', 'count': 64}]" in listed.content[0].text
 
 
 async def test_gpus_takes_one_name_or_the_command_lines_text(client: Client) -> None:

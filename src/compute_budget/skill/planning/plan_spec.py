@@ -161,7 +161,11 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
     @field_validator("available", mode="before")
     @classmethod
     def _available_text(cls, value: object) -> object:
-        """The command line's form, ``h100=64,a100=128``, as an object."""
+        """The command line's form, ``h100=64,a100=128``, as an object. A list reaches here
+        only when its objects lack ``gpu`` or ``count`` (the MCP door maps the rest)."""
+        if isinstance(value, list):
+            raise InputError("available", value, "device counts as {'h100': 64}, as "
+                                                 "[{'gpu': 'h100', 'count': 64}] or as 'h100=64'")
         return name_count_pairs(value, "available") if isinstance(value, str) else value
 
     @field_validator("available")
