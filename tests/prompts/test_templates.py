@@ -438,6 +438,10 @@ def test_the_hf_stack_says_it_recomputes_before_tensor_parallelism() -> None:
     mega = estimate_memory(MemorySpec(preset="llama-3.1-70b", lora_rank=16, gpu="h100",
                                       gpu_count=64, stack="megatron"))
     assert mega.recompute == "none" and mega.tp > 1 and said not in render_memory(mega)
+    # the estimate's memory line said "the cheapest layout that fits" of the hf stack's choice
+    est = render_estimate(estimate_run(RunSpec(preset="llama-3.1-70b", lora_rank=16, gpu="h100",
+                                               gpu_count=64, tokens="1B")), detail="full")
+    assert "the cheapest layout that fits on the hf stack (recomputation before TP or PP" in est
 
 
 def test_the_compute_line_adds_up() -> None:
