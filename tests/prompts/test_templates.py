@@ -136,7 +136,7 @@ def test_memory_template() -> None:
 | Gradients | 1.63 GiB | 2 bytes × 7B trainable / 8 (ZeRO-2) |
 | Optimizer state | 9.78 GiB | 12 bytes × 7B trainable / 8 (ZeRO-2): fp32 master weights, momentum and variance (4 + 4 + 4 bytes) |
 | Activations | 11.4 GiB | sequence 2048, micro-batch 1, recompute none, FlashAttention |
-| **Total** | **35.8 GiB** | of 40.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
+| **Total** | **35.8 GiB** | of 40.0 GiB (90% usable: the runtime context, communication buffers and fragmentation take the rest) |
 
 **Assumptions**
 - Layout: the knobs you left unset, cheapest first: ZeRO 1–2 are free, then what costs least speed (ZeRO 3's communication, recomputation's extra FLOPs, TP's communication, PP's bubble once TP is at its largest), offload last; micro-batch 1 unless you set one.
@@ -162,7 +162,7 @@ def test_memory_template_does_not_fit() -> None:
 | Gradients | 16.3 GiB | 2 bytes × 70B trainable / 8 model-parallel ranks |
 | Optimizer state | 65.2 GiB | 8 bytes × 70B trainable / 8 model-parallel ranks: fp32 master weights and momentum (4 + 4 bytes) |
 | Activations | 0.96 GiB | sequence 4096, micro-batch 1, recompute full, FlashAttention; of which 0.15 GiB at the loss (vocabulary 32000, assumed) |
-| **Total** | **98.8 GiB** | of 80.0 GiB (90% usable: the CUDA context, communication buffers and fragmentation take the rest) |
+| **Total** | **98.8 GiB** | of 80.0 GiB (90% usable: the runtime context, communication buffers and fragmentation take the rest) |
 
 **Assumptions**
 - Layout: the knobs you left unset, cheapest first: ZeRO 1–2 are free, then what costs least speed (ZeRO 3's communication, recomputation's extra FLOPs, TP's communication, PP's bubble once TP is at its largest), offload last; micro-batch 1 unless you set one.
