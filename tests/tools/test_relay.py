@@ -36,6 +36,20 @@ async def test_an_estimate_relays_its_headline_sources_and_question(client: Clie
     assert given["mfu_source"] == "0.30, given by you"
 
 
+async def test_the_mfu_source_names_where_a_prior_comes_from(client: Client) -> None:
+    # it read "the calibrated prior from 26 published moe runs on Hopper" (the 26 are dense)
+    # and "(none specific to CDNA 3 (MI300))" of a prior borrowed from Hopper
+    sources = {gpu: (await _relay(client, "estimate_run_cost", {**RUN, "gpu": gpu}))[
+        "mfu_source"] for gpu in ("mi300x", "tpu-v5p")}
+    assert "a prior borrowed from Hopper (" in sources["mi300x"]
+    assert "; none on CDNA 3 (MI300))" in sources["mi300x"]
+    assert "the pooled prior of " in sources["tpu-v5p"] and "(none on TPU v5p)" in sources[
+        "tpu-v5p"]
+    moe = await _relay(client, "estimate_run_cost", {**RUN, "params": None,
+                                                      "preset": "mixtral-8x7b"})
+    assert "published dense runs on Hopper (no MoE ratio)" in moe["mfu_source"]
+
+
 async def test_a_run_that_cannot_run_says_so_first(client: Client) -> None:
     relay = await _relay(client, "estimate_run_cost", {**RUN, "params": "700B", "gpu_count": 1})
     assert relay["fits"] is False
