@@ -87,7 +87,9 @@ def test_the_weight_is_the_precision_weighted_combination() -> None:
     # the band of one new run: z·√(Var δ̂ + σ²) either side, Var δ̂ = 1 / (1/τ² + 1/σ²)
     half = z * math.sqrt(1 / (1 / tau**2 + 1 / WITHIN_TEAM_SPREAD**2) + WITHIN_TEAM_SPREAD**2)
     assert fit.low == pytest.approx(fit.central / 10**half)
-    assert fit.high == pytest.approx(max(fit.central * 10**half, 0.45))
+    # held at the fastest run published (or given): the slope cannot carry a level past both
+    cap = max(load_mfu_priors().highest_mfu or 0.9, 0.45)
+    assert fit.high == pytest.approx(min(cap, max(fit.central * 10**half, 0.45)))
 
 
 @pytest.mark.parametrize("params", [1e9, 7e9, 70e9])
@@ -272,3 +274,28 @@ def test_the_published_scatter_of_one_organisation_is_what_the_calibration_shows
     spread = math.sqrt(sum(n * s**2 for n, s in pooled) / dof)
     assert dof >= 15
     assert spread == pytest.approx(WITHIN_TEAM_SPREAD, abs=0.02)
+
+
+def test_a_team_level_carried_far_past_its_runs_is_held_and_said() -> None:
+    # A team at 0.45 on 1B, 3B and 7B: the published slope (x1.35 per tenfold) carried its level
+    # to 0.68 at 70B with a fast end of 0.90 end to end; now held at the fastest run published
+    # (or the team's, were it faster), and the reply says the size is beyond its runs'
+    from compute_budget.prompts import render_estimate
+    from compute_budget.skill import RunSpec, estimate_run
+
+    runs = [PastRun(**past(0.45, params=n, tokens=100 * n)) for n in (1e9, 3e9, 7e9)]
+    highest = load_mfu_priors().highest_mfu
+    assert highest is not None and highest > 0.45
+    far = own_runs_mfu(runs, mfu_prior("dense", get_accelerator("h100"), "bf16", params=70e9))
+    assert far.level > highest and far.central == far.high == far.fast_end_cap == highest
+    assert far.beyond_sizes and far.run_sizes == (1e9, 7e9)
+    near = own_runs_mfu(runs, mfu_prior("dense", get_accelerator("h100"), "bf16", params=5e9))
+    assert not near.beyond_sizes and near.central < near.high
+    # a team faster than every published run keeps its own fastest as the cap
+    fast = [PastRun(**past(0.7, params=n, tokens=100 * n)) for n in (1e9, 7e9)]
+    held = own_runs_mfu(fast, mfu_prior("dense", get_accelerator("h100"), "bf16", params=70e9))
+    assert held.high == pytest.approx(0.7)
+    text = render_estimate(estimate_run(RunSpec(params="70B", tokens="2T", gpu="h100",
+                                                gpu_count=512, calibration=runs)))
+    assert "this size is far from your runs' (1B–7B active parameters)" in text
+    assert f"held at {highest:.2f}, the fastest run published or yours" in text

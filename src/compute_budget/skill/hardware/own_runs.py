@@ -29,8 +29,8 @@ one organisation around the prior, σ₀ = :data:`WITHIN_TEAM_SPREAD`, counted a
 
 The new run's MFU is the prior's central × 10^δ̂ and its band the prior's central ×
 10^(δ̂ ± z·√(Var δ̂ + σ²)): the band of one new run, which narrows as runs are added but never
-below their scatter σ, widened to hold every run's own ratio (it never claims less spread than
-the runs show).
+below their scatter σ, widened to hold every run's own ratio, and held at the fastest run
+published or given (the published size slope can carry a level past both).
 """
 
 from __future__ import annotations
@@ -86,6 +86,8 @@ scatter of the prior's runs (0.117 over 54): a team's runs vary almost as much."
 SPREAD_PRIOR_RUNS = 4
 """ν₀: how many runs' worth of evidence σ₀ counts as, the median size of those eight groups
 (3.5, rounded up)."""
+BEYOND_SIZES = 3.0
+"""A run over this factor outside the team's runs' sizes: the published slope alone carries it."""
 MAX_RUNS = 500
 """More past runs than this are refused: a calibration needs a handful, not a log file."""
 PAST_RUN_COLUMNS = ("name", "params", "active_params", "tokens", "gpu", "gpu_count",
@@ -211,6 +213,7 @@ class OwnRun(BaseModel):
     mfu: float = Field(description="Its end-to-end MFU (6·N_active·T over device-hours × peak).")
     prior_mfu: float = Field(description="What the published prior expects of that run.")
     log_ratio: float = Field(description="log10(mfu / prior_mfu).")
+    active_params: float = Field(default=0.0, description="Its active parameters.")
 
 
 class OwnRunsMfu(BaseModel):
@@ -238,6 +241,14 @@ class OwnRunsMfu(BaseModel):
     low: float = Field(description="Low end of its band (a new run's, module docstring).")
     high: float = Field(description="High end of its band.")
     prior_central: float = Field(description="The published prior's central for this run.")
+    fast_end_cap: float | None = Field(default=None, description=(
+        "When the band's fast end (or the MFU) was held down: the MFU it was held at, the "
+        "fastest published run's or your fastest run's, whichever is higher; else None."))
+    run_sizes: tuple[float, float] = Field(default=(0.0, 0.0),
+                                           description="The runs' least and most active params.")
+    beyond_sizes: bool = Field(default=False, description=(
+        "This run lies over BEYOND_SIZES times outside the runs' sizes: the published size "
+        "slope alone carries their level to it."))
 
 
 @lru_cache(maxsize=64)
@@ -251,7 +262,7 @@ def _read(runs: tuple[PastRun, ...]) -> tuple[OwnRun, ...]:
         mfu = run.mfu
         out.append(OwnRun(name=run.name, accelerator=acc.name, generation=acc.generation,
                           mfu=mfu, prior_mfu=prior.central,
-                          log_ratio=math.log10(mfu / prior.central)))
+                          log_ratio=math.log10(mfu / prior.central), active_params=run.active))
     return tuple(out)
 
 
@@ -287,14 +298,22 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     # each run's own level on this prior, in linear terms: the same run at the same size and
     # generation is its MFU exactly (a round trip through log10 could land a hair inside it)
     levels = [r.mfu * (prior.central / r.prior_mfu) for r in read]
-    low = min(prior.central * 10 ** (shift - half), *levels)
-    high = min(MAX_PRIOR_MFU, max(prior.central * 10 ** (shift + half), *levels))
+    # no faster than the fastest run published or given: the slope can carry a level past both
+    cap = min(MAX_PRIOR_MFU, max(load_mfu_priors().highest_mfu or MAX_PRIOR_MFU,
+                                 *(r.mfu for r in read)))
+    unheld = max(prior.central * 10 ** (shift + half), *levels)
+    low = min(prior.central * 10 ** (shift - half), *levels, cap)
+    high = min(cap, unheld)
+    sizes = (min(r.active_params for r in read), max(r.active_params for r in read))
+    target = prior.params
     return OwnRunsMfu(
         n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
         runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
         spread=math.sqrt(sigma2), runs_spread=s, prior_spread=tau,
         central=min(high, prior.central * 10 ** shift), low=low, high=high,
-        prior_central=prior.central)
+        prior_central=prior.central, fast_end_cap=cap if unheld > cap else None,
+        run_sizes=sizes, beyond_sizes=target is not None and not (
+            sizes[0] / BEYOND_SIZES <= target <= sizes[1] * BEYOND_SIZES))
 
 
 def check_runs_use(runs: Sequence[PastRun] | None, replaced_by: dict[str, object],
