@@ -463,6 +463,13 @@ def test_estimate_by_price_kind_names_it(cli: Cli) -> None:
     code, out, _ = cli("estimate", "--preset", "qwen2.5-7b", "--tokens", "100B",
                        "--gpu", "tpu-v5p", "--gpus", "16", "--price-kind", "reserved")
     assert code == 0 and "- Price: $2.94/chip-h, reserved, 2025" in out
+    assert "above its default on-demand one" not in out  # $2.94 reserved under $4.20
+    # the H100's reserved quote (AWS Capacity Blocks, 2025-01) is above its on-demand default
+    # (RunPod, 2026-11): a committed price that costs more is flagged, with both sources
+    code, out, _ = cli("estimate", "--params", "7B", "--tokens", "100B", "--gpu", "h100",
+                       "--gpus", "8", "--price-kind", "reserved")
+    assert code == 0 and "⚠ The catalog's reserved price, $4.92 per device-hour (AWS Capacity " \
+        "Blocks pricing page, 2025-01), is above its default on-demand one, $3.99" in out
     code, _, err = cli("estimate", "--params", "7B", "--tokens", "100B", "--gpu",
                        "h100", "--gpus", "8", "--price-kind", "spot")
     assert code == 2 and err.startswith("error: --price-kind: 'spot' is not allowed")

@@ -29,8 +29,24 @@ def estimate_warnings(spec: RunSpec, acc: Accelerator,
                       precision: Precision) -> list[EstimateWarning]:
     """Every warning of the estimate, in order."""
     return (_mfu_warnings(spec, acc) + _peak_warnings(spec, acc, precision)
-            + _count_warnings(spec) + _family_warnings(spec)
+            + _price_warnings(spec, acc) + _count_warnings(spec) + _family_warnings(spec)
             + _training_warnings(spec, spec.model.total))
+
+
+def _price_warnings(spec: RunSpec, acc: Accelerator) -> list[EstimateWarning]:
+    """A reserved or spot quote above the default on-demand one (they come from different
+    sellers and dates): a committed price that costs more reads like a mistake."""
+    if spec.price_kind in (None, "on-demand") or spec.usd_per_gpu_hour is not None:
+        return []
+    chosen = acc.price(None, kind=spec.price_kind, gpu_count=spec.gpu_count)
+    default = acc.price(None, gpu_count=spec.gpu_count)
+    if (chosen.usd_per_gpu_hour is None or default.usd_per_gpu_hour is None
+            or chosen.usd_per_gpu_hour <= default.usd_per_gpu_hour):
+        return []
+    return [EstimateWarning(code="price_kind_above_on_demand", numbers={
+        "kind": spec.price_kind, "usd": chosen.usd_per_gpu_hour, "label": chosen.label,
+        "as_of": chosen.as_of, "on_demand": default.usd_per_gpu_hour,
+        "on_demand_label": default.label, "on_demand_as_of": default.as_of})]
 
 
 def _peak_warnings(spec: RunSpec, acc: Accelerator,
