@@ -96,6 +96,18 @@ def test_unknown_price_ranks_last_with_none() -> None:
     assert comparison.candidates[0].gain_per_dollar is not None
 
 
+def test_a_candidate_expected_to_lose_to_the_baseline_ranks_after_an_unpriced_go() -> None:
+    # gain 0.4 over a baseline of 0.5 (net -0.1) was ranked above an unpriced go (net 0.3):
+    # a negative net gain per dollar is still a number, unknown was ranked after every number
+    rows = [_row("losing", gain=0.4, sigma=0.5), _row("unpriced", gpu="tpu-v3", price="",
+                                                       gain=0.8, sigma=0.2),
+            _row("best", gain=1.0, sigma=0.3)]
+    comparison = compare_candidates(CompareSpec(candidates=rows, baseline_to_beat=0.5))
+    assert [r.name for r in comparison.candidates] == ["best", "unpriced", "losing"]
+    losing = _by_name(comparison)["losing"]
+    assert losing.net_gain < 0 and losing.net_gain_per_dollar is not None
+
+
 def test_ties_in_gain_per_dollar_go_to_the_likelier_win() -> None:
     rows = [_row("noisy", sigma=1.0), _row("sure", sigma=0.1), _row("noisier", sigma=2.0)]
     comparison = compare_candidates(CompareSpec(candidates=rows))

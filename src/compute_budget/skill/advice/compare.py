@@ -15,8 +15,9 @@ For each candidate (:mod:`.candidates`)::
     fits_horizon      = wall_days ≤ horizon_days               None without a horizon
 
 Rank: net gain per dollar (the gain beyond the baseline to beat, as the verdict counts it),
-highest first; candidates of unknown cost last; ties (and the order among
-unknown costs) by P(beats the baseline), highest first, then by the input order.
+highest first; candidates of unknown cost after those priced, and those whose net gain is not
+above 0 (expected to lose to the baseline, whatever they cost) after every other; ties (and the
+order among unknown costs) by P(beats the baseline), highest first, then by the input order.
 
 Opportunity cost, with a pool of device-days: the *best set* is the set of candidates that
 maximises the total predicted gain (the sum of the gross predicted gains, each in the user's
@@ -247,10 +248,11 @@ def best_set_in_pool(gains: list[Number], gpu_days: list[PositiveNumber],
 # --- the comparison -----------------------------------------------------------------------
 
 
-def _rank_key(row: tuple[int, CandidateResult]) -> tuple[bool, float, float, int]:
+def _rank_key(row: tuple[int, CandidateResult]) -> tuple[bool, bool, float, float, int]:
     index, r = row
     value = r.net_gain_per_dollar
-    return (value is None, 0.0 if value is None else -value, -r.p_beats_baseline, index)
+    return (r.net_gain <= 0, value is None, 0.0 if value is None else -value,
+            -r.p_beats_baseline, index)
 
 
 def _assess(spec: CompareSpec, candidate: Candidate) -> CandidateResult:
