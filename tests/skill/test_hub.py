@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 from huggingface_hub import constants as hub_constants  # read before HF_ENDPOINT is set
+from pydantic import ValidationError
 
-from compute_budget.skill.errors import ConfigError, InputError
+from compute_budget.skill.errors import ConfigError, InputError, UnreachableError
 from compute_budget.skill.model.hub import check_model_id, fetch_config, split_model_id
 from compute_budget.skill.model.param_count import count_params
 from compute_budget.skill.model.source import ModelSource
@@ -183,7 +184,9 @@ def _refusal(model: str) -> str:
         fetch_config(model)
     assert info.value.field == "model"
     text = str(info.value)
-    assert text.startswith(f"model: {model!r} is not allowed;")
+    # a well-formed id the network or the cache fails is not said to be "not allowed"
+    verb = "could not be fetched" if isinstance(info.value, UnreachableError) else "is not allowed"
+    assert text.startswith(f"model: {model!r} {verb};")
     assert "Traceback" not in text and "http" not in text  # no URL, no library message
     return text
 
@@ -341,4 +344,10 @@ def test_an_unreachable_hub_with_an_empty_cache_answers_at_once(
     monkeypatch.setattr(hub_module, "_reachable", lambda endpoint: False)
     text = _refusal("meta-llama/Llama-2-7b-hf")
     assert "could not be reached" in text and "not in the cache" in text
+    assert text.startswith("model: 'meta-llama/Llama-2-7b-hf' could not be fetched;")
+    # a preset of the same checkpoint (its source names the repository) needs no network
+    with pytest.raises(ValidationError) as info:
+        ModelSource(model_id="meta-llama/Llama-2-7b-hf")
+    assert "or give it as preset 'llama-2-7b' (the same model, no network needed)" in str(
+        info.value)
     assert _config_requests(hub, "meta-llama/Llama-2-7b-hf") == []  # nothing was asked

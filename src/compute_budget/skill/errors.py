@@ -10,6 +10,7 @@ usual way; the hierarchy lets the CLI and the MCP server tell "your input is wro
         └── InputError               one named field has a value that is not allowed
             ├── UnknownAcceleratorError   the accelerator name is not in the catalog
             ├── ConfigError               a model config (file or mapping) is unusable
+            │   └── UnreachableError      a model id is well formed but could not be fetched
             └── ArgumentsError            a library function's arguments its types refuse
 
 Pydantic's ``ValidationError`` (also a ``ValueError``) is turned into the same kind of message by
@@ -130,6 +131,16 @@ class ConfigError(InputError):
     """A model configuration is missing a field, contradicts itself or cannot be read."""
 
 
+class UnreachableError(ConfigError):
+    """A named source (a Hugging Face model id) is well formed but could not be fetched: the
+    value is not at fault, the network or the cache is."""
+
+    def __init__(self, field: str, value: object, allowed: str) -> None:
+        self.field, self.value, self.allowed = field, value, allowed
+        ValueError.__init__(self, f"{shown_field(field)}: {shown_value(value)} could not be "
+                                  f"fetched; {allowed}")
+
+
 class ArgumentsError(InputError):
     """Arguments of a library function that the spec types refuse: every bad one, a line each
     (:func:`~.quantities.validated`). ``field``, ``value`` and ``allowed`` are the first's."""
@@ -211,7 +222,8 @@ def _rename(text: str, aliases: dict[str, str]) -> str:
             text = alias + text[len(name) :]
             break
     for name, alias in aliases.items():
-        before = r"(?<![\w.-])" if "_" in name else r"(?<=\bwith )"  # "not together with mfu"
+        # "not together with mfu", "give it as config"
+        before = r"(?<![\w.-])" if "_" in name else r"(?:(?<=\bwith )|(?<=\bas ))"
         text = re.sub(rf"{before}{re.escape(name)}(?!\w)", alias, text)
     return text
 

@@ -194,7 +194,8 @@ class Accelerator(BaseModel):
         if given is not None or chosen is None:
             if given is None and kind is not None:
                 has = self.price_kinds
-                allowed = (f"a kind {self.name} has a catalog quote of: {', '.join(has)}" if has
+                allowed = (f"one of the kinds the catalog quotes for {self.name}: "
+                           f"{', '.join(has)}" if has
                            else f"none: the catalog has no price for {self.name}; give "
                                 "usd_per_gpu_hour yourself")
                 raise InputError("price_kind", kind, allowed)

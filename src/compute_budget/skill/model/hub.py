@@ -30,7 +30,7 @@ import os
 import re
 from typing import Any
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, UnreachableError
 from .config_file import MAX_CONFIG_BYTES, UnreadableFileError, parse_config_json, read_small_text
 
 __all__ = ["MODEL_ID_HELP", "check_model_id", "fetch_config", "split_model_id"]
@@ -112,6 +112,10 @@ def _error(model_id: str, allowed: str) -> ConfigError:
     return ConfigError("model", model_id, allowed)
 
 
+def _unreached(model_id: str, allowed: str) -> ConfigError:
+    return UnreachableError("model", model_id, allowed)
+
+
 def _status(exc: BaseException) -> int | None:
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
@@ -138,10 +142,10 @@ def _hub_error(exc: Exception, model_id: str, revision: str | None,
                                 "tag or commit it has")
     if isinstance(exc, hub_errors.LocalEntryNotFoundError | hub_errors.OfflineModeIsEnabled):
         if offline:
-            return _error(model_id, "HF_HUB_OFFLINE is set and its config.json is not in the "
+            return _unreached(model_id, "HF_HUB_OFFLINE is set and its config.json is not in the "
                                     "Hugging Face cache (HF_HOME): fetch it once with the "
                                     "network (unset HF_HUB_OFFLINE), " + _OR_LOCAL)
-        return _error(model_id, "the Hugging Face Hub could not be reached and its config.json "
+        return _unreached(model_id, "the Hugging Face Hub could not be reached and its config.json "
                                 "is not in the cache: it needs the network once (afterwards "
                                 "HF_HUB_OFFLINE=1 reads it from the cache), " + _OR_LOCAL)
     if isinstance(exc, hub_errors.EntryNotFoundError):
@@ -149,14 +153,14 @@ def _hub_error(exc: Exception, model_id: str, revision: str | None,
                                 "GGUF-only or adapter repository may not): " + _OR_LOCAL
                                 + ", or the parameter count as params")
     if status is not None:
-        return _error(model_id, f"the Hugging Face Hub answered HTTP {status}: try again "
+        return _unreached(model_id, f"the Hugging Face Hub answered HTTP {status}: try again "
                                 "later, " + _OR_LOCAL)
     if isinstance(exc, OSError) and not isinstance(exc, ConnectionError | TimeoutError):
         reason = exc.strerror or type(exc).__name__
-        return _error(model_id, f"its config.json could not be fetched or cached ({reason}): "
+        return _unreached(model_id, f"its config.json could not be fetched or cached ({reason}): "
                                 "check the network and that the Hugging Face cache (HF_HOME) "
                                 "is writable, " + _OR_LOCAL)
-    return _error(model_id, f"the Hugging Face Hub could not be reached ({type(exc).__name__}) "
+    return _unreached(model_id, f"the Hugging Face Hub could not be reached ({type(exc).__name__}) "
                             "and its config.json is not in the cache: it needs the network "
                             "once (afterwards HF_HUB_OFFLINE=1 reads it from the cache), "
                             + _OR_LOCAL)

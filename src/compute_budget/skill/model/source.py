@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, UnreachableError
 from ..vocabulary import FiniteResult
 from .architecture import Architecture, ConfigNote, ParamBreakdown
 from .config_file import (
@@ -192,7 +192,7 @@ class ModelSource(BaseModel):
                 raise InputError("model", self.model_id,
                                  "not on this server, which fetches nothing from the Hugging "
                                  "Face Hub: give a preset, or the config.json object as config")
-            self._architecture = from_hf_config(fetch_config(self.model_id),
+            self._architecture = from_hf_config(_fetched(self.model_id),
                                                 source=f"hf:{self.model_id}")
         elif self.preset is not None:
             self._architecture = get_preset(self.preset)
@@ -274,5 +274,21 @@ def hf_config_of(source: ModelSource) -> dict[str, Any]:
             return parse_config_json(source.config)
         return read_config_object(source.config)
     if source.model_id is not None:
-        return fetch_config(source.model_id)
+        return _fetched(source.model_id)
     raise InputError("model", None, "a preset, a config or a Hugging Face model id")
+
+
+def _fetched(model_id: str) -> dict[str, Any]:
+    """``model_id``'s config.json from the Hub; when it cannot be fetched and a preset is the
+    same checkpoint (its source names the repository), the error names the preset, which needs
+    no network."""
+    try:
+        return fetch_config(model_id)
+    except UnreachableError as exc:
+        same = [key for key, arch in PRESETS.items()
+                if arch.source.lower().startswith(model_id.lower() + " ")]
+        if not same:
+            raise
+        raise UnreachableError(exc.field, exc.value, f"{exc.allowed}; or give it as preset "
+                                                     f"'{same[0]}' (the same model, no network "
+                                                     "needed)") from None
