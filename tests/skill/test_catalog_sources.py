@@ -195,8 +195,8 @@ def test_a_kind_without_a_quote_names_price_kind_and_the_kinds_it_has() -> None:
     with pytest.raises(InputError) as info:
         get_accelerator("h100").price(None, "spot")
     assert info.value.field == "price_kind"
-    assert str(info.value) == ("price_kind: 'spot' is not allowed; a kind H100 SXM has a catalog "
-                               "quote of: on-demand, reserved")
+    assert str(info.value) == ("price_kind: 'spot' is not allowed; one of the kinds the catalog "
+                               "quotes for H100 SXM: on-demand, reserved")
     with pytest.raises(InputError, match=r"^price_kind: .on-demand. .*no price for TPU v3"):
         get_accelerator("tpu-v3").price(None, "on-demand")
     with pytest.raises(InputError, match=r"^price_kind: 'hourly' .*on-demand, reserved, spot"):
