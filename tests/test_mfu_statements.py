@@ -169,3 +169,12 @@ def test_an_moe_run_is_told_its_prior_is_the_dense_one() -> None:
     text = " ".join(render_estimate(est, detail="short").split())
     assert f"a prior from {prior.n_runs} published dense runs on Hopper (no MoE ratio" in text
     assert "a prior for MoE" not in text
+
+
+def test_a_size_outside_the_calibrated_range_is_named_with_the_size_used() -> None:
+    # a 10M model read "×0.57 for 135M active parameters": the size used, not the model's
+    est = estimate_run(RunSpec(params="10M", tokens="1B", gpu="rtx-3090", gpu_count=1))
+    prior = est.mfu_used.prior
+    assert prior.params_clamped and prior.params is not None and prior.params > 1e8
+    text = " ".join(render_estimate(est, detail="short").split())
+    assert "for 10M active parameters taken as 135M (the size term stops" in text
