@@ -305,7 +305,7 @@ Each row spends 5.86 × 10²¹ FLOPs at the MFU prior for its size.
 
 **Assumptions** (full detail: every source)
 - Devices: 8, given by you; the count sets the days, not the dollars.
-- MFU: 0.20 (0.10 – 0.30), a prior from 26 published runs on Hopper, calibrated 2026-12-06; give a measured one.
+- MFU: 0.20 (0.10 – 0.30) at 6.99B parameters (each size has its own), a prior from 26 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 
