@@ -178,3 +178,16 @@ def test_a_size_outside_the_calibrated_range_is_named_with_the_size_used() -> No
     assert prior.params_clamped and prior.params is not None and prior.params > 1e8
     text = " ".join(render_estimate(est, detail="short").split())
     assert "for 10M active parameters taken as 135M (the size term stops" in text
+
+
+def test_an_fp8_run_says_the_published_range_is_of_the_bf16_peak() -> None:
+    # "MFU: 0.13 ... the runs on Hopper ran at 0.09-0.32": a share of the FP8 peak beside shares
+    # of the BF16 peak
+    est = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=64,
+                               precision="fp8"))
+    text = " ".join(render_estimate(est, detail="short").split())
+    seen = est.mfu_used.prior.observed
+    assert seen is not None
+    assert f"ran at {seen.low:.2f}–{seen.high:.2f} of the BF16 peak" in text
+    bf16 = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=64))
+    assert "of the BF16 peak (" not in " ".join(render_estimate(bf16, detail="short").split())
