@@ -639,3 +639,22 @@ def test_a_pooled_prior_and_unpriced_plans_are_worded_as_they_are() -> None:
     codes = {b.code for b in tight.binding}
     assert {"budget", "unknown_cost"} <= codes
     assert "plans in time also exist on devices without a price" in render_plan(tight)
+
+
+def test_the_count_available_is_searched_itself() -> None:
+    # available t4=12: the grid searched 1, 2, 4, 8 and said "T4 would work with 16 devices;
+    # 12 are available", where 12 T4 meet the 10-day deadline in 8.95 days (estimate)
+    from compute_budget.skill.planning.grid import CountGrid
+
+    grid = CountGrid(1, 12)
+    assert [grid.count(i) for i in range(len(grid))] == [1, 2, 4, 8, 12]
+    assert grid.first_at_least(9) == 4 and grid.first_at_least(13) == len(grid)
+    assert [CountGrid(1, 16).count(i) for i in range(len(CountGrid(1, 16)))] == [1, 2, 4, 8, 16]
+    assert [CountGrid(2, 6).count(i) for i in range(len(CountGrid(2, 6)))] == [2, 4, 6]
+    assert [CountGrid(1, 3).count(i) for i in range(len(CountGrid(1, 3)))] == [1, 2, 3]
+    assert len(CountGrid(4, 10)) == 2  # 4, 8: 10 is not a multiple of the pinned 4
+    report = plan_run(PlanSpec(params="1B", tokens="20B", deadline_days=10, gpus=["t4"],
+                               available={"t4": 12}))
+    assert report.feasible and report.plans[0].gpu_count == 12
+    alone = estimate_run(RunSpec(params="1B", tokens="20B", gpu="t4", gpu_count=12))
+    assert report.plans[0].wall_days == pytest.approx(alone.wall_days)

@@ -20,25 +20,33 @@ SMALL_COUNTS = (1, 2, 4)
 
 @dataclass(frozen=True)
 class CountGrid:
-    """Counts 1, 2, 4, then whole nodes, each a multiple of ``step``, up to ``cap``."""
+    """Counts 1, 2, 4, then whole nodes, each a multiple of ``step``, up to ``cap``; and ``cap``
+    itself last when it is a multiple of ``step`` the others miss (12 available devices are
+    searched at 12, not only at 8)."""
 
     step: int
     cap: int
     small: tuple[int, ...] = field(init=False)
     node_step: int = field(init=False)
+    extra: int | None = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "small", tuple(
             c for c in SMALL_COUNTS if c % self.step == 0 and c <= self.cap))
         object.__setattr__(self, "node_step", math.lcm(GPUS_PER_NODE, self.step))
+        missed = (self.cap % self.step == 0 and self.cap % self.node_step != 0
+                  and self.cap not in self.small)
+        object.__setattr__(self, "extra", self.cap if missed else None)
 
     def __len__(self) -> int:
-        return len(self.small) + self.cap // self.node_step
+        return len(self.small) + self.cap // self.node_step + (self.extra is not None)
 
     def count(self, index: int) -> int:
         """The index-th count."""
         if index < len(self.small):
             return self.small[index]
+        if self.extra is not None and index == len(self) - 1:
+            return self.extra
         return self.node_step * (index - len(self.small) + 1)
 
     def first_at_least(self, devices: float) -> int:
@@ -46,8 +54,13 @@ class CountGrid:
         for i, c in enumerate(self.small):
             if c >= devices:
                 return i
-        nodes = max(1, math.ceil(devices / self.node_step)) if math.isfinite(devices) else 0
-        return min(len(self), len(self.small) + nodes - 1) if nodes else len(self)
+        if not math.isfinite(devices):
+            return len(self)
+        index = len(self.small) + max(1, math.ceil(devices / self.node_step)) - 1
+        last_node = len(self.small) + self.cap // self.node_step
+        if index < last_node:
+            return index
+        return len(self) - 1 if self.extra is not None and devices <= self.extra else len(self)
 
 
 def slow_end_count(e: RunEstimate, deadline_days: float, grid: CountGrid) -> int | None:

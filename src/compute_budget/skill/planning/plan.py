@@ -5,7 +5,8 @@ Every plan is a run estimate (:func:`~compute_budget.skill.estimate.estimate_run
 on one accelerator type and one device count, with the defaults the ``estimate`` command uses,
 so that estimating a plan's ``gpu`` and ``gpu_count`` gives the same wall days and dollars. The
 counts searched are 1, 2, 4, then whole nodes of 8 (8, 16, 24, …) up to ``max_gpu_count`` (or
-what ``available`` says of a type), each a multiple of the degrees the user pinned (tp·pp·ep).
+what ``available`` says of a type) and that count itself, each a multiple of the degrees the user
+pinned (tp·pp·ep).
 
 A plan is feasible when it fits in memory at some layout (unless ``must_fit`` is off), its
 central wall time is within the deadline, its smallest global batch (one sequence per
