@@ -145,3 +145,16 @@ async def test_the_planning_and_advice_tools_relay_their_answer(client: Client) 
         {"name": "big", "params": "7B", "tokens": "100B", "gpu": "h100", "gpu_count": 8,
          "predicted_gain": 2, "gain_uncertainty": 0.5}]})
     assert compare["headline"].startswith("Best gain per dollar: small (GO, $")
+
+
+async def test_the_mfu_source_of_your_runs_says_when_the_slope_carries_them(
+        client: Client) -> None:
+    # three runs at 0.45 on 1B-7B read "0.51, fitted to your past runs" at 70B: above every run
+    # they gave, with no word that their sizes were far from it
+    peak = 989.5e12  # H100 SXM dense BF16 (catalog)
+    runs = [{"params": n, "tokens": 100 * n, "gpu": "h100",
+             "gpu_hours": 6 * n * 100 * n / (0.45 * peak * 3600)} for n in (1e9, 3e9, 7e9)]
+    relay = await _relay(client, "estimate_run_cost", {**RUN, "params": "70B", "tokens": "2T",
+                                                        "gpu_count": 512, "calibration": runs})
+    assert relay["mfu_source"].startswith("0.45, fitted to your past runs (far from their sizes")
+    assert "held at 0.45 where the slope carried it higher" in relay["mfu_source"]

@@ -30,7 +30,8 @@ one organisation around the prior, σ₀ = :data:`WITHIN_TEAM_SPREAD`, counted a
 The new run's MFU is the prior's central × 10^δ̂ and its band the prior's central ×
 10^(δ̂ ± z·√(Var δ̂ + σ²)): the band of one new run, which narrows as runs are added but never
 below their scatter σ, widened to hold every run's own ratio, and held at the fastest run
-published or given (the published size slope can carry a level past both).
+published or given (the published size slope can carry a level past both); the MFU itself is
+held at the team's fastest run where the slope carries it above that and the prior.
 """
 
 from __future__ import annotations
@@ -60,20 +61,9 @@ from .catalog import Accelerator, Precision, get_accelerator
 from .mfu import MAX_PRIOR_MFU, MfuPrior, family_of, mfu_prior
 from .mfu_table import load_mfu_priors
 
-__all__ = [
-    "MAX_RUNS",
-    "PAST_RUN_COLUMNS",
-    "SPREAD_PRIOR_RUNS",
-    "WITHIN_TEAM_SPREAD",
-    "Calibration",
-    "OwnRun",
-    "OwnRunsMfu",
-    "PastRun",
-    "check_runs_use",
-    "own_runs_mfu",
-    "own_runs_prior",
-    "parse_calibration",
-]
+__all__ = ["MAX_RUNS", "PAST_RUN_COLUMNS", "SPREAD_PRIOR_RUNS", "WITHIN_TEAM_SPREAD",
+           "Calibration", "OwnRun", "OwnRunsMfu", "PastRun", "check_runs_use", "own_runs_mfu",
+           "own_runs_prior", "parse_calibration"]
 
 WITHIN_TEAM_SPREAD = 0.113
 """σ₀, log10: the scatter of one organisation's published runs around the prior. The pooled
@@ -244,6 +234,9 @@ class OwnRunsMfu(BaseModel):
     fast_end_cap: float | None = Field(default=None, description=(
         "When the band's fast end (or the MFU) was held down: the MFU it was held at, the "
         "fastest published run's or your fastest run's, whichever is higher; else None."))
+    central_cap: float | None = Field(default=None, description=(
+        "When the MFU was held at your fastest run's (the published size slope carried your "
+        "level above it and above the published prior): that MFU; else None."))
     run_sizes: tuple[float, float] = Field(default=(0.0, 0.0),
                                            description="The runs' least and most active params.")
     beyond_sizes: bool = Field(default=False, description=(
@@ -305,13 +298,16 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     low = min(prior.central * 10 ** (shift - half), *levels, cap)
     high = min(cap, unheld)
     sizes = (min(r.active_params for r in read), max(r.active_params for r in read))
-    target = prior.params
+    target, fastest = prior.params, max(r.mfu for r in read)
+    central = min(high, prior.central * 10 ** shift)
+    held = max(fastest, prior.central) if central > max(fastest, prior.central) else None
     return OwnRunsMfu(
         n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
         runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
         spread=math.sqrt(sigma2), runs_spread=s, prior_spread=tau,
-        central=min(high, prior.central * 10 ** shift), low=low, high=high,
+        central=central if held is None else held, low=low, high=high,
         prior_central=prior.central, fast_end_cap=cap if unheld > cap else None,
+        central_cap=held,
         run_sizes=sizes, beyond_sizes=target is not None and not (
             sizes[0] / BEYOND_SIZES <= target <= sizes[1] * BEYOND_SIZES))
 
