@@ -658,3 +658,16 @@ def test_the_count_available_is_searched_itself() -> None:
     assert report.feasible and report.plans[0].gpu_count == 12
     alone = estimate_run(RunSpec(params="1B", tokens="20B", gpu="t4", gpu_count=12))
     assert report.plans[0].wall_days == pytest.approx(alone.wall_days)
+
+
+def test_the_fastest_plan_at_the_most_devices_searched_says_so() -> None:
+    # at max_gpu_count 64 the fastest read "More devices would need a global batch above 7.34M",
+    # which 64 H100 do not: the count searched is what stops it
+    from compute_budget.prompts import render_plan
+
+    capped = plan_run(PlanSpec(params="7B", tokens="1T", deadline_days=60, gpus=["h100"],
+                               max_gpu_count=64))
+    assert capped.fastest[0].gpu_count == 64
+    text = render_plan(capped)
+    assert "It uses the most devices searched (64); more would be faster." in text
+    assert "More devices would need a global batch" not in text
