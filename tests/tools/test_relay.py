@@ -158,3 +158,12 @@ async def test_the_mfu_source_of_your_runs_says_when_the_slope_carries_them(
                                                         "gpu_count": 512, "calibration": runs})
     assert relay["mfu_source"].startswith("0.45, fitted to your past runs (far from their sizes")
     assert "held at 0.45 where the slope carried it higher" in relay["mfu_source"]
+
+
+async def test_the_price_source_names_the_machines_priced(client: Client) -> None:
+    # 3 MI300X at $6.91 each read as a bare price: they rent DigitalOcean's 8x droplet
+    relay = await _relay(client, "estimate_run_cost", {**RUN, "gpu": "mi300x", "gpu_count": 3})
+    assert "gpu-mi300x8-1536gb of 8 devices, 8 paid for 3 used" in relay["price_source"]
+    gh200 = await _relay(client, "estimate_run_cost", {**RUN, "gpu": "gh200", "gpu_count": 16})
+    assert "16 × 1x GH200 (1 device each), joined only by a network not modelled" in gh200[
+        "price_source"]
