@@ -167,3 +167,19 @@ async def test_the_price_source_names_the_machines_priced(client: Client) -> Non
     gh200 = await _relay(client, "estimate_run_cost", {**RUN, "gpu": "gh200", "gpu_count": 16})
     assert "16 × 1x GH200 (1 device each), joined only by a network not modelled" in gh200[
         "price_source"]
+
+
+async def test_a_verdict_relay_says_how_long_and_warns_of_a_losing_baseline(
+        client: Client) -> None:
+    # "NO-GO: the run takes too long." gave neither the years nor the devices that would do
+    long = await _relay(client, "render_verdict", {
+        "params": "70B", "tokens": "1.4T", "gpu": "trainium2", "gpu_count": 64,
+        "predicted_gain": 1, "gain_uncertainty": 0.2})
+    assert long["headline"] == ("NO-GO: the run takes 1.6 years; about 112 devices would "
+                                "finish it within one at the same MFU.")
+    assert "none on Trainium2" in long["mfu_source"]  # the generation's name, not its id
+    # a baseline below zero raised the net gain silently
+    below = await _relay(client, "render_verdict", {**RUN, "predicted_gain": 0.02,
+                                                     "gain_uncertainty": 0.01,
+                                                     "baseline_to_beat": -0.01})
+    assert below["caveat"].startswith("the baseline −0.01 is a loss, so the net gain 0.03")

@@ -70,7 +70,9 @@ _GENERATION_LABELS = {
     "volta": "Volta", "ampere": "Ampere", "ada": "Ada Lovelace", "hopper": "Hopper",
     "blackwell": "Blackwell", "cdna2": "CDNA 2 (MI250, MI250X)", "cdna3": "CDNA 3 (MI300)",
     "tpu-v3": "TPU v3", "tpu-v4": "TPU v4", "tpu-v5e": "TPU v5e", "tpu-v5p": "TPU v5p",
-    "gaudi2": "Gaudi 2", "gaudi3": "Gaudi 3",
+    "gaudi2": "Gaudi 2", "gaudi3": "Gaudi 3", "blackwell-ultra": "Blackwell Ultra",
+    "cdna4": "CDNA 4 (MI350)", "tpu-v6e": "TPU v6e", "tpu-v7": "TPU7x", "trainium2": "Trainium2",
+    "turing": "Turing",
 }
 
 
