@@ -220,3 +220,13 @@ def test_the_host_ram_of_two_machine_sizes_is_the_smaller_per_device() -> None:
     assert get_accelerator("t4").host_ram(12) == (
         pytest.approx(48.0), "g4dn.metal: 384 GiB for 8 devices, and g4dn.12xlarge: 192 GiB "
                              "for 4 used, the instances priced")
+
+
+def test_pcie_cards_on_several_machines_say_their_network_is_not_modelled() -> None:
+    # the plan said so of 12 T4 (pcie_cluster) and the estimate of the same run did not
+    twelve = estimate_run(RunSpec(params="1B", tokens="20B", gpu="t4", gpu_count=12))
+    assert twelve.pcie_cluster
+    assert "PCIe cards on several machines: their network is not modelled" in \
+        render_estimate(twelve)
+    eight = estimate_run(RunSpec(params="1B", tokens="20B", gpu="t4", gpu_count=8))
+    assert not eight.pcie_cluster and "PCIe cards on several" not in render_estimate(eight)

@@ -295,6 +295,13 @@ class RunEstimate(CostEstimate):
                     "assumption with its source; kWh None when the board power is unknown.")
 
     @property
+    def pcie_cluster(self) -> bool:
+        """PCIe-only cards (no NVLink-class link) on more than one machine: their network, which
+        the MFU prior's InfiniBand-class clusters do not measure, is not modelled."""
+        return (self.memory is not None and self.memory.peer_link is not None
+                and self.gpu_count > (self.price.instance_gpus or GPUS_PER_NODE))
+
+    @property
     def gpu_count_in_time(self) -> int | None:
         """too_long: the devices that would bring the central wall time within max_plan_days at
         the same MFU (linear scaling, not re-estimated), in whole machines of the price's

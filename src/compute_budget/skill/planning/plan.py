@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 
 from ..estimate import RunEstimate
-from ..vocabulary import GPUS_PER_NODE
 from .grid import CountGrid, count_for, modelled, price_at, slow_end_count
 from .plan_result import (
     Binding,
@@ -78,8 +77,7 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
             notes.append("does_not_fit")
         elif memory.offload_needed:
             notes.append("offload")
-        if memory.peer_link is not None and e.gpu_count > (e.price.instance_gpus
-                                                           or GPUS_PER_NODE):
+        if e.pcie_cluster:
             notes.append("pcie_cluster")
     if e.price.network is not None:
         notes.append("instance_network")
