@@ -230,3 +230,11 @@ def test_pcie_cards_on_several_machines_say_their_network_is_not_modelled() -> N
         render_estimate(twelve)
     eight = estimate_run(RunSpec(params="1B", tokens="20B", gpu="t4", gpu_count=8))
     assert not eight.pcie_cluster and "PCIe cards on several" not in render_estimate(eight)
+
+
+def test_the_node_of_a_device_without_a_host_path_is_its_priced_machine() -> None:
+    # Trainium2 offload read "per node of 8" of a trn2.48xlarge that holds 16 chips
+    m = estimate_memory(MemorySpec(params="70B", gpu="trainium2", gpu_count=16, offload=True))
+    assert m.host_ram is None and m.node_devices == 16
+    assert m.host_bytes_per_node == pytest.approx(16 * m.host_bytes)
+    assert "per node of 16**" in render_memory(m)

@@ -109,7 +109,7 @@ CORE_RUN = ("params", "preset", "tokens", "gpu", "gpu_count", "kind")
 """The run arguments render_verdict and suggest_alternatives list; they take the rest of
 estimate_run_cost's too (described once, there)."""
 MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
-                                "layout": {"tried", "slowdown"},
+                                "node_devices": True, "layout": {"tried", "slowdown"},
                                 "offload_cost": {"link_bytes", "cpu_bytes", "link_gbs",
                                                  "host_platform", "host_memory_origin"},
                                 "host_ram": {"bytes_per_device", "source", "usable_fraction",

@@ -124,8 +124,10 @@ class MemoryEstimate(FiniteResult):
         description="CPU memory per device for offloaded gradients and optimizer state, and the "
                     "weights with offload_weights, bytes (0 without offload).")
     host_bytes_per_node: float = Field(
-        description="The same for the devices of one node (host_ram.devices_per_node; 8 without "
-                    "a host offload path), bytes.")
+        description="The same for the devices of one node (node_devices of them), bytes.")
+    node_devices: int = Field(
+        default=GPUS_PER_NODE, description="Devices per node: host_ram.devices_per_node; without "
+        "a host offload path, the priced machine's (16 Trainium2) or 8, at most the devices.")
     host_ram: HostRam | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="The CPU RAM offload was checked against; None for a device without a "
@@ -247,6 +249,15 @@ def _host(spec: OnDevices, acc: Accelerator) -> HostPlatform | None:
                          acc.host_ram(spec.gpu_count))
 
 
+def _node_devices(acc: Accelerator | None, host_ram: HostRam | None, gpu_count: int) -> int:
+    """Devices per node: the host RAM's; without a host offload path, those of the machine the
+    default price rents (16 Trainium2 in a trn2.48xlarge), else GPUS_PER_NODE; at most all."""
+    if host_ram is not None:
+        return host_ram.devices_per_node
+    quote = None if acc is None else acc.default_price
+    return min(gpu_count, quote.gpus if quote is not None and quote.gpus else GPUS_PER_NODE)
+
+
 def _host_ram(host: HostPlatform | None, gpu_count: int) -> HostRam | None:
     """The CPU RAM the offload was checked against; None without a host offload path."""
     return None if host is None else HostRam(
@@ -275,6 +286,7 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
     on_device = None if capacity is None else total <= USABLE_FRACTION * capacity
     fits = on_device and choice.host_needed_bytes is None
     headroom = None if capacity is None else capacity - total
+    node = _node_devices(acc, host_ram, spec.gpu_count)
     notes = _notes(spec, on_device is False and headroom is not None and headroom >= 0,
                    layout.sp and layout.tp == 1, acc is not None and host is None)
     return MemoryEstimate(
@@ -290,8 +302,7 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
         headroom_bytes=headroom,
         spare_bytes=None if capacity is None else USABLE_FRACTION * capacity - total,
         host_bytes=memory.host,
-        host_bytes_per_node=memory.host * (min(spec.gpu_count, GPUS_PER_NODE) if host_ram is None
-                                           else host_ram.devices_per_node),
+        host_bytes_per_node=memory.host * node, node_devices=node,
         host_ram=host_ram,
         peer_link=link if pcie else None,
         offload_cost=_offload_cost(host, layout, model.trainable / spec.gpu_count, memory),
