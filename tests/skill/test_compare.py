@@ -428,3 +428,12 @@ def test_every_cause_has_words_in_the_comparison() -> None:
     template = (Path(__file__).parents[2] / "src/compute_budget/prompts/templates/compare.md.j2")
     text = template.read_text()
     assert [c for c in get_args(Cause) if f'"{c}":' not in text] == []
+
+
+def test_a_candidate_costing_what_the_top_one_costs_reads_the_same() -> None:
+    # it read "b $0 more"
+    from compute_budget.prompts import render_comparison
+
+    comparison = compare_candidates(CompareSpec(candidates=[_row("a"), _row("b", gain=0.5)]))
+    assert "each run's dollars against the top one's: b the same." in render_comparison(
+        comparison)
