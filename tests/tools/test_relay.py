@@ -183,3 +183,11 @@ async def test_a_verdict_relay_says_how_long_and_warns_of_a_losing_baseline(
                                                      "gain_uncertainty": 0.01,
                                                      "baseline_to_beat": -0.01})
     assert below["caveat"].startswith("the baseline −0.01 is a loss, so the net gain 0.03")
+
+
+async def test_a_plan_relay_names_devices_by_name(client: Client) -> None:
+    # "the fastest plan that fits, 64 × h100-sxm": the catalog key where the markdown has the name
+    relay = await _relay(client, "plan_run", {"params": "7B", "tokens": "1T",
+                                              "deadline_days": 30, "gpus": ["h100"],
+                                              "max_gpu_count": 64})
+    assert "64 × H100 SXM, takes" in relay["headline"]
