@@ -34,7 +34,7 @@ def test_each_vendor_counts_its_devices_in_its_own_unit(vendor: str, unit: str) 
 
 def test_a_tpu_estimate_counts_chip_hours_and_a_gpu_estimate_gpu_hours() -> None:
     tpu = render_estimate(estimate_run(TPU_RUN), closing=False)
-    assert "| chip-hours |" in tpu and "/chip-h, on-demand" in tpu and "GPU-h" not in tpu
+    assert "| Chip-hours |" in tpu and "/chip-h, on-demand" in tpu and "GPU-h" not in tpu
     gpu = render_estimate(estimate_run(RunSpec(params="7B", tokens="100B", gpu="h100",
                                                gpu_count=64)), closing=False)
     assert "| GPU-hours |" in gpu and "chip-h" not in gpu

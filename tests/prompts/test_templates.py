@@ -104,9 +104,9 @@ def test_estimate_template_unknown_price() -> None:
 |---|---|---|
 | Compute | 1.20 × 10²⁰ FLOPs | |
 | Wall time | 85.1 h (3.55 days) | 48.5 – 175 h (2.02 – 7.28 days) |
-| chip-hours | 1,362 chip-h | 777 – 2,794 chip-h |
+| Chip-hours | 1,362 chip-h | 777 – 2,794 chip-h |
 | Cost | unknown: no price for TPU v3 (per chip) in the catalog | give a price per chip-hour |
-| chip-hours with failure budget (×1.50) | 2,043 chip-h | |
+| Chip-hours with failure budget (×1.50) | 2,043 chip-h | |
 | Energy | 557 kWh, 267 kg CO2e | 317 – 1,142 kWh |
 
 **Assumptions**
