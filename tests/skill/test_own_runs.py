@@ -293,6 +293,10 @@ def test_a_team_level_carried_far_past_its_runs_is_held_and_said() -> None:
     assert far.beyond_sizes and far.run_sizes == (1e9, 7e9)
     near = own_runs_mfu(runs, mfu_prior("dense", get_accelerator("h100"), "bf16", params=5e9))
     assert not near.beyond_sizes and near.central <= 0.45 + 1e-9 < near.high
+    # many agreeing runs narrow the band past the MFU held: the band still holds it
+    many = own_runs_mfu(runs * 15, mfu_prior("dense", get_accelerator("h100"), "bf16",
+                                             params=70e9))
+    assert many.central_cap is not None and many.low <= many.central <= many.high
     # a team faster than every published run keeps its own fastest as the cap
     fast = [PastRun(**past(0.7, params=n, tokens=100 * n)) for n in (1e9, 7e9)]
     held = own_runs_mfu(fast, mfu_prior("dense", get_accelerator("h100"), "bf16", params=70e9))

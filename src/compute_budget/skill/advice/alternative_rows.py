@@ -9,7 +9,7 @@ import re
 from ..estimate import estimate_run
 from ..estimate_result import Feasibility, RunEstimate
 from ..hardware.catalog import Accelerator, PriceQuote, list_accelerators
-from ..hardware.prices import instance_quote
+from ..hardware.prices import rental
 from ..memory.lora import QLORA_BITS
 from ..model.families import known_preset, larger_in_family, smaller_in_family
 from ..model.param_count import counts_of
@@ -133,7 +133,7 @@ def _on_other_devices(spec: RunSpec,
             "mfu": None if original.mfu_used.origin in ("prior", "own_runs")
             else original.mfu, "probe": None}))
         if candidate.feasibility != "does_not_fit":  # the quote of the machine priced
-            out.append((candidate, instance_quote(acc.prices, quote, spec.gpu_count)[0]))
+            out.append((candidate, rental(acc.prices, quote, spec.gpu_count).quote))
     return out
 
 

@@ -301,6 +301,7 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     target, fastest = prior.params, max(r.mfu for r in read)
     central = min(high, prior.central * 10 ** shift)
     held = max(fastest, prior.central) if central > max(fastest, prior.central) else None
+    low = low if held is None else min(low, held)  # the band holds the MFU it was held at
     return OwnRunsMfu(
         n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
         runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,

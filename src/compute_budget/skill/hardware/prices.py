@@ -8,7 +8,7 @@ instances hold 1, 4 or 8 T4, A10G or L4 GPUs, and the one-GPU instance is cheape
 (g5.xlarge $1.006/h against g5.48xlarge's $16.288/h for 8, $2.036 each: the larger instances
 carry more CPUs and RAM per GPU); DigitalOcean's MI300X and MI325X droplets hold 1 or 8. A run
 on several devices that talk to each other must rent them in one machine, so its price is the
-cheapest instance that holds them (:func:`instance_quote`): the quotes of one seller and date
+cheapest instance that holds them (:func:`rental`): the quotes of one seller and date
 that name an ``instance`` are its sizes. A run larger than the
 largest instance takes as many of the largest as it fills and the cheapest instance that holds the
 rest (12 T4: a g4dn.metal of 8 and a g4dn.12xlarge of 4, $0.98 per T4 where two g4dn.metal were
@@ -30,7 +30,7 @@ from typing import Literal, NamedTuple, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["DEFAULT_PRICE_KIND", "PRICE_KINDS", "PRICE_SOURCES", "InstanceNetwork", "PriceKind",
-           "PriceQuote", "PriceUsed", "Rental", "as_of_key", "instance_quote", "rental",
+           "PriceQuote", "PriceUsed", "Rental", "as_of_key", "rental",
            "source_label", "spanning"]
 
 PriceKind = Literal["on-demand", "reserved", "spot"]
@@ -160,14 +160,6 @@ def rental(quotes: Sequence[PriceQuote], base: PriceQuote, gpu_count: int) -> Re
                 key=lambda q: (_machine_usd(q), q.gpus or 1))
     return Rental(full, machines + 1) if extra.gpus == largest else Rental(full, machines,
                                                                              extra)
-
-
-def instance_quote(quotes: Sequence[PriceQuote], base: PriceQuote,
-                   gpu_count: int) -> tuple[PriceQuote, int]:
-    """The main quote that rents ``gpu_count`` devices and the devices paid for
-    (:func:`rental`)."""
-    rented = rental(quotes, base, gpu_count)
-    return rented.quote, rented.paid
 
 
 class PriceUsed(BaseModel):
