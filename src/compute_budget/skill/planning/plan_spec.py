@@ -98,7 +98,7 @@ class PlanConstraints(BaseModel):
     max_gpu_count: Count = Field(
         default=DEFAULT_MAX_GPU_COUNT, ge=1, le=MAX_GPU_COUNT,
         description=f"Most devices of any type searched (default {DEFAULT_MAX_GPU_COUNT}). "
-                    "Counts tried: 1, 2, 4, then whole nodes of 8.")
+                    "Counts tried: 1, 2, 4, nodes of 8, and this.")
     must_fit: bool = Field(
         default=True,
         description="Only plans that fit in device memory at some layout (default true).")
