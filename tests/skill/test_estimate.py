@@ -286,10 +286,28 @@ def test_a_run_over_a_year_says_how_many_devices_would_finish_it_in_one() -> Non
     assert "about 112 devices would finish it within a year" in verdict
     assert "(about 112 would finish within 365 days" in render_alternatives(
         suggest_alternatives(spec))
-    # a per-device price: whole nodes of 8 beyond one node, and no fewer than needed
-    h100 = estimate_run(RunSpec(params="70B", tokens="1.4T", gpu="h100", gpu_count=8))
-    count = h100.gpu_count_in_time
-    assert count is not None and count % 8 == 0
-    assert count - 8 < 8 * h100.wall_days / h100.max_plan_days <= count
     assert estimate_run(RunSpec(params="7B", tokens="100B", gpu="h100",
                                 gpu_count=64)).gpu_count_in_time is None
+
+
+def test_the_count_that_finishes_in_time_is_re_estimated_not_scaled() -> None:
+    # 70B x 1.4T on 8 H100 needs full recomputation and ZeRO-3 with offload (layout x1.34):
+    # scaled linearly at that MFU it read 96; 72 H100 need no offload and finish in ~361 days
+    from compute_budget.prompts import render_estimate
+
+    spec = RunSpec(params="70B", tokens="1.4T", gpu="h100", gpu_count=8)
+    est = estimate_run(spec)
+    linear = 8 * est.wall_days / est.max_plan_days
+    count = est.gpu_count_in_time
+    assert count is not None and count % 8 == 0 and count < linear - 8
+    there = estimate_run(spec.model_copy(update={"gpu_count": count}))
+    fewer = estimate_run(spec.model_copy(update={"gpu_count": count - 8}))
+    assert there.feasibility == "ok" and fewer.feasibility == "too_long"  # the fewest nodes
+    assert est.mfu_in_time == there.mfu > est.mfu
+    assert f"About {count} × H100 SXM would finish it within 365 days (estimated at that " \
+        f"count, MFU {there.mfu:.2f} with the layout it allows)" in render_estimate(est)
+    # without a memory check the MFU does not depend on the count: linear, whole nodes of 8
+    flat = estimate_run(spec, check_memory=False)
+    assert flat.gpu_count_in_time == 8 * math.ceil(8 * flat.wall_days / flat.max_plan_days / 8)
+    assert flat.mfu_in_time == flat.mfu
+    assert estimate_run(spec, in_time=False).gpu_count_in_time is None  # a search's own counts

@@ -25,9 +25,10 @@ In named steps (:func:`estimate_run`):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
+from .errors import ComputeBudgetError
 from .estimate_checks import estimate_warnings, run_defaults
 from .estimate_result import (
     MAX_PLAN_DAYS,
@@ -41,8 +42,9 @@ from .estimate_result import (
     assumptions_of,
 )
 from .hardware.catalog import Accelerator, Precision, load_catalog, source_label
-from .hardware.cost import CostEstimate, cost_from_flops
+from .hardware.cost import CostBand, CostEstimate, band_ranges, cost_from_flops
 from .hardware.energy import energy_of
+from .hardware.in_time import in_time as count_in_time
 from .hardware.measured import measured_mfu
 from .hardware.mfu import mfu_prior
 from .hardware.own_runs import own_runs_mfu
@@ -96,14 +98,6 @@ class TokenFlops:
     def recompute_ratio(self, recompute: Recompute) -> float:
         """Hardware / model FLOPs of ``recompute`` for what this run trains."""
         return hardware_flops_per_token(self.terms, recompute, self.share).hardware_over_model
-
-
-class CostBand(NamedTuple):
-    """The cost at the central MFU and at the ends of the band."""
-
-    point: CostEstimate
-    fast: CostEstimate
-    slow: CostEstimate
 
 
 def token_flops(spec: RunSpec, given: float | None = None,
@@ -267,10 +261,6 @@ def cost_band(flops: float, spec: RunSpec, peak: float, mfu: float, band: Range,
     return CostBand(at(mfu), at(band[1]), at(band[0]))
 
 
-def _range(a: float, b: float) -> Range:
-    return (min(a, b), max(a, b))
-
-
 def _feasibility(memory: MemoryEstimate | None, wall_days: float) -> Feasibility:
     if memory is not None and memory.fits is False:
         return "does_not_fit"
@@ -279,11 +269,35 @@ def _feasibility(memory: MemoryEstimate | None, wall_days: float) -> Feasibility
 
 def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
                  flops_method: FlopsMethod = "distillation",
-                 check_memory: bool = True) -> RunEstimate:
+                 check_memory: bool = True, in_time: bool = True) -> RunEstimate:
     """Estimate FLOPs, time, GPU-hours and dollars for ``spec``, with the MFU band as the range
     (the steps of the module docstring). ``flops_per_token`` replaces the count of step 1
     (``flops_method`` says how it was obtained: distillation adds the teacher's forward pass
-    2·N_teacher per token); without ``check_memory`` the memory check is skipped."""
+    2·N_teacher per token); without ``check_memory`` the memory check is skipped. A run too long
+    for any plan gets the devices that would finish it in time, each count re-estimated
+    (:mod:`.in_time`), unless ``in_time`` is False (a search that tries counts itself)."""
+    def at(count: int) -> RunEstimate | None:
+        try:
+            return _estimate(spec.model_copy(update={"gpu_count": count}), flops_per_token,
+                             flops_method, check_memory)
+        except (ComputeBudgetError, ValueError):  # a count the user's settings do not allow
+            return None
+
+    estimate = _estimate(spec, flops_per_token, flops_method, check_memory)
+    pinned = (spec.tp or 1) * (spec.pp or 1) * (spec.ep or 1)  # a count must divide by them
+    step = math.lcm(estimate.price.instance_gpus or 1, pinned)
+    layout = estimate.layout_cost.total if estimate.layout_cost is not None else 1.0
+    found = count_in_time(estimate, spec.gpu_count, step,
+                          None if estimate.memory is None else layout, at) if in_time else None
+    if found is None:
+        return estimate
+    return estimate.model_copy(update={"gpu_count_in_time": found.gpu_count,
+                                       "mfu_in_time": found.mfu})
+
+
+def _estimate(spec: RunSpec, flops_per_token: float | None, flops_method: FlopsMethod,
+              check_memory: bool) -> RunEstimate:
+    """One estimate of ``spec`` at its own count (:func:`estimate_run`)."""
     acc, precision = spec.accelerator, spec.resolved_precision
     peak = spec.peak_tflops if spec.peak_tflops is not None else acc.peak(precision)
     flops = token_flops(spec, flops_per_token, flops_method)
@@ -299,7 +313,7 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
     point, fast, slow = band
     model, arch = spec.model, spec.model.architecture
     return RunEstimate(
-        **point.model_dump(), **_ranges(band),
+        **point.model_dump(), **band_ranges(band),
         params=model.total, active_params=_active(spec), tokens=spec.tokens,
         trainable_params=model.trainable if model.trainable < model.total else None,
         kind=spec.resolved_kind, accelerator=acc.name, accelerator_key=acc.key,
@@ -330,7 +344,7 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
             if memory is not None and memory.fits is False and memory.min_gpu_count else None),
         warnings=estimate_warnings(spec, acc, precision),
         energy=energy_of(_Timed(acc, spec.gpu_count, point.wall_hours,
-                                _range(fast.wall_hours, slow.wall_hours)),
+                                (fast.wall_hours, slow.wall_hours)),
                          board_power_w=spec.board_power_w, pue=spec.pue,
                          grid_kg_co2_per_kwh=spec.grid_kg_co2_per_kwh),
     )
@@ -366,23 +380,6 @@ def _active(spec: RunSpec) -> float | None:
     if counts is None:
         return spec.active_params
     return float(counts.active) if counts.active < counts.total else None
-
-
-def _ranges(band: CostBand) -> dict[str, object]:
-    """The band's low–high pairs."""
-    _, fast, slow = band
-
-    def dollars(field: str) -> Range | None:
-        lo, hi = getattr(fast, field), getattr(slow, field)
-        return None if lo is None or hi is None else _range(lo, hi)
-
-    return dict(
-        wall_hours_range=_range(fast.wall_hours, slow.wall_hours),
-        wall_days_range=_range(fast.wall_days, slow.wall_days),
-        gpu_hours_range=_range(fast.gpu_hours, slow.gpu_hours),
-        dollar_cost_range=dollars("dollar_cost"),
-        dollar_cost_with_failures_range=dollars("dollar_cost_with_failures"),
-    )
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ prices time (the estimate, the budget table). The documented top-level keys of a
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -293,6 +292,13 @@ class RunEstimate(CostEstimate):
     energy: EnergyEstimate = Field(
         description="kWh and CO2 of the run from board power, PUE and grid intensity, each an "
                     "assumption with its source; kWh None when the board power is unknown.")
+    gpu_count_in_time: int | None = Field(
+        default=None,
+        description="too_long: the fewest devices (whole machines; whole nodes of 8 beyond "
+                    "one) whose own estimate, layout and MFU re-chosen, finishes within "
+                    "max_plan_days; None otherwise.")
+    mfu_in_time: float | None = Field(
+        default=None, description="The MFU of that estimate at gpu_count_in_time devices.")
 
     @property
     def pcie_cluster(self) -> bool:
@@ -300,19 +306,6 @@ class RunEstimate(CostEstimate):
         the MFU prior's InfiniBand-class clusters do not measure, is not modelled."""
         return (self.memory is not None and self.memory.peer_link is not None
                 and self.gpu_count > (self.price.instance_gpus or GPUS_PER_NODE))
-
-    @property
-    def gpu_count_in_time(self) -> int | None:
-        """too_long: the devices that would bring the central wall time within max_plan_days at
-        the same MFU (linear scaling, not re-estimated), in whole machines of the price's
-        instance and, beyond one node, whole nodes of 8; None otherwise."""
-        if self.feasibility != "too_long":
-            return None
-        need = math.ceil(self.gpu_count * self.wall_days / self.max_plan_days)
-        step = self.price.instance_gpus or 1
-        if need > GPUS_PER_NODE:
-            step = math.lcm(step, GPUS_PER_NODE)
-        return step * math.ceil(need / step)
 
 
 def assumptions_of(estimate: RunEstimate) -> RunAssumptions:

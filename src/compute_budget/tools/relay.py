@@ -44,7 +44,7 @@ def _priced(tool: str, arguments: BaseModel | None) -> Any:
     if tool != "render_verdict" or not isinstance(arguments, RunSpec):
         return None
     try:
-        return estimate_run(arguments)
+        return estimate_run(arguments, in_time=False)
     except ComputeBudgetError:  # pragma: no cover - the verdict estimated the same spec
         return None
 

@@ -125,10 +125,13 @@ ESTIMATE_BRIEF: dict[str, Any] = {
                  "own_runs": {"runs"}},
     "memory": MEMORY_BRIEF,
     "energy": {"board_power_w": {"source", "as_of"}, "pue": {"source", "as_of"},
-               "grid_kg_co2_per_kwh": {"source", "as_of"}},
+               "grid_kg_co2_per_kwh": {"source", "as_of"}, "accelerator": True,
+               "accelerator_key": True, "gpu_count": True, "wall_hours": True,
+               "wall_hours_range": True},
 }
-"""The estimate without the breakdowns, the long source quotes, the memory's detail and the
-device unit (the relay's price line names it)."""
+"""The estimate without the breakdowns, the long source quotes, the memory's detail, the
+device unit (the relay's price line names it) and the energy's copies of the estimate's own
+device, count and hours."""
 CATALOG_BRIEF: dict[str, Any] = {"notes": True, "accelerators": {"__all__": {
     "spec_source": True, "spec_as_of": True, "prices": True, "aliases": True,
     "board_power_w": True, "board_power_source": True, "generation": True, "vendor": True,

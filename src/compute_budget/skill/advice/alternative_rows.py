@@ -131,7 +131,7 @@ def _on_other_devices(spec: RunSpec,
             "gpu": acc.key, "usd_per_gpu_hour": None, "price_kind": None, "peak_tflops": None,
             "precision": original.precision, "achieved_tflops": None,
             "mfu": None if original.mfu_used.origin in ("prior", "own_runs")
-            else original.mfu, "probe": None}))
+            else original.mfu, "probe": None}), in_time=False)
         if candidate.feasibility != "does_not_fit":  # the quote of the machine priced
             out.append((candidate, rental(acc.prices, quote, spec.gpu_count).quote))
     return out
@@ -191,10 +191,11 @@ def lora_row(spec: RunSpec, original: RunEstimate) -> Alternative | None:
     bits = 16
     # on the original's stack: a full fine-tune across nodes defaults to megatron (TP before
     # recomputation) and LoRA to hf (recomputation first), which would compare layouts, not LoRA
-    lora = estimate_run(spec.model_copy(update={**lora_fields, "stack": spec.resolved_stack}))
+    lora = estimate_run(spec.model_copy(update={**lora_fields, "stack": spec.resolved_stack}),
+                        in_time=False)
     if _needs_qlora(lora) and (spec.tp or 1) == 1:
         qlora = estimate_run(spec.model_copy(update={**lora_fields,
-                                                     "weights_bits": QLORA_BITS}))
+                                                     "weights_bits": QLORA_BITS}), in_time=False)
         if lora.feasibility == "does_not_fit" or not _needs_qlora(qlora):
             bits, lora = QLORA_BITS, qlora
     return from_estimate("lora", spec.resolved_kind, lora, original,
@@ -215,7 +216,7 @@ def smaller_base_row(spec: RunSpec, original: RunEstimate) -> Alternative | None
         share = spec.trainable_params / spec.model.total
         fields["trainable_params"] = share * counts_of(PRESETS[smaller]).total
     try:
-        small = estimate_run(RunSpec.model_validate(fields))
+        small = estimate_run(RunSpec.model_validate(fields), in_time=False)
     except ValueError:  # a setting of the user's that the smaller model does not allow
         return None
     return from_estimate("smaller_base", spec.resolved_kind, small, original,

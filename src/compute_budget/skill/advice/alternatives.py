@@ -170,7 +170,7 @@ def _smaller_scale(spec: RunSpec, derived: RunSpec, original: RunEstimate,
         "trainable_params": (None if spec.trainable_params is None
                              else spec.trainable_params / half),
         "tokens": spec.tokens / half, **measured_as_mfu(spec, original),
-    }), flops_per_token=original.flops_per_token / half, flops_method="scaled")
+    }), flops_per_token=original.flops_per_token / half, flops_method="scaled", in_time=False)
     return from_estimate("smaller_scale", kind, smaller, original)
 
 

@@ -12,6 +12,8 @@ The arithmetic (the stage-3 compute-budget skill; Kaplan et al. 2020 for 6·N·T
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import ConfigDict, Field
 
 from ..quantities import DeviceCount, ParamCount, Price, TflopsPerDevice, TokenCount, validated
@@ -26,7 +28,9 @@ from ..vocabulary import (
 )
 
 __all__ = [
+    "CostBand",
     "CostEstimate",
+    "band_ranges",
     "cost_from_flops",
     "estimate_run_cost",
 ]
@@ -112,3 +116,31 @@ def estimate_run_cost(
     """
     return cost_from_flops(flops_6nd(N_params, T_tokens), gpus, gpu_tflops,
                            mfu, dollar_per_gpu_hour, failure_budget)
+
+
+class CostBand(NamedTuple):
+    """The cost at the central MFU and at the ends of the band."""
+
+    point: CostEstimate
+    fast: CostEstimate
+    slow: CostEstimate
+
+
+def band_ranges(band: CostBand) -> dict[str, object]:
+    """The band's low–high pairs."""
+    _, fast, slow = band
+
+    def pair(a: float, b: float) -> tuple[float, float]:
+        return (min(a, b), max(a, b))
+
+    def dollars(field: str) -> tuple[float, float] | None:
+        lo, hi = getattr(fast, field), getattr(slow, field)
+        return None if lo is None or hi is None else pair(lo, hi)
+
+    return dict(
+        wall_hours_range=pair(fast.wall_hours, slow.wall_hours),
+        wall_days_range=pair(fast.wall_days, slow.wall_days),
+        gpu_hours_range=pair(fast.gpu_hours, slow.gpu_hours),
+        dollar_cost_range=dollars("dollar_cost"),
+        dollar_cost_with_failures_range=dollars("dollar_cost_with_failures"),
+    )

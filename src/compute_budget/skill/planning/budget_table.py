@@ -213,7 +213,7 @@ def _layout_of(gpu: str, gpus: int, precision: Precision, runs: Calibration | No
             try:
                 run = RunSpec(params=params, tokens=max(1.0, flops / (6 * params)), gpu=gpu,
                               gpu_count=gpus, precision=precision, calibration=runs)
-                known[key] = estimate_run(run).layout_cost
+                known[key] = estimate_run(run, in_time=False).layout_cost
             except (ComputeBudgetError, ValidationError):
                 known[key] = None  # a split outside what a run spec takes: priced as is
         return known[key]

@@ -173,7 +173,7 @@ class TypeSearch:
             n = grid.count(index)
             if n not in points:
                 self.estimates += 1
-                points[n] = estimate_run(self.spec.run_spec(acc.key, n))
+                points[n] = estimate_run(self.spec.run_spec(acc.key, n), in_time=False)
             return points[n]
 
         last = len(grid) - 1
