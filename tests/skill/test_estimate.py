@@ -311,3 +311,15 @@ def test_the_count_that_finishes_in_time_is_re_estimated_not_scaled() -> None:
     assert flat.gpu_count_in_time == 8 * math.ceil(8 * flat.wall_days / flat.max_plan_days / 8)
     assert flat.mfu_in_time == flat.mfu
     assert estimate_run(spec, in_time=False).gpu_count_in_time is None  # a search's own counts
+
+
+def test_the_count_in_time_keeps_the_users_parallelism() -> None:
+    # a count the pinned TP x PP does not divide has no layout: the search steps by 8 x 3 = 24
+    spec = RunSpec(params="70B", tokens="1.4T", gpu="h100", gpu_count=24, tp=8, pp=3)
+    est = estimate_run(spec)
+    count = est.gpu_count_in_time
+    assert est.feasibility == "too_long" and count is not None and count % 24 == 0
+    there = estimate_run(spec.model_copy(update={"gpu_count": count}))
+    assert there.feasibility == "ok" and (there.memory.tp, there.memory.pp) == (8, 3)
+    assert estimate_run(spec.model_copy(update={"gpu_count": count - 24})).feasibility \
+        == "too_long"
