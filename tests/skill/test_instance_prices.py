@@ -86,6 +86,13 @@ def test_the_run_estimate_pays_for_the_whole_machine() -> None:
     assert eight.dollar_cost == pytest.approx(eight.gpu_hours * 13.3504 / 8)
     brief = render_estimate(three)
     assert "g4dn.12xlarge of 4 devices, 4 paid for 3 used" in brief
+    # 12 T4: a g4dn.metal and a g4dn.12xlarge; the full source quotes the first's $7.824/h,
+    # so the second's own price ($3.912/h) is quoted beside it
+    twelve = estimate_run(RunSpec(**spec, gpu="t4", gpu_count=12))
+    assert twelve.price.extra_instance_usd_per_hour == pytest.approx(3.912)
+    assert "g4dn.metal (8 devices) and a g4dn.12xlarge (4, $3.91/h))" in \
+        render_estimate(twelve, detail="full")
+    assert "a g4dn.12xlarge (4))" in render_estimate(twelve)
 
 
 @pytest.mark.parametrize(("key", "count", "gib"),

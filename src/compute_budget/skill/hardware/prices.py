@@ -198,6 +198,10 @@ class PriceUsed(BaseModel):
     extra_instance_gpus: int | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="Devices in that smaller machine; left out without one.")
+    extra_instance_usd_per_hour: float | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="That smaller machine's price, US dollars per hour (its quote's seller, "
+                    "kind and date are the main machine's); left out without one.")
     network: InstanceNetwork | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="When the run spans several of those machines and their network, not "
@@ -224,7 +228,8 @@ class PriceUsed(BaseModel):
                    instance_gpus=quote.gpus, paid_gpus=paid if paid > gpu_count else None,
                    machines=rented.machines if quote.instance and rented.machines > 1 else None,
                    extra_instance=None if extra is None else extra.instance,
-                   extra_instance_gpus=None if extra is None else extra.gpus)
+                   extra_instance_gpus=None if extra is None else extra.gpus,
+                   extra_instance_usd_per_hour=None if extra is None else _machine_usd(extra))
 
 
 def spanning(price: PriceUsed, gpu_count: int, tp: int) -> PriceUsed:
