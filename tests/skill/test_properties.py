@@ -26,8 +26,10 @@ mfus = st.one_of(st.none(), st.floats(min_value=0.01, max_value=1.0))
        gpu=st.sampled_from(PRICED), mfu=mfus)
 def test_more_tokens_never_cost_less(n: float, t: float, more: float, gpus: int, gpu: str,
                                      mfu: float | None) -> None:
-    a = estimate_run(RunSpec(params=n, tokens=t, gpu=gpu, gpu_count=gpus, mfu=mfu))
-    b = estimate_run(RunSpec(params=n, tokens=t * more, gpu=gpu, gpu_count=gpus, mfu=mfu))
+    # in_time=False: the devices a too-long run would need are searched below, on fewer examples
+    a = estimate_run(RunSpec(params=n, tokens=t, gpu=gpu, gpu_count=gpus, mfu=mfu), in_time=False)
+    b = estimate_run(RunSpec(params=n, tokens=t * more, gpu=gpu, gpu_count=gpus, mfu=mfu),
+                     in_time=False)
     assert b.flops >= a.flops
     assert b.wall_hours >= a.wall_hours
     assert b.dollar_cost is not None and a.dollar_cost is not None
@@ -44,7 +46,7 @@ def test_dollars_are_hours_times_devices_times_rate(n: float, t: float, gpus: in
                                                     mfu: float | None, price: float | None,
                                                     budget: float) -> None:
     e = estimate_run(RunSpec(params=n, tokens=t, gpu=gpu, gpu_count=gpus, mfu=mfu,
-                             usd_per_gpu_hour=price, failure_budget=budget))
+                             usd_per_gpu_hour=price, failure_budget=budget), in_time=False)
     assert e.usd_per_gpu_hour is not None and e.dollar_cost is not None
     assert e.dollar_cost == pytest.approx(e.wall_hours * gpus * e.usd_per_gpu_hour)
     assert e.gpu_hours == pytest.approx(e.wall_hours * gpus)
@@ -52,6 +54,28 @@ def test_dollars_are_hours_times_devices_times_rate(n: float, t: float, gpus: in
     assert e.wall_days == pytest.approx(e.wall_hours / 24)
     lo, hi = e.wall_hours_range
     assert lo <= e.wall_hours * (1 + 1e-12) and e.wall_hours <= hi * (1 + 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.floats(min_value=1e8, max_value=5e11), t=st.floats(min_value=1e12, max_value=5e13),
+       gpus=st.integers(min_value=1, max_value=512), gpu=st.sampled_from(PRICED))
+def test_the_count_in_time_finishes_in_time_and_one_machine_fewer_does_not(
+        n: float, t: float, gpus: int, gpu: str) -> None:
+    import math
+
+    spec = RunSpec(params=n, tokens=t, gpu=gpu, gpu_count=gpus)
+    e = estimate_run(spec)
+    count = e.gpu_count_in_time
+    assert (count is not None) == (e.feasibility == "too_long")
+    if count is None:
+        return
+    there = estimate_run(spec.model_copy(update={"gpu_count": count}), in_time=False)
+    assert there.feasibility == "ok" and there.mfu == e.mfu_in_time
+    step = e.price.instance_gpus or 1
+    fewer = count - (math.lcm(step, 8) if count > 8 else step)
+    if fewer >= 1:
+        assert estimate_run(spec.model_copy(update={"gpu_count": fewer}),
+                            in_time=False).feasibility != "ok"
 
 
 layouts = st.tuples(st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]),
