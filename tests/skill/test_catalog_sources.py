@@ -266,5 +266,26 @@ def test_tpu_prices_are_googles_per_chip_list_prices() -> None:
     for key, on_demand, reserved in (("tpu-v5e", 1.20, 0.84), ("tpu-v5p", 4.20, 2.94),
                                       ("tpu-v6e", 2.70, 1.89), ("tpu-v4", 3.22, 1.93)):
         acc = get_accelerator(key)
-        assert acc.price(None).usd_per_gpu_hour == on_demand, key
-        assert acc.price(None, kind="reserved").usd_per_gpu_hour == reserved, key
+        assert acc.price(None, gpu_count=4).usd_per_gpu_hour == on_demand, key
+        assert acc.price(None, kind="reserved", gpu_count=4).usd_per_gpu_hour == reserved, key
+
+
+@pytest.mark.parametrize(("key", "count", "slice_", "slices", "paid", "extra"), [
+    # v5p and v4 slices start at 2x2x1, 4 chips (v5p-8, v4-8: two TensorCores a chip) and grow
+    # to a 4x4x4 cube of 64 (v5p-128, cloud.google.com/tpu/docs/v5p); then whole cubes
+    ("tpu-v5p", 2, "v5p-8", None, 4, None),
+    ("tpu-v5p", 12, "v5p-32", None, 16, None),
+    ("tpu-v5p", 1024, "v5p-128", 16, None, None),
+    ("tpu-v4", 100, "v4-128", 2, 128, None),
+    # v5e and v6e: 1, 4, 8 ... 256 chips (a pod); beyond, pods and a smaller slice
+    ("tpu-v5e", 1, "v5litepod-1", None, None, None),
+    ("tpu-v6e", 2, "v6e-4", None, 4, None),
+    ("tpu-v6e", 300, "v6e-256", None, 320, "v6e-64"),
+])
+def test_tpus_are_rented_in_whole_slices(key: str, count: int, slice_: str, slices: int | None,
+                                         paid: int | None, extra: str | None) -> None:
+    from compute_budget.skill.hardware.catalog import get_accelerator
+
+    price = get_accelerator(key).price(None, gpu_count=count)
+    assert (price.instance, price.machines, price.paid_gpus, price.extra_instance) == \
+        (slice_, slices, paid, extra)

@@ -89,11 +89,15 @@ GAIN = Question("gain", ("predicted_gain", "gain_uncertainty", "baseline_to_beat
 # --- how much each tool returns by default ------------------------------------------------
 
 def _drop_empty_items(key: str) -> Any:
-    """Drop the null keys of each item of the list under ``key`` (rows say only what applies
-    to them; a top-level unknown stays null)."""
+    """Drop the null keys of each item of the list under ``key``, and of the objects directly
+    in it (rows say only what applies to them: a device's peaks at the precisions it has; a
+    top-level unknown stays null)."""
+    def kept(item: dict[str, Any]) -> dict[str, Any]:
+        return {k: kept(v) if isinstance(v, dict) else v for k, v in item.items()
+                if v is not None and v != []}
+
     def trim(data: dict[str, Any]) -> dict[str, Any]:
-        data[key] = [{k: v for k, v in item.items() if v is not None and v != []}
-                     for item in data.get(key, [])]
+        data[key] = [kept(item) for item in data.get(key, [])]
         return data
     return trim
 
