@@ -39,6 +39,10 @@ HEAVY_CALLS: list[tuple[str, dict[str, Any]]] = [
                               "gain_uncertainty": 0.5}),
     ("estimate_memory", {"preset": "mixtral-8x7b", "gpu": "h100", "gpu_count": 2}),
     ("split_budget", {"budget_usd": "$400k", "gpu": "h100"}),
+    # the cheapest plan on a modelled network beside a cheapest plan on PCIe cards that span
+    # machines: its estimate was left in whole (15 KB)
+    ("plan_run", {"params": "1B", "tokens": "20B", "deadline_days": 365,
+                  "available": [{"gpu": "t4", "count": 12}]}),
     ("list_accelerators", {}),
 ]
 
