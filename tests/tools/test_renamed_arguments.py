@@ -43,6 +43,27 @@ async def test_a_synonym_is_named_as_its_argument_with_its_value(client: Client)
     assert "`deadline` is called `deadline_days` in plan_run" in text
 
 
+async def test_gain_and_hardware_are_named_and_an_object_of_arguments_is_unpacked(
+        client: Client) -> None:
+    # "gain" and "hardware" were the elicitation answers' parameter names: the SDK took them and
+    # the reply asked the user again for the gain they gave ("Missing inputs: predicted_gain")
+    text = _text(await client.call_tool("render_verdict", {
+        **RUN, "gpu_count": 8, "gain": 0.5, "gain_uncertainty": 0.3}))
+    assert "`gain` is called `predicted_gain` in render_verdict" in text
+    assert "again with predicted_gain=0.5: the value already given" in text
+    assert "Missing inputs" not in text
+    text = _text(await client.call_tool("estimate_run_cost", {
+        "params": "7B", "tokens": "100B", "hardware": "h100", "gpu_count": 8}))
+    assert "`hardware` is called `gpu` in estimate_run_cost" in text
+    # an object holding arguments: each named at the top level, none asked for again
+    text = _text(await client.call_tool("render_verdict", {
+        **RUN, "gpu_count": 8, "gain": {"predicted_gain": 0.5, "gain_uncertainty": 0.3}}))
+    assert "`gain` holds arguments of render_verdict: give them at the top level. Call " \
+        "render_verdict again with predicted_gain=0.5, gain_uncertainty=0.3: the values " \
+        "already given" in text
+    assert "Missing inputs" not in text and "unknown argument" not in text
+
+
 async def test_a_renamed_argument_beside_a_truly_missing_one(client: Client) -> None:
     text = _text(await client.call_tool("render_verdict", {
         **RUN, "gpu_count": 8, "uncertainty": 0.5}))

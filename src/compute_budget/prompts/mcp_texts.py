@@ -68,7 +68,10 @@ def duplicate_keys_text(paths: Sequence[str]) -> str:
     return render("mcp/duplicate_keys", paths=[shown_field(p) for p in paths[:10]]).strip()
 
 
-def renamed_arguments_text(tool: str, renamed: Sequence[tuple[str, str, str]]) -> str:
-    """Arguments sent under their command-line names: (given, meant, value as quoted)."""
+def renamed_arguments_text(tool: str, renamed: Sequence[tuple[str, str, str]],
+                           nested: Sequence[tuple[str, Sequence[tuple[str, str]]]] = ()) -> str:
+    """Arguments sent under their command-line names: (given, meant, value as quoted); and
+    objects holding arguments: (given, [(argument, value as quoted)])."""
     rows = [{"given": given, "meant": meant, "value": value} for given, meant, value in renamed]
-    return render("mcp/renamed_arguments", tool=tool, renamed=rows).strip()
+    held = [{"given": given, "inner": list(inner)} for given, inner in nested]
+    return render("mcp/renamed_arguments", tool=tool, renamed=rows, nested=held).strip()

@@ -6,8 +6,8 @@
 An assistant that has used the command line, or read its help, sends them. The reply names the
 argument meant and keeps the value: asking the user again for a number they gave would be the
 wrong relay. The names come from the command line's own parser, built only on this error path.
-Not covered: ``gain`` and ``hardware``, the names of the tools' elicitation answers, which the
-SDK resolves itself before a tool sees them.
+The tools' elicitation answers take parameter names no one sends (``gain_answer``), so ``gain``
+and ``hardware`` reach this door as synonyms.
 """
 
 from __future__ import annotations
@@ -22,18 +22,19 @@ from pydantic import BaseModel
 from ..prompts.mcp_texts import renamed_arguments_text
 from ..skill.errors import shown_field, shown_value
 
-__all__ = ["renamed_arguments", "with_renamed"]
+__all__ = ["nested_arguments", "renamed_arguments", "with_renamed"]
 
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "gpu_count": ("num_gpus", "n_gpus", "gpu_num", "gpus_count", "num_devices", "device_count",
                   "devices", "count"),
-    "gpu": ("gpu_type", "gpu_name", "accelerator", "device", "device_type", "hardware_type"),
+    "gpu": ("gpu_type", "gpu_name", "accelerator", "device", "device_type", "hardware_type",
+            "hardware"),
     "params": ("num_params", "n_params", "parameters", "model_size", "param_count"),
     "tokens": ("num_tokens", "n_tokens", "train_tokens", "training_tokens", "dataset_tokens"),
     "usd_per_gpu_hour": ("price_per_hour", "usd_per_hour", "hourly_price", "gpu_hour_price"),
     "deadline_days": ("deadline", "days", "max_days"),
     "budget_usd": ("budget", "max_budget", "budget_dollars"),
-    "predicted_gain": ("expected_gain", "gain_expected"),
+    "predicted_gain": ("expected_gain", "gain_expected", "gain"),
     "seq_len": ("sequence_length", "seq_length", "context_length", "max_seq_len",
                 "max_seq_length", "context_len", "ctx_len"),
     "micro_batch": ("micro_batch_size", "batch_size_per_gpu", "per_device_batch_size"),
@@ -68,9 +69,9 @@ def renamed_arguments(command: str | None, arguments: type[BaseModel],
     """The names in ``given`` that ``arguments`` does not take (by field name or alias) but
     that are ``command``'s flag for one of its fields not given too, else a synonym or a close
     misspelling of one (each field taken once): given name → the field."""
-    accepted = {name for field, info in arguments.model_fields.items()
-                for name in (field, info.alias) if name}
-    unknown = [name for name in given if name not in accepted]
+    accepted = _accepted(arguments)
+    nested = nested_arguments(arguments, given)
+    unknown = [name for name in given if name not in accepted and name not in nested]
     if not unknown:
         return {}
     flag_fields = _flag_fields(command) if command is not None else {}
@@ -87,13 +88,33 @@ def renamed_arguments(command: str | None, arguments: type[BaseModel],
     return meant
 
 
+def _accepted(arguments: type[BaseModel]) -> set[str]:
+    return {name for field, info in arguments.model_fields.items()
+            for name in (field, info.alias) if name}
+
+
+def nested_arguments(arguments: type[BaseModel],
+                     given: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Unknown names in ``given`` whose value is an object of arguments ``arguments`` takes,
+    none of them given at the top level (``gain: {predicted_gain, gain_uncertainty}``)."""
+    accepted = _accepted(arguments)
+    return {name: value for name, value in given.items()
+            if name not in accepted and isinstance(value, dict) and value
+            and all(isinstance(k, str) and k in accepted and k not in given for k in value)}
+
+
 def with_renamed(tool: str, renamed: Mapping[str, str], given: Mapping[str, Any],
-                 errors: str) -> str:
-    """``errors`` (one line per bad argument) with the renamed arguments' "unknown argument"
-    lines replaced by one sentence naming each argument meant and its value."""
-    if not renamed:
+                 errors: str, nested: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """``errors`` (one line per bad argument) with the "unknown argument" lines of renamed
+    arguments and of objects holding arguments (``nested``) replaced by one sentence naming
+    each argument meant and its value."""
+    nested = nested or {}
+    if not renamed and not nested:
         return errors
-    told = tuple(f"{shown_field(name)}:" for name in renamed)
-    named = renamed_arguments_text(tool, [(shown_field(name), meant, shown_value(given[name]))
-                                          for name, meant in renamed.items()])
+    told = tuple(f"{shown_field(name)}:" for name in (*renamed, *nested))
+    named = renamed_arguments_text(
+        tool, [(shown_field(name), meant, shown_value(given[name]))
+               for name, meant in renamed.items()],
+        [(shown_field(name), [(k, shown_value(v)) for k, v in inner.items()])
+         for name, inner in nested.items()])
     return "\n".join([named, *(line for line in errors.splitlines() if not line.startswith(told))])

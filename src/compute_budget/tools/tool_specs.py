@@ -79,8 +79,10 @@ GainForm: type[BaseModel] = create_model("GainForm", **_gain_fields)
 """What the user is asked for in step 3 when the gain, its uncertainty or the baseline is
 missing."""
 
-HARDWARE = Question("hardware", ("gpu", "gpu_count"), HardwareForm, question_text("hardware"))
-GAIN = Question("gain", ("predicted_gain", "gain_uncertainty", "baseline_to_beat"), GainForm,
+HARDWARE = Question("hardware_answer", ("gpu", "gpu_count"), HardwareForm,
+                    question_text("hardware"))
+GAIN = Question("gain_answer", ("predicted_gain", "gain_uncertainty", "baseline_to_beat"),
+                GainForm,
                 question_text("gain"), required=("predicted_gain", "gain_uncertainty"),
                 alternatives=(("metric_now", "metric_expected", "gain_uncertainty"),
                               ("points", "baseline_loss")))

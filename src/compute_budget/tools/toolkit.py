@@ -42,7 +42,7 @@ from ..skill import ComputeBudgetError, describe_error
 from ..skill.errors import not_finite_cause
 from .duplicate_keys import MARKER
 from .relay import RELAYED, relayed
-from .renamed import renamed_arguments, with_renamed
+from .renamed import nested_arguments, renamed_arguments, with_renamed
 from .schemas import compact_input_schema, compact_output_schema, portable_arguments
 
 __all__ = ["READ_ONLY", "Question", "ToolSpec", "arguments_model", "build_tool"]
@@ -264,13 +264,16 @@ async def _validate(spec: ToolSpec, given: dict[str, Any], declined: bool) -> Ba
     """The arguments, validated once; every invalid one and what is missing in one reply (an
     argument sent under its command-line name is named, not asked for again)."""
     renamed = renamed_arguments(spec.operation.command, spec.arguments, given)
+    nested = nested_arguments(spec.arguments, given)
+    held = {*renamed.values(), *(k for inner in nested.values() for k in inner)}
     missing = [(f, spec.arguments.model_fields[f].description or f)
-               for q in spec.questions for f in q.missing(given) if f not in renamed.values()]
+               for q in spec.questions for f in q.missing(given) if f not in held]
     try:
         arguments = await _off_loop(given, spec.arguments.model_validate, given)
     except ValidationError as exc:
         text = with_renamed(spec.name, renamed, given,
-                            describe_error(exc, catalog_hint=CATALOG_HINT, skip=spec.askable))
+                            describe_error(exc, catalog_hint=CATALOG_HINT, skip=spec.askable),
+                            nested)
         if missing:
             text = "\n".join(filter(None, (text, missing_inputs_text(spec.name, missing,
                                                                      declined))))
