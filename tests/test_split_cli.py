@@ -237,7 +237,7 @@ def test_a_split_longer_than_a_plan_asks_for_more_devices(
     # 64 70 days; the slow end is the median days × the band's ÷ factor (the packaged table's,
     # 2.02 on the 114-row calibration set, applied to the prior's rounded ends).
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--price", "2.49")
-    assert "| 558 – 1,125 |" in out and "1.5 years on 8 × H100 SXM: longer than any plan" in out
+    assert "| 558 – 1,125 |" in out and "558 days on 8 × H100 SXM: longer than any plan" in out
     _, out, _ = cli("split", "--budget-usd", "$400k", "--gpu", "h100", "--gpus", "64",
                     "--price", "2.49")
     assert "| 69.7 – 141 |" in out and "longer than any plan" not in out

@@ -175,8 +175,8 @@ async def test_a_verdict_relay_says_how_long_and_warns_of_a_losing_baseline(
     long = await _relay(client, "render_verdict", {
         "params": "70B", "tokens": "1.4T", "gpu": "trainium2", "gpu_count": 64,
         "predicted_gain": 1, "gain_uncertainty": 0.2})
-    assert long["headline"] == ("NO-GO: the run takes 1.6 years; about 112 devices would "
-                                "finish it within one (estimated at that count).")
+    assert long["headline"] == ("NO-GO: the run takes 602 days; about 112 devices would "
+                                "finish it within a year (estimated at that count).")
     assert "none on Trainium2" in long["mfu_source"]  # the generation's name, not its id
     # a baseline below zero raised the net gain silently
     below = await _relay(client, "render_verdict", {**RUN, "predicted_gain": 0.02,

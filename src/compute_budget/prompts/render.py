@@ -125,6 +125,20 @@ def fmt_hours(value: float | None) -> str:
     return f"{fmt_num(value * 3600)} s"
 
 
+DAYS_PER_YEAR = 365
+"""The year of max_plan_days."""
+
+
+def fmt_long(days: float | None) -> str:
+    """A wall time over a plan's length, given in days: in days under two years (``366`` →
+    ``'366 days'``; it read '1.0 years'), else in years (``4354`` → ``'11.9 years'``)."""
+    if days is None:
+        return UNKNOWN
+    if _odd(days) is not None or days < 2 * DAYS_PER_YEAR:
+        return f"{fmt_num(days)} days"
+    return f"{fmt_num(days / DAYS_PER_YEAR)} years"
+
+
 def fmt_plain(value: float | None) -> str:
     """A user's own number as they would write it: up to 4 significant digits, no padding."""
     if value is None:
@@ -294,6 +308,7 @@ def environment() -> Environment:
         count=fmt_count,
         num=fmt_num,
         hours=fmt_hours,
+        long=fmt_long,
         plain=fmt_plain,
         usd=fmt_usd,
         gib=fmt_bytes,

@@ -291,8 +291,12 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
                           None if estimate.memory is None else layout, at) if in_time else None
     if found is None:
         return estimate
-    return estimate.model_copy(update={"gpu_count_in_time": found.gpu_count,
-                                       "mfu_in_time": found.mfu})
+    count, mfu = found.gpu_count, found.mfu
+    paid = found.estimate.price.paid_gpus if isinstance(found.estimate, RunEstimate) else None
+    if paid is not None and paid % pinned == 0 and (whole := at(paid)) is not None \
+            and whole.feasibility == "ok":  # the devices paid for anyway: sooner, same cost
+        count, mfu = paid, whole.mfu
+    return estimate.model_copy(update={"gpu_count_in_time": count, "mfu_in_time": mfu})
 
 
 def _estimate(spec: RunSpec, flops_per_token: float | None, flops_method: FlopsMethod,

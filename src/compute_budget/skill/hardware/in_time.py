@@ -39,10 +39,12 @@ class Estimated(Protocol):
 
 
 class InTime(NamedTuple):
-    """The count and the MFU its own estimate used."""
+    """The count, the MFU its own estimate used, and that estimate (None when the count was
+    scaled linearly, without a memory check)."""
 
     gpu_count: int
     mfu: float
+    estimate: Estimated | None = None
 
 
 def in_time(estimate: Estimated, gpu_count: int, step: int, layout: float | None,
@@ -72,7 +74,7 @@ def in_time(estimate: Estimated, gpu_count: int, step: int, layout: float | None
     best = counts[bisect_left(counts, True, key=finishes)]  # the top finishes: always found
     chosen = found[best]
     assert chosen is not None
-    return InTime(best, chosen.mfu)
+    return InTime(best, chosen.mfu, chosen)
 
 
 def _top(estimate: Estimated, gpu_count: int, step: int,
