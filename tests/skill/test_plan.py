@@ -671,3 +671,16 @@ def test_the_fastest_plan_at_the_most_devices_searched_says_so() -> None:
     text = render_plan(capped)
     assert "It uses the most devices searched (64); more would be faster." in text
     assert "More devices would need a global batch" not in text
+
+
+def test_a_budget_binding_names_the_devices_paid_for_when_they_cost_less() -> None:
+    # 7B x 2T in 30 days on TPU v5p: 280 chips pay for 288 (4 cubes and a 32-chip slice); the
+    # 288 finish sooner for less ($1,246,153 against $1,281,758), so the binding names them
+    report = plan_run(PlanSpec(params="7B", tokens="2T", deadline_days=30, gpus=["tpu-v5p"],
+                               budget_usd=500_000))
+    budget = next(b for b in report.binding if b.code == "budget")
+    assert budget.numbers["gpu_count"] == 288
+    free = plan_run(PlanSpec(params="7B", tokens="2T", deadline_days=30, gpus=["tpu-v5p"]))
+    assert free.plans[0].gpu_count == 288
+    assert budget.numbers["cheapest_cost_with_failures"] == pytest.approx(
+        free.plans[0].dollar_cost_with_failures)

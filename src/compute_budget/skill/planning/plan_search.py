@@ -82,16 +82,21 @@ that finishes in time within the batch cap costs more than the budget), unpriced
 
 
 def _fill_machines(result: TypeResult, grid: CountGrid, at: Callable[[int], RunEstimate],
-                   limit: int) -> None:
+                   limit: int, timely: Callable[[RunEstimate], bool]) -> None:
     """Where the cheapest count found fills its machines only partly, also estimate the count
     that fills them (up to index ``limit``): a machine is paid in full (:mod:`..hardware.prices`),
-    so the same dollars an hour buy more devices (2 L4 pay for a g6.12xlarge's 4)."""
+    so the same dollars an hour buy more devices (2 L4 pay for a g6.12xlarge's 4). When that
+    count is ``timely`` and costs no more, it is the cheapest in time (a budget binding names
+    it: 280 TPU v5p were named at $1.28M where the 288 they pay for cost $1.25M)."""
     if result.in_time is None:
         return
     paid = result.points[result.in_time].price.paid_gpus
     index = grid.first_at_least(paid) if paid is not None else len(grid)
     if index <= limit and grid.count(index) == paid:
-        at(index)
+        filled = at(index)
+        if timely(filled) and _dollars_or_hours(filled) <= _dollars_or_hours(
+                result.points[result.in_time]):
+            result.in_time = paid
 
 
 def _dollars_or_hours(e: RunEstimate) -> float:
@@ -188,7 +193,8 @@ class TypeSearch:
                 limit = last  # no count does: the largest says why
         if result.status != "over_batch_cap":
             self._up_to(result, grid, at, limit)
-            _fill_machines(result, grid, at, limit)
+            _fill_machines(result, grid, at, limit,
+                           lambda e: self.in_time(e) and self.within_batch(e))
         result.feasible = {n: self.in_time(e) and self.within_batch(e) and self.within_budget(e)
                            for n, e in points.items()}
         good = [n for n, ok in result.feasible.items() if ok]
