@@ -684,3 +684,20 @@ def test_a_budget_binding_names_the_devices_paid_for_when_they_cost_less() -> No
     assert free.plans[0].gpu_count == 288
     assert budget.numbers["cheapest_cost_with_failures"] == pytest.approx(
         free.plans[0].dollar_cost_with_failures)
+
+
+def test_a_plan_without_any_price_names_no_cheapest() -> None:
+    # Gaudi 3 and A800 have no catalog price: the reply read "Cheapest: 56 × Gaudi 3 ... an
+    # unknown cost", beside "devices without a catalog price can be fastest but never cheapest"
+    from compute_budget.prompts import render_plan
+    from compute_budget.tools.relay import relay
+
+    report = plan_run(PlanSpec(preset="llama-3-8b", tokens="1T", deadline_days=30,
+                               gpus=["gaudi3", "a800"]))
+    assert all(p.dollar_cost_with_failures is None for p in report.plans)
+    text = render_plan(report)
+    assert "**Cheapest" not in text and "| cheapest on" not in text
+    assert f"**No plan has a price in the catalog; the fewest device-hours: " \
+        f"{report.plans[0].gpu_count} × Gaudi 3**" in text
+    told = relay("plan_run", report)
+    assert told is not None and told["headline"].startswith("No price; fewest device-hours: ")
