@@ -334,3 +334,17 @@ def test_the_count_in_time_is_the_devices_paid_for() -> None:
     there = estimate_run(RunSpec(preset="llama-3-70b", tokens="2T", gpu="tpu-v5p",
                                  gpu_count=192))
     assert there.feasibility == "ok" and there.price.paid_gpus is None
+
+
+def test_the_table_says_what_share_of_the_compute_is_attention_beyond_the_prior_context() -> None:
+    # 8B at 32K tokens: 3.54e20 FLOPs against 6·N·T's 2.41e20; the short reply did not say why
+    from compute_budget.prompts import render_estimate
+
+    est = estimate_run(RunSpec(preset="llama-3.1-8b", tokens="5B", gpu="h100", gpu_count=8,
+                               seq_len=32768))
+    counts = est.flop_counts
+    assert counts is not None and counts.attention_beyond_calibration > 0
+    share = counts.attention_beyond_calibration / counts.estimate
+    assert share == pytest.approx(1 - 6 * 8.03e9 * 5e9 / est.flops, abs=0.01)
+    assert f"| {share:.0%} of it the attention beyond 4,096 tokens (6·N·T leaves it out) |" \
+        in render_estimate(est)
