@@ -35,18 +35,18 @@ def test_compare_reply(cli: Cli, files: Path) -> None:
     assert _reply(cli, "compare", str(files / "candidates.csv"), "--baseline", "0.5") == snapshot("""\
 ### 3 candidate runs, ranked by net gain per dollar
 
-| # | candidate | verdict | gain ± σ | P(beats baseline) | cost with failures | days | devices | net gain per $1M |
-|---|---|---|---|---|---|---|---|---|
-| 1 | bigger-model | go | 2 ± 0.8 | 97% | $159,968 | 17.4 | 64 × H100 SXM | 9.38 |
-| 2 | distill | go | 0.8 ± 0.3 | 84% | $44,057 | 21.4 | 32 × A100 80GB SXM | 6.81 |
-| 3 | more-data | go | 1.5 ± 0.4 | 99% | $179,101 | 19.5 | 64 × H100 SXM | 5.58 |
+| # | candidate | verdict | gain ± σ | P(beats baseline) | cost with failures | days | devices | price | MFU | net gain per $1M |
+|---|---|---|---|---|---|---|---|---|---|---|
+| 1 | bigger-model | go | 2 ± 0.8 | 97% | $159,968 | 17.4 | 64 × H100 SXM | $3.99/GPU-h (on-demand, 2026-11, runpod.io/pricing) | 0.21 (calibrated prior) | 9.38 |
+| 2 | distill | go | 0.8 ± 0.3 | 84% | $44,057 | 21.4 | 32 × A100 80GB SXM | $1.79/GPU-h (on-demand, 2026-11, runpod.io/pricing) | 0.29 (calibrated prior) | 6.81 |
+| 3 | more-data | go | 1.5 ± 0.4 | 99% | $179,101 | 19.5 | 64 × H100 SXM | $3.99/GPU-h (on-demand, 2026-11, runpod.io/pricing) | 0.20 (calibrated prior) | 5.58 |
 
 **Top: bigger-model**, 9.38 units of net gain per $1M.
 The gain column is each run's whole predicted gain; the ranking, P(beats baseline) and the verdicts use the gain beyond the baseline 0.5.
 
 Opportunity cost, without a pool: each run's dollars against the top one's: distill $115,912 less, more-data $19,133 more. Give a pool of device-days (and a horizon) for the best set of runs to fund.
 
-Costs are at each device's newest on-demand catalog price unless a candidate gives its own, with the failure budget; MFU is the calibrated prior unless given.
+Costs are at each device's newest on-demand catalog price unless a candidate gives its own, with the failure budget; MFU is the prior for each device and model size unless given (the MFU column says which).
 """)
 
 

@@ -11,6 +11,7 @@ from compute_budget.prompts import render_alternatives
 from compute_budget.skill.advice import alternative_rows as alternatives_module
 from compute_budget.skill.advice.alternative_rows import is_on_demand, on_demand_quote, seeds_needed
 from compute_budget.skill.errors import InputError
+from compute_budget.skill.estimate import estimate_run
 from compute_budget.skill.hardware.catalog import get_accelerator, list_accelerators
 
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
@@ -134,6 +135,64 @@ def test_distillation_from_the_next_larger_model_of_the_family() -> None:
     assert dist.detail.teacher_preset == "llama-3-70b" and dist.detail.teacher_name == "Llama 3 70B"
     assert dist.detail.teacher_params == 70_553_706_496
     assert dist.flops == pytest.approx((original.flops_per_token + 2 * 70_553_706_496) * 5e9)
+
+
+# Llama 3 8B on 12 L4 needs TP 4 over PCIe: the layout divides the prior MFU by 1.29
+# (`compute-budget estimate --gpu l4 --gpus 12 --preset llama-3-8b --tokens 30B`: 57.0 days,
+# 16,429 GPU-h, $24,578). Without the memory check the 30B row read 44.1 days and $19,020.
+L4_RUN = RunSpec(preset="llama-3-8b", tokens="100B", gpu="l4", gpu_count=12)
+# Llama 3 70B continued pre-training on 32 H100: layout cost 1.05 (30B tokens: 18.3 days,
+# $56,151 by `estimate`; the row without the memory check read 17.5 days and $53,477).
+H100_RUN = RunSpec(preset="llama-3-70b", tokens="100B", gpu="h100", gpu_count=32,
+                   kind="continued-pretrain")
+
+
+@pytest.mark.parametrize(("spec", "row"), [
+    (L4_RUN, "shorter_run"),
+    (L4_RUN.model_copy(update={"kind": "continued-pretrain"}), "fewer_tokens"),
+    (H100_RUN, "fewer_tokens"),
+])
+def test_same_model_on_fewer_tokens_is_the_estimate_of_that_run(spec: RunSpec, row: str) -> None:
+    original, alts = _run(spec)
+    assert original.layout_cost is not None and original.layout_cost.total > 1.04
+    (short,) = _by_kind(alts, row)
+    alone = estimate_run(spec.model_copy(update={"tokens": spec.tokens * 0.3}))
+    assert short.tokens == pytest.approx(30e9)
+    assert short.dollar_cost == pytest.approx(alone.dollar_cost)
+    assert short.wall_days == pytest.approx(alone.wall_days)
+    assert short.gpu_hours == pytest.approx(alone.gpu_hours)
+    # the original's layout and its cost, so its post-layout MFU: 70% of the cost, not less
+    assert short.estimate.layout_cost.total == pytest.approx(original.layout_cost.total)
+    assert short.estimate.mfu == pytest.approx(original.mfu)
+    assert short.cost_ratio == pytest.approx(0.3)
+
+
+def test_same_model_rows_on_l4_match_the_estimate_cli() -> None:
+    # The numbers `compute-budget estimate ... --tokens 30B` prints (comment above L4_RUN).
+    (short,) = _by_kind(suggest_alternatives(L4_RUN).alternatives, "shorter_run")
+    assert short.wall_days == pytest.approx(57.0, abs=0.05)
+    assert short.gpu_hours == pytest.approx(16_429, abs=0.5)
+    assert short.dollar_cost == pytest.approx(24_578, abs=0.5)
+    (fewer,) = _by_kind(suggest_alternatives(H100_RUN).alternatives, "fewer_tokens")
+    assert fewer.wall_days == pytest.approx(18.3, abs=0.05)
+    assert fewer.dollar_cost == pytest.approx(56_151, abs=0.5)
+
+
+def test_distillation_pays_the_originals_layout_cost() -> None:
+    # The teacher's forward runs on the same devices: every FLOP at the student's post-layout
+    # MFU, so 10% of the tokens at (6·8B + 2·70.6B) / 6·8B the FLOPs costs that share of the time.
+    original, alts = _run(L4_RUN)
+    (dist,) = _by_kind(alts, "distillation")
+    assert dist.estimate.memory is not None and dist.estimate.layout_cost is not None
+    assert dist.estimate.layout_cost.total == pytest.approx(original.layout_cost.total)
+    assert dist.estimate.mfu == pytest.approx(original.mfu)
+    flops_ratio = dist.flops / original.flops
+    assert dist.gpu_hours == pytest.approx(flops_ratio * original.gpu_hours)
+    assert dist.dollar_cost == pytest.approx(flops_ratio * original.dollar_cost)
+    # and says what it leaves out
+    row = next(line for line in render_alternatives(suggest_alternatives(L4_RUN)).splitlines()
+               if line.startswith("| Distillation"))
+    assert "memory for its weights (not counted here)" in row
 
 
 def test_moe_teacher_costs_its_active_parameters() -> None:

@@ -108,6 +108,86 @@ def test_a_candidate_expected_to_lose_to_the_baseline_ranks_after_an_unpriced_go
     assert losing.net_gain < 0 and losing.net_gain_per_dollar is not None
 
 
+# The reviewer's repro: 70B on 1.4T tokens on 8 H100 takes about 4,360 days (over the
+# 365-day plan limit, too_long) yet has the best gain per dollar (20 vs 10 per $1M at the
+# catalog's H100 price); it ranked first and the relay asked "Run the top candidate…?".
+TOO_LONG = {"name": "big", "params": "70B", "tokens": "1.4T", "gpu": "h100", "gpu_count": 8,
+            "predicted_gain": 100, "gain_uncertainty": 1}
+RUNNABLE = {"name": "small", "params": "7B", "tokens": "140B", "gpu": "h100", "gpu_count": 8,
+            "predicted_gain": 0.5, "gain_uncertainty": 0.2}
+# 7T parameters on one RTX 4090: fits at no layout (does_not_fit), 10 units of gain.
+NO_FIT = {"name": "huge", "params": "7T", "tokens": "1T", "gpu": "rtx-4090", "gpu_count": 1,
+          "predicted_gain": 10, "gain_uncertainty": 1}
+
+
+def test_a_candidate_that_cannot_run_ranks_after_every_one_that_can() -> None:
+    comparison = compare_candidates(CompareSpec(candidates=[TOO_LONG, RUNNABLE]))
+    rows = _by_name(comparison)
+    big, small = rows["big"], rows["small"]
+    assert big.estimate.feasibility == "too_long" and big.wall_days > 365
+    assert big.net_gain_per_dollar > small.net_gain_per_dollar  # it would have ranked first
+    assert not big.can_run and small.can_run
+    assert comparison.top == "small" and [r.name for r in comparison.candidates] == [
+        "small", "big"]
+    assert big.usd_vs_top > 0  # measured against the runnable top
+
+
+def test_cannot_run_ranks_after_a_runnable_loser_and_an_unpriced_run() -> None:
+    # A runnable candidate that loses to the baseline (net < 0) and one of unknown cost still
+    # rank above every candidate that cannot run, does_not_fit, too_long or out of host RAM.
+    ram = {"name": "ram", "preset": "llama-3.1-70b", "lora_rank": 16, "weights_bits": 4,
+           "tokens": "50M", "gpu": "rtx-4090", "gpu_count": 1, "host_ram_gib": 16,
+           "predicted_gain": 50.0, "gain_uncertainty": 0.1}
+    rows = [NO_FIT, ram, TOO_LONG, _row("losing", gain=0.4, sigma=0.5),
+            _row("unpriced", gpu="tpu-v3", price="", gain=0.8, sigma=0.2)]
+    comparison = compare_candidates(CompareSpec(candidates=rows, baseline_to_beat=0.5))
+    order = [r.name for r in comparison.candidates]
+    assert order[:2] == ["unpriced", "losing"]
+    assert set(order[2:]) == {"huge", "ram", "big"}
+    causes = {r.name: r.cause for r in comparison.candidates}
+    assert causes["huge"] == "does_not_fit" and causes["ram"] == "host_memory_does_not_fit"
+    assert [r.can_run for r in comparison.candidates] == [True, True, False, False, False]
+
+
+def test_the_reply_does_not_offer_a_candidate_that_cannot_run() -> None:
+    from compute_budget.prompts import render_comparison
+
+    text = render_comparison(compare_candidates(CompareSpec(candidates=[TOO_LONG, RUNNABLE])))
+    assert "**Top: small**" in text and "**Top: big**" not in text
+    assert "Candidates that cannot run as planned (they do not fit, or take longer than a plan " \
+           "survives) rank after every one that can" in text
+    # none can run: no top to launch, a re-plan instead
+    stuck = compare_candidates(CompareSpec(candidates=[TOO_LONG, NO_FIT]))
+    text = render_comparison(stuck)
+    assert "**Top:" not in text
+    assert "**No candidate can run as planned:** each does not fit in memory" in text
+
+
+def test_the_table_gives_each_candidates_price_and_mfu() -> None:
+    # An H100-vs-A100 comparison hinges on them: 7B at the prior is about 0.20 on H100 and
+    # 0.33 on A100 (the catalog's calibrated priors), at $3.99 and $1.79 per GPU-hour.
+    from compute_budget.prompts import render_comparison
+
+    a100 = {**RUNNABLE, "name": "on-a100", "gpu": "a100"}
+    given = _row("given")  # MFU 0.4 and $2/GPU-h given by the user
+    comparison = compare_candidates(CompareSpec(candidates=[RUNNABLE, a100, given]))
+    text = render_comparison(comparison)
+    assert "| price | MFU |" in text
+    for r in comparison.candidates:
+        row = next(line for line in text.splitlines()
+                   if line.startswith(f"| {r.rank} | {r.name} |"))
+        price, mfu = row.split(" | ")[-3:-1]
+        e = r.estimate
+        if r.name == "given":
+            assert (price, mfu) == ("$2.00/GPU-h (yours)", "0.40 (yours)")
+            continue
+        assert price == (f"${e.price.usd_per_gpu_hour:.2f}/GPU-h ({e.price.kind}, "
+                         f"{e.price.as_of}, {e.price.label})")
+        assert mfu == f"{e.mfu:.2f} (calibrated prior)"
+    mfus = {r.name: r.estimate.mfu for r in comparison.candidates}
+    assert mfus["small"] < mfus["on-a100"]  # the difference the table now shows
+
+
 def test_ties_in_gain_per_dollar_go_to_the_likelier_win() -> None:
     rows = [_row("noisy", sigma=1.0), _row("sure", sigma=0.1), _row("noisier", sigma=2.0)]
     comparison = compare_candidates(CompareSpec(candidates=rows))

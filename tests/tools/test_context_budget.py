@@ -44,6 +44,17 @@ HEAVY_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("plan_run", {"params": "1B", "tokens": "20B", "deadline_days": 365,
                   "available": [{"gpu": "t4", "count": 12}]}),
     ("list_accelerators", {}),
+    # six candidates on five devices, one unpriced, one too long, one that does not fit, with a
+    # pool: each with its price and MFU in the relay (about 4.2 KB)
+    ("compare_candidates", {"pool_gpu_days": 5000, "candidates": [
+        {"name": n, "params": p, "tokens": t, "gpu": g, "gpu_count": k, "predicted_gain": gain,
+         "gain_uncertainty": sigma} for n, p, t, g, k, gain, sigma in (
+            ("big", "70B", "1.4T", "h100", 8, 100, 1),
+            ("small", "7B", "140B", "h100", 8, 0.5, 0.2),
+            ("mid-a100", "13B", "260B", "a100", 64, 1.5, 0.5),
+            ("l4-run", "3B", "60B", "l4", 12, 0.3, 0.2),
+            ("tpu", "3B", "60B", "tpu-v3", 8, 0.3, 0.2),
+            ("huge", "7T", "1T", "rtx-4090", 1, 10, 1))]}),
 ]
 
 

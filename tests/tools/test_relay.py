@@ -191,3 +191,37 @@ async def test_a_plan_relay_names_devices_by_name(client: Client) -> None:
                                               "deadline_days": 30, "gpus": ["h100"],
                                               "max_gpu_count": 64})
     assert "64 × H100 SXM, takes" in relay["headline"]
+
+
+BIG = {"name": "big", "params": "70B", "tokens": "1.4T", "gpu": "h100", "gpu_count": 8,
+       "predicted_gain": 100, "gain_uncertainty": 1}  # about 4,360 days: too_long
+SMALL = {"name": "small", "params": "7B", "tokens": "140B", "gpu": "h100", "gpu_count": 8,
+         "predicted_gain": 0.5, "gain_uncertainty": 0.2}
+
+
+async def test_a_comparison_never_asks_to_run_a_candidate_that_cannot_run(
+        client: Client) -> None:
+    # the reviewer's repro: big has the best gain per dollar but cannot finish in time; it was
+    # the top and the relay asked "Run the top candidate…?"
+    result = await client.call_tool("compare_candidates", {"candidates": [BIG, SMALL]})
+    assert result.structured_content is not None
+    content = result.structured_content
+    assert content["top"] == "small"
+    assert [(c["name"], c["can_run"]) for c in content["candidates"]] == [
+        ("small", True), ("big", False)]
+    relay = content["relay"]
+    assert relay["headline"].startswith(
+        "Best gain per dollar among the candidates that can run: small (GO, $")
+    assert relay["headline"].endswith("big cannot run as planned and ranks last.")
+    assert relay["ask"].startswith("Run the top candidate")
+    # each candidate's price (with its source and date) and MFU, as the table gives them
+    assert relay["price_source"].startswith("small $3.99/GPU-h (on-demand, 20")
+    assert "; big $" in relay["price_source"]
+    assert relay["mfu_source"].startswith("small 0.") and "(calibrated prior)" in relay[
+        "mfu_source"]
+    # none can run: no candidate to run, a re-plan instead
+    huge = {"name": "huge", "params": "7T", "tokens": "1T", "gpu": "rtx-4090", "gpu_count": 1,
+            "predicted_gain": 10, "gain_uncertainty": 1}
+    stuck = await _relay(client, "compare_candidates", {"candidates": [BIG, huge]})
+    assert stuck["headline"].startswith("No candidate can run as planned")
+    assert "Run the top" not in stuck["ask"] and "re-planned" in stuck["ask"]

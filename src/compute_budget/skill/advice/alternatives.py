@@ -13,7 +13,9 @@ The kinds:
 
 - ``smaller_scale``: half the parameters on half the tokens from scratch, so the same tokens per
   parameter at a quarter of the FLOPs; the gap being tested is usually visible at that scale.
-- ``shorter_run``: the same model on 30% of the tokens first (30B before 100B).
+- ``shorter_run``: the same model on 30% of the tokens first (30B before 100B), estimated as
+  that run is (its memory check finds the original's layout and pays its cost), so the row
+  equals ``estimate_run`` of the spec on those tokens; likewise ``fewer_tokens``.
 - ``fewer_tokens``: a run that starts from a model trains on 30% of its tokens first, and stops
   unless the eval metric has moved by at least 30% of the predicted gain by then
   (:func:`.kill_criteria.trial_gain`, the verdict's own trial: by any movement at all for a
@@ -27,10 +29,12 @@ The kinds:
   (:mod:`.families`); only when the model is known by preset or checkpoint name.
 - ``distillation``: train the same model from an existing larger teacher on a tenth of the
   tokens. Per token this costs the student's FLOPs plus the teacher's forward pass,
-  2 FLOPs per active teacher parameter. The teacher is ``teacher_params`` when given, else the
-  next larger model of the same family; with neither there is no row. A tenth is conservative
-  against Muralidharan et al. 2024 ("Compact Language Models via Pruning and Knowledge
-  Distillation", Minitron), who used up to 40x fewer tokens than training from scratch.
+  2 FLOPs per active teacher parameter, all at the original's layout cost (the student's
+  memory check; the teacher's weights and layout are not modelled). The teacher is
+  ``teacher_params`` when given, else the next larger model of the same family; with neither
+  there is no row. A tenth is conservative against Muralidharan et al. 2024 ("Compact Language
+  Models via Pruning and Knowledge Distillation", Minitron), who used up to 40x fewer tokens
+  than training from scratch.
 - ``more_seeds``: an ablation measures a difference with run-to-run noise σ; the mean of k
   runs has σ/√k. k is the fewest runs with σ/√k < gain, the verdict's test that a gain clears
   its uncertainty: k = ⌊(σ / gain)²⌋ + 1. Without the gain and σ, k = 4 (it halves σ). Priced
@@ -122,12 +126,13 @@ def suggest_alternatives(
     """
     kind = spec.resolved_kind
     original = estimate_run(spec)
-    # The derived runs keep the original's recomputation (and so its hardware FLOPs per model
-    # FLOP), so that their savings compare like with like.
+    # The smaller-scale run keeps the original's recomputation (and so its hardware FLOPs per
+    # model FLOP), so that its saving compares like with like.
     derived = spec.model_copy(update={"recompute": original.recompute})
-    shorter = estimate_run(
-        derived.model_copy(update={"tokens": spec.tokens * shorter_run_fraction}),
-        check_memory=False)
+    # The same model on the same devices, on fewer tokens: its own memory-checked estimate, so
+    # the same layout and its cost (recomputation, TP, PP, ZeRO-3, offload) as the original, and
+    # the numbers ``estimate_run`` gives for those tokens.
+    shorter = estimate_run(spec.model_copy(update={"tokens": spec.tokens * shorter_run_fraction}))
     if starts_from_a_model(kind):
         reference = from_estimate(
             "fewer_tokens", kind, shorter, original, feasibility=same_model(shorter, original),
@@ -148,8 +153,7 @@ def suggest_alternatives(
             rows.append(from_estimate(
                 "shorter_run", kind, shorter, original, feasibility=same_model(shorter, original),
                 detail=ShorterRunDetail(token_fraction=shorter_run_fraction)))
-            distilled = _distillation(spec, derived, original, teacher_params,
-                                      distill_token_fraction)
+            distilled = _distillation(spec, original, teacher_params, distill_token_fraction)
             if distilled is not None:
                 rows.append(distilled)
     rows.extend(hardware_rows(spec, original))
@@ -174,18 +178,22 @@ def _smaller_scale(spec: RunSpec, derived: RunSpec, original: RunEstimate,
     return from_estimate("smaller_scale", kind, smaller, original)
 
 
-def _distillation(spec: RunSpec, derived: RunSpec, original: RunEstimate,
-                  teacher_params: float | None, fraction: float) -> Alternative | None:
+def _distillation(spec: RunSpec, original: RunEstimate, teacher_params: float | None,
+                  fraction: float) -> Alternative | None:
     """The same model from a larger teacher on a share of the tokens, when a teacher is known;
-    distilling into a model means training all of it, so never instead of an adapter."""
+    distilling into a model means training all of it, so never instead of an adapter.
+
+    The student's memory check sets the layout, so the run pays the original's layout cost
+    (its recomputation, TP, PP, ZeRO-3 and offload divide the MFU of every FLOP, the teacher's
+    forward included). Not modelled: the teacher's weights in memory and its own layout."""
     found = teacher_of(spec, teacher_params)
     if found is None or spec.trainable_params is not None:
         return None
     total, active, preset = found
     distilled = estimate_run(
-        derived.model_copy(update={"tokens": spec.tokens * fraction}),
+        spec.model_copy(update={"tokens": spec.tokens * fraction}),
         flops_per_token=original.flops_per_token + TEACHER_FORWARD_FLOPS_PER_PARAM * active,
-        flops_method="distillation", check_memory=False)
+        flops_method="distillation")
     return from_estimate(
         "distillation", spec.resolved_kind, distilled, original,
         feasibility=same_model(distilled, original),

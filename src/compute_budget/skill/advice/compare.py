@@ -16,8 +16,12 @@ For each candidate (:mod:`.candidates`)::
 
 Rank: net gain per dollar (the gain beyond the baseline to beat, as the verdict counts it),
 highest first; candidates of unknown cost after those priced, and those whose net gain is not
-above 0 (expected to lose to the baseline, whatever they cost) after every other; ties (and the
+above 0 (expected to lose to the baseline, whatever they cost) after those; ties (and the
 order among unknown costs) by P(beats the baseline), highest first, then by the input order.
+Before all of that, a candidate that cannot run as planned (``can_run`` False: its verdict's
+memory check failed, in device memory or host RAM, or it takes longer than any plan survives,
+``too_long``) ranks after every candidate that can, whatever its gain per dollar: a ratio is no
+reason to fund a run that cannot happen.
 
 Opportunity cost, with a pool of device-days: the *best set* is the set of candidates that
 maximises the total predicted gain (the sum of the gross predicted gains, each in the user's
@@ -133,6 +137,9 @@ class CandidateResult(BaseModel):
     name: str = Field(description="The candidate's name.")
     rank: int = Field(description="1 for the highest net gain per dollar (module docstring).")
     verdict: Verdict = Field(description="go, marginal or no-go, as `decide` gives it.")
+    can_run: bool = Field(
+        description="False when it does not fit in memory or takes longer than any plan "
+                    "survives (too_long); such candidates rank after every one that can.")
     cause: Cause = Field(description="The cause code of the verdict (ok for go).")
     predicted_gain: float = Field(description="Predicted gain, user's units, higher is better.")
     gain_uncertainty: float = Field(description="1σ uncertainty of the gain, same units.")
@@ -248,10 +255,14 @@ def best_set_in_pool(gains: list[Number], gpu_days: list[PositiveNumber],
 # --- the comparison -----------------------------------------------------------------------
 
 
-def _rank_key(row: tuple[int, CandidateResult]) -> tuple[bool, bool, float, float, int]:
+_RUN_CHECKS = frozenset({"fits_in_memory", "finishes_in_time"})
+"""The verdict's checks that say whether a run can happen at all (module docstring)."""
+
+
+def _rank_key(row: tuple[int, CandidateResult]) -> tuple[bool, bool, bool, float, float, int]:
     index, r = row
     value = r.net_gain_per_dollar
-    return (r.net_gain <= 0, value is None, 0.0 if value is None else -value,
+    return (not r.can_run, r.net_gain <= 0, value is None, 0.0 if value is None else -value,
             -r.p_beats_baseline, index)
 
 
@@ -266,6 +277,7 @@ def _assess(spec: CompareSpec, candidate: Candidate) -> CandidateResult:
         name=candidate.name,
         rank=0,
         verdict=decision.verdict,
+        can_run=not any(f.check in _RUN_CHECKS and f.passed is False for f in decision.findings),
         cause=decision.cause,
         predicted_gain=decision.predicted_gain,
         gain_uncertainty=decision.gain_uncertainty,
