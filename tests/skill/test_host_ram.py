@@ -75,7 +75,7 @@ def test_a_model_too_large_for_the_hosts_ram_does_not_fit_with_offload() -> None
     assert "The CPU RAM binds" in reply
     assert "170.1 GiB of CPU RAM per device, more than its 43.2 GiB usable of 48.0 GiB" in reply
     assert ("default: a desktop's 2 × 48 GiB DIMMs for 2 cards; cloud machines often give less "
-            "per GPU: give yours per device") in reply
+            "per device: give yours") in reply
 
 
 def test_the_users_ram_replaces_the_default() -> None:
@@ -179,14 +179,15 @@ def test_every_reply_names_the_ram_as_what_stops_the_run() -> None:
         alternatives
 
 
-def test_ram_given_for_a_device_without_a_host_path_is_said_unused() -> None:
-    m = estimate_memory(MemorySpec(preset="llama-3-8b", gpu="tpu-v5p", gpu_count=8,
+def test_ram_given_for_a_device_without_a_host_link_is_checked() -> None:
+    # It was "not used" (host_ram_unused) while offload went unchecked on TPUs; now the user's
+    # figure is what offload is checked against, as on a GPU.
+    m = estimate_memory(MemorySpec(preset="llama-3-8b", gpu="tpu-v5p", gpu_count=1,
                                    host_ram_gib=100))
-    assert m.host_ram is None and "host_ram_unused" in m.notes
-    assert "the CPU RAM you gave is not used" in render_memory(m)
-    plain = estimate_memory(MemorySpec(preset="llama-3-8b", gpu="h100", gpu_count=8,
-                                       host_ram_gib=100))
-    assert "host_ram_unused" not in plain.notes
+    assert m.host_ram is not None and m.host_ram.origin == "user"
+    assert m.host_ram.bytes_per_device == 100 * GIB
+    assert m.fits is False and m.layout.binding == "host_memory"  # 119.7 GiB > 90.0 usable
+    assert "more than its 90.0 GiB usable of 100.0 GiB (yours)" in render_memory(m)
 
 
 def test_a_borrowed_host_says_it_is_borrowed() -> None:

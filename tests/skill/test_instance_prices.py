@@ -240,8 +240,12 @@ def test_pcie_cards_on_several_machines_say_their_network_is_not_modelled() -> N
 
 
 def test_the_node_of_a_device_without_a_host_path_is_its_priced_machine() -> None:
-    # Trainium2 offload read "per node of 8" of a trn2.48xlarge that holds 16 chips
+    # Trainium2 offload read "per node of 8" of a trn2.48xlarge that holds 16 chips; its RAM,
+    # 2048 GiB for the 16 (the catalog's trn2.48xlarge quote), is what offload is checked against
     m = estimate_memory(MemorySpec(params="70B", gpu="trainium2", gpu_count=16, offload=True))
-    assert m.host_ram is None and m.node_devices == 16
+    assert m.node_devices == 16
+    assert m.host_ram is not None and m.host_ram.origin == "instance"
+    assert m.host_ram.bytes_per_device == pytest.approx(2048 / 16 * 2**30)
+    assert m.host_ram.devices_per_node == 16
     assert m.host_bytes_per_node == pytest.approx(16 * m.host_bytes)
     assert "per node of 16**" in render_memory(m)

@@ -19,7 +19,7 @@ from .hardware.energy import EnergyEstimate
 from .hardware.measured import MeasuredMfu
 from .hardware.mfu import MfuPrior, ModelFamily
 from .hardware.own_runs import OwnRunsMfu
-from .memory.estimate import MemoryEstimate
+from .memory.estimate import MemoryEstimate, OffloadGap
 from .model.architecture import ConfigNote, ParamBreakdown
 from .model.flops import FlopCounts, FlopsBreakdown
 from .vocabulary import GPUS_PER_NODE, DefaultUsed, MfuConvention, Recompute, RunKind
@@ -168,6 +168,10 @@ class RunAssumptions(BaseModel):
         description="With offload: CPU memory the offloaded state needs per node, bytes.")
     without_offload: WithoutOffload | None = Field(
         description="The fewest devices that fit without offload, and the run on them.")
+    offload_gaps: list[OffloadGap] = Field(
+        default_factory=list, exclude_if=lambda v: not v,
+        description="With offload: what it leaves unchecked on these devices "
+                    "(host_ram_unknown, host_step_not_estimated); left out when nothing.")
     host_ram_default: str | None = Field(
         default=None, exclude_if=_absent,
         description="When the host's CPU RAM binds and is the default (host_ram_gib not "
@@ -322,6 +326,7 @@ def assumptions_of(estimate: RunEstimate) -> RunAssumptions:
         offload_weights=m is not None and m.offload_weights,
         host_bytes_per_node=m.host_bytes_per_node if m is not None and offload else None,
         without_offload=estimate.without_offload, own_runs=estimate.mfu_used.own_runs,
+        offload_gaps=m.offload_gaps if m is not None else [],
         host_ram_default=(m.host_ram.source if m is not None and m.host_ram is not None
                           and m.layout.binding == "host_memory" else None),
         own_runs_mfu=estimate.mfu if estimate.mfu_used.own_runs is not None else None,

@@ -34,17 +34,25 @@ are kept here, per accelerator key, with the platform each generation usually sh
   (github.com/Malaeu/nanoGPT-RH, docs/runpod_specs.md, 2026-01-01), not kept here. The reply
   says where the default comes from, and a user who knows theirs gives it.
 
-Devices that train without a CUDA-style host offload path (TPUs, Trainium, Gaudi) have none:
-offload is not estimated for them. A user who knows their host gives its bandwidth instead.
+Devices that train without a CUDA-style host offload path (TPUs, Trainium, Gaudi) have no host
+platform here: offload's host step is not estimated for them. Their hosts' CPU RAM is still what
+offload must fit in (:func:`cpu_ram`), where a public source gives it: Google's TPU pages list
+the host of a full TPU VM, 512 GiB of DRAM for 8 v5e chips (cloud.google.com/tpu/docs/v5e:
+"DRAM per host 512 GiB", "Chips per host 8"), 1536 GiB for 8 v6e chips (/tpu/docs/v6e: "DRAM
+per host 1536 GiB", "Chips per host 8") and 448 GB of RAM for 4 v5p chips, half of it usable
+with NUMA binding (/tpu/docs/v5p-training, "VM, host and slice properties", read in its zh-CN
+version); Trainium2 is priced in AWS's trn2.48xlarge, whose RAM the catalog lists. No figure
+was found for TPU v3, v4 and TPU7x or for Gaudi: their hosts' RAM is unknown, and offload on
+them is not checked against it. A user who knows their host gives its RAM and bandwidth.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["HOST_LINK_GBS", "HostLink", "HostPlatform", "host_platform"]
+__all__ = ["HOST_LINK_GBS", "CpuRam", "HostLink", "HostPlatform", "cpu_ram", "host_platform"]
 
 HostLink = Literal["pcie3", "pcie4", "pcie5", "nvlink-c2c"]
 """The link between a device and its host's memory."""
@@ -90,6 +98,16 @@ _OWN_HOST = ("v100", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "gh200", "gb2
              "rtx-3090", "rtx-4090", "rtx-5090", "rtx-a5000", "rtx-a6000", "rtx-6000-ada")
 """Devices the default RAM's system carries (the DGX of their generation, a desktop); others
 borrow it, and the RAM's source says so."""
+_HOST_RAM_WITHOUT_LINK: dict[str, tuple[float, int, str]] = {
+    "tpu-v5e": (512.0, 8, "a TPU v5e host: 512 GiB of DRAM for 8 chips "
+                          "(cloud.google.com/tpu/docs/v5e)"),
+    "tpu-v5p": (448e9 / GIB, 4, "a TPU v5p host: 448 GB of RAM for 4 chips, half of it with NUMA "
+                                "binding (cloud.google.com/tpu/docs/v5p-training)"),
+    "tpu-v6e": (1536.0, 8, "a TPU v6e host: 1536 GiB of DRAM for 8 chips "
+                           "(cloud.google.com/tpu/docs/v6e)"),
+}
+"""Devices without a host offload path whose host's RAM is sourced: GiB per host, the chips
+sharing it and the source (module docstring)."""
 _LINK_NAMES = {"pcie3": "PCIe Gen3", "pcie4": "PCIe Gen4", "pcie5": "PCIe Gen5"}
 _SHARED_GRACE = ("gb200", "gb300")
 """Grace–Blackwell: two GPUs per Grace CPU."""
@@ -150,3 +168,35 @@ def host_platform(key: str, memory_gbs: float | None = None, ram_gib: float | No
         ram_bytes=(ram if ram_gib is None else ram_gib) * GIB,
         ram_origin="user" if ram_gib is not None else "instance" if instance_ram else "default",
         ram_source=source if ram_gib is None else None)
+
+
+class CpuRam(NamedTuple):
+    """The CPU RAM per device that offload's states must fit in, and where the figure comes
+    from."""
+
+    bytes_per_device: float
+    origin: Literal["default", "instance", "user"]
+    source: str | None
+    """With the default or the instance: the system it is taken from; None when given."""
+    devices_per_host: int | None
+    """Devices sharing that host; None when not known here (the priced machine's then)."""
+
+
+def cpu_ram(key: str, ram_gib: float | None = None,
+            instance_ram: tuple[float, str] | None = None) -> CpuRam | None:
+    """The CPU RAM per device of accelerator ``key``'s host: ``ram_gib`` (the user's) when
+    given, else the priced machine's (``instance_ram``), else the usual host's; None when none
+    is known (a device without a host offload path and no sourced host: module docstring)."""
+    platform = host_platform(key, ram_gib=ram_gib, instance_ram=instance_ram)
+    if platform is not None:
+        return CpuRam(platform.ram_bytes, platform.ram_origin, platform.ram_source,
+                      platform.devices_per_host)
+    if ram_gib is not None:
+        return CpuRam(ram_gib * GIB, "user", None, None)
+    if instance_ram is not None:
+        return CpuRam(instance_ram[0] * GIB, "instance", instance_ram[1], None)
+    known = _HOST_RAM_WITHOUT_LINK.get(key)
+    if known is None:
+        return None
+    host_gib, chips, source = known
+    return CpuRam(host_gib / chips * GIB, "default", source, chips)

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..hardware.catalog import GIB, Accelerator
-from ..hardware.host import HostPlatform, host_platform
+from ..hardware.host import CpuRam, HostPlatform, cpu_ram, host_platform
 from ..hardware.measured import ProbeResult
 from ..hardware.peer_link import PeerLink, device_peer_link
 from ..model.shape import ModelShape
@@ -27,16 +27,22 @@ from .spec import OnDevices
 from .states import HOST_USABLE_FRACTION, USABLE_FRACTION, DeviceBytes, Layout, Setup
 
 __all__ = ["HostRam", "MeasuredMemoryUse", "MemoryBreakdown", "MemoryEstimate", "MemoryNote",
-           "MemorySpec", "estimate_memory"]
+           "MemorySpec", "OffloadGap", "estimate_memory"]
 
 MemoryNote = Literal["too_tight", "sp_without_tp", "shape_guessed", "shape_given",
-                     "eager_attention_default", "host_ram_unused"]
+                     "eager_attention_default", "host_ram_unknown"]
 """too_tight: within the reserved share of device memory; sp_without_tp: sequence parallelism
 has no effect at tp 1; shape_guessed / shape_given: no config, the activations follow a guessed
 or given shape; eager_attention_default: flash_attention was not given and transformers' default
 attention for this family is eager (Gemma 2), so the hf stack counts its s×s scores (worded in
-the activations line); host_ram_unused: host_ram_gib was given for a device without a host
-offload path (TPU, Trainium, Gaudi), where offload is not modelled."""
+the activations line); host_ram_unknown: the layout offloads to CPU memory and the host's CPU
+RAM is unknown (a device without a sourced host, TPU v4 or Gaudi: :func:`..hardware.host.cpu_ram`;
+host_ram_gib not given), so whether it holds the offloaded states was not checked."""
+
+OffloadGap = Literal["host_ram_unknown", "host_step_not_estimated"]
+"""What an answer with CPU offload leaves unchecked: host_ram_unknown, the host's CPU RAM is
+unknown, so the offloaded states were not checked against it; host_step_not_estimated, the
+device has no modelled host link (TPU, Trainium, Gaudi), so its host step is not in the time."""
 
 
 class MemorySpec(OnDevices):
@@ -99,7 +105,8 @@ class HostRam(BaseModel):
         description="With the default or the instance: the system it is taken from.")
     devices_per_node: int = Field(
         description="Devices of this run sharing one host: the gpu_count, at most the usual "
-                    "host's (8 in a server, 2 in a desktop, 1 or 2 per Grace CPU).")
+                    "host's (8 in a server, 2 in a desktop, 1 or 2 per Grace CPU, 4 or 8 TPU "
+                    "chips) or the priced machine's.")
 
 
 class MemoryEstimate(FiniteResult):
@@ -130,8 +137,8 @@ class MemoryEstimate(FiniteResult):
         "a host offload path, the priced machine's (16 Trainium2) or 8, at most the devices.")
     host_ram: HostRam | None = Field(
         default=None, exclude_if=lambda v: v is None,
-        description="The CPU RAM offload was checked against; None for a device without a "
-                    "host offload path.")
+        description="The CPU RAM offload was checked against; None when it is unknown "
+                    "(note host_ram_unknown with offload).")
     peer_link: PeerLink | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="For two or more PCIe-only devices: the bus their tensor-parallel and "
@@ -208,6 +215,19 @@ class MemoryEstimate(FiniteResult):
         return self.offload and "offload" in self.layout.open_knobs and not self.offload_by_choice
 
     @property
+    def offload_gaps(self) -> list[OffloadGap]:
+        """What this answer's offload leaves unchecked (OffloadGap); empty without offload or
+        without a named device."""
+        if not self.offload or self.accelerator is None:
+            return []
+        gaps: list[OffloadGap] = []
+        if self.host_ram is None:
+            gaps.append("host_ram_unknown")
+        if self.offload_cost is None:
+            gaps.append("host_step_not_estimated")
+        return gaps
+
+    @property
     def offload_by_choice(self) -> bool:
         """Offload chosen for speed, not need: between PCIe cards its host step costs less
         than the communication of a layout that fits without it on these devices."""
@@ -217,7 +237,7 @@ class MemoryEstimate(FiniteResult):
 
 
 def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool,
-           no_host_path: bool) -> list[MemoryNote]:
+           ram_unknown: bool) -> list[MemoryNote]:
     """The codes of things to check (MemoryNote)."""
     notes: list[MemoryNote] = []
     if spec.resolved_attention == "eager_default":
@@ -228,8 +248,8 @@ def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool,
         notes.append("sp_without_tp")
     if spec.model.architecture is None:
         notes.append("shape_guessed" if spec.model.shape.guessed else "shape_given")
-    if spec.host_ram_gib is not None and no_host_path:
-        notes.append("host_ram_unused")
+    if ram_unknown:
+        notes.append("host_ram_unknown")
     return notes
 
 
@@ -242,29 +262,34 @@ def _offload_cost(host: HostPlatform | None, layout: Layout, trainable_per_devic
     return offload_cost(trainable_per_device, host, memory.streamed)
 
 
-def _host(spec: OnDevices, acc: Accelerator) -> HostPlatform | None:
-    """The host of ``spec``'s devices: the user's bandwidth and RAM where given, else the
-    priced machine's RAM where the catalog names one, else the usual platform's."""
-    return host_platform(acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib,
-                         acc.host_ram(spec.gpu_count))
+def _host(spec: OnDevices, acc: Accelerator | None
+          ) -> tuple[HostPlatform | None, CpuRam | None]:
+    """The host of ``spec``'s devices (None without a host offload path) and its CPU RAM per
+    device (None when unknown): the user's bandwidth and RAM where given, else the priced
+    machine's RAM where the catalog names one, else the usual host's."""
+    if acc is None:
+        return None, None
+    instance = acc.host_ram(spec.gpu_count)
+    return (host_platform(acc.key, getattr(spec, "host_memory_gbs", None), spec.host_ram_gib,
+                          instance),
+            cpu_ram(acc.key, spec.host_ram_gib, instance))
 
 
-def _node_devices(acc: Accelerator | None, host_ram: HostRam | None, gpu_count: int) -> int:
-    """Devices per node: the host RAM's; without a host offload path, those of the machine the
+def _node_devices(acc: Accelerator | None, ram: CpuRam | None, gpu_count: int) -> int:
+    """Devices per node: those sharing the host RAM's host; else those of the machine the
     default price rents (16 Trainium2 in a trn2.48xlarge), else GPUS_PER_NODE; at most all."""
-    if host_ram is not None:
-        return host_ram.devices_per_node
+    if ram is not None and ram.devices_per_host is not None:
+        return min(gpu_count, ram.devices_per_host)
     quote = None if acc is None else acc.default_price
     return min(gpu_count, quote.gpus if quote is not None and quote.gpus else GPUS_PER_NODE)
 
 
-def _host_ram(host: HostPlatform | None, gpu_count: int) -> HostRam | None:
-    """The CPU RAM the offload was checked against; None without a host offload path."""
-    return None if host is None else HostRam(
-        bytes_per_device=host.ram_bytes, usable_fraction=HOST_USABLE_FRACTION,
-        usable_bytes=HOST_USABLE_FRACTION * host.ram_bytes,
-        origin=host.ram_origin, source=host.ram_source,
-        devices_per_node=min(gpu_count, host.devices_per_host))
+def _host_ram(ram: CpuRam | None, node: int) -> HostRam | None:
+    """The CPU RAM the offload is checked against; None when unknown."""
+    return None if ram is None else HostRam(
+        bytes_per_device=ram.bytes_per_device, usable_fraction=HOST_USABLE_FRACTION,
+        usable_bytes=HOST_USABLE_FRACTION * ram.bytes_per_device,
+        origin=ram.origin, source=ram.source, devices_per_node=node)
 
 
 def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
@@ -277,18 +302,18 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
     pcie = link.kind == "pcie" and spec.gpu_count > 1
     capacity = acc.memory_bytes if acc is not None else None
     opt = resolve_optimizer(spec.optimizer or "adamw")
-    host = None if acc is None else _host(spec, acc)
-    setup = _setup(spec, opt.bytes_per_param, capacity, host, link, pcie)
-    host_ram = _host_ram(host, spec.gpu_count)
+    host, ram = _host(spec, acc)
+    setup = _setup(spec, opt.bytes_per_param, capacity, host, ram, link, pcie)
+    host_ram = _host_ram(ram, node := _node_devices(acc, ram, spec.gpu_count))
     setup, measured = _probed(setup, model.shape, getattr(spec, "probe", None))
     layout, memory, choice = search_layout(model, setup, spec)
     total = memory.total
     on_device = None if capacity is None else total <= USABLE_FRACTION * capacity
     fits = on_device and choice.host_needed_bytes is None
     headroom = None if capacity is None else capacity - total
-    node = _node_devices(acc, host_ram, spec.gpu_count)
     notes = _notes(spec, on_device is False and headroom is not None and headroom >= 0,
-                   layout.sp and layout.tp == 1, acc is not None and host is None)
+                   layout.sp and layout.tp == 1,
+                   layout.offload and host_ram is None and acc is not None)
     return MemoryEstimate(
         per_gpu_bytes=MemoryBreakdown(
             weights=memory.weights, gradients=memory.gradients, optimizer=memory.optimizer,
@@ -337,7 +362,7 @@ def _ecc_nominal(acc: Accelerator | None) -> float | None:
 
 
 def _setup(spec: OnDevices, optimizer_bytes: float, capacity: float | None,
-           host: HostPlatform | None, link: PeerLink, pcie: bool) -> Setup:
+           host: HostPlatform | None, ram: CpuRam | None, link: PeerLink, pcie: bool) -> Setup:
     """What stays fixed while the layout search varies the knobs; between two or more PCIe
     cards (``pcie``) with a host path, the host step optimizer offload would add, so that it
     competes on cost with the communication it saves."""
@@ -347,7 +372,7 @@ def _setup(spec: OnDevices, optimizer_bytes: float, capacity: float | None,
     return Setup(gpu_count=spec.gpu_count, seq_len=spec.resolved_seq_len,
                  optimizer_bytes=optimizer_bytes, stack=spec.resolved_stack,
                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
-                 host_capacity_bytes=None if host is None else host.ram_bytes,
+                 host_capacity_bytes=None if ram is None else ram.bytes_per_device,
                  host_ram_given=spec.host_ram_gib is not None, link=link,
                  offload_step_seconds=step)
 

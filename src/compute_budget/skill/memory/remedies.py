@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..hardware.catalog import Accelerator, list_accelerators
-from ..hardware.host import host_platform
+from ..hardware.host import cpu_ram
 from ..hardware.peer_link import device_peer_link
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS
 from .layouts import Pins, any_fits, most_frugal
@@ -134,8 +134,8 @@ def _on(setup: Setup, acc: Accelerator) -> Setup:
                     offload_step_seconds=None)  # fits decide remedies, not the order
     if setup.host_ram_given:
         return there
-    host = host_platform(acc.key, instance_ram=acc.host_ram(setup.gpu_count))
-    return replace(there, host_capacity_bytes=None if host is None else host.ram_bytes)
+    ram = cpu_ram(acc.key, instance_ram=acc.host_ram(setup.gpu_count))
+    return replace(there, host_capacity_bytes=None if ram is None else ram.bytes_per_device)
 
 
 def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,

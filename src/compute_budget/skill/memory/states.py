@@ -113,7 +113,7 @@ class Setup:
     states_bytes: float = 0.0
     """The model states that probe held, bytes: the overhead scales with a layout's share."""
     host_capacity_bytes: float | None = None
-    """CPU RAM per device, bytes, that offload must fit in; None: not checked (no host path)."""
+    """CPU RAM per device, bytes, that offload must fit in; None: not checked (unknown)."""
     host_ram_given: bool = False
     """Whether the user gave that RAM (else the device's usual host's: another device type
     brings its own)."""

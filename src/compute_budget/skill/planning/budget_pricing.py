@@ -31,7 +31,7 @@ from ..errors import InputError
 from ..estimate_result import LayoutCost
 from ..hardware.cost import CostEstimate, cost_from_flops
 from ..hardware.mfu import MfuPrior
-from ..memory.estimate import MemorySpec, estimate_memory
+from ..memory.estimate import MemorySpec, OffloadGap, estimate_memory
 from ..scaling.lesson import split_budget, tokens_for_budget
 
 __all__ = [
@@ -155,6 +155,11 @@ class BudgetTableRow(BaseModel):
         default=None,
         description="When it fits: whether only with CPU offload (its "
                     "slowdown not estimated); None otherwise.")
+    fit_offload_gaps: list[OffloadGap] = Field(
+        default_factory=list, exclude_if=lambda v: not v,
+        description="When it fits with CPU offload: what that leaves unchecked on these "
+                    "devices (host_ram_unknown, host_step_not_estimated); left out when "
+                    "nothing.")
     mfu: float | None = Field(
         default=None,
         description="MFU the row is priced at (the prior at its size, or yours); the "
@@ -217,14 +222,15 @@ def _status(point: CostEstimate | None, slow: CostEstimate | None,
 
 def _memory(n: float, machine: Machine | None) -> dict[str, Any]:
     fits = min_count = slowdown = offload = None
+    gaps: list[OffloadGap] = []
     if machine is not None and machine.gpu is not None:
         memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
         fits, min_count = memory.fits, memory.min_gpu_count
         if fits:
-            offload = memory.offload
+            offload, gaps = memory.offload, memory.offload_gaps
             slowdown = machine.layout.total if machine.layout is not None else 1.0
     return dict(fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown,
-                fit_needs_offload=offload)
+                fit_needs_offload=offload, fit_offload_gaps=gaps)
 
 
 def price_row(flops: float, n: float, machine: Machine | None,
@@ -265,7 +271,7 @@ def price_row(flops: float, n: float, machine: Machine | None,
 
 
 _OUTCOME = ("wall_days", "dollar_cost_with_failures", "fits", "min_gpu_count", "fit_slowdown",
-            "fit_needs_offload", "budget_status")
+            "fit_needs_offload", "fit_offload_gaps", "budget_status")
 """The columns two rows must share to be shown as one."""
 
 

@@ -32,7 +32,8 @@ fastest feasible plan (ties: cheaper); *_on_type: the same among the plans of it
 PlanNote = Literal["unpriced", "offload", "does_not_fit", "memory_unknown", "pcie_cluster",
                    "instance_network"]
 """unpriced: no price for this type, cost unknown (never the cheapest); offload: it fits only
-with the optimizer state in CPU memory (its host step is in the wall time); does_not_fit:
+with the optimizer state in CPU memory (its host step is in the wall time unless the device's
+host link is not modelled: estimate.memory.offload_gaps); does_not_fit:
 no layout fits (must_fit off); memory_unknown: the device memory is unknown, fit not checked;
 pcie_cluster: PCIe-only cards on more than one machine, whose network is not modelled (the
 prior's runs had InfiniBand-class networks); instance_network: priced in machines whose network
