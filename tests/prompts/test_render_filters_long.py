@@ -9,3 +9,4 @@ def test_a_long_wall_time_reads_in_days_under_two_years() -> None:
     assert fmt_long(729) == "729 days"
     assert fmt_long(4354) == "11.9 years"
     assert fmt_long(None) == "unknown"
+    assert fmt_long(649, like=960) == "1.78 years"  # a range's end in its centre's unit

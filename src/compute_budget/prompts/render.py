@@ -129,12 +129,13 @@ DAYS_PER_YEAR = 365
 """The year of max_plan_days."""
 
 
-def fmt_long(days: float | None) -> str:
+def fmt_long(days: float | None, like: float | None = None) -> str:
     """A wall time over a plan's length, given in days: in days under two years (``366`` →
-    ``'366 days'``; it read '1.0 years'), else in years (``4354`` → ``'11.9 years'``)."""
+    ``'366 days'``; it read '1.0 years'), else in years (``4354`` → ``'11.9 years'``); in the
+    unit ``like`` takes, when given (a range's end beside its centre)."""
     if days is None:
         return UNKNOWN
-    if _odd(days) is not None or days < 2 * DAYS_PER_YEAR:
+    if _odd(days) is not None or (like if like is not None else days) < 2 * DAYS_PER_YEAR:
         return f"{fmt_num(days)} days"
     return f"{fmt_num(days / DAYS_PER_YEAR)} years"
 
