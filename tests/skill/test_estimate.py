@@ -348,3 +348,22 @@ def test_the_table_says_what_share_of_the_compute_is_attention_beyond_the_prior_
     assert share == pytest.approx(1 - 6 * 8.03e9 * 5e9 / est.flops, abs=0.01)
     assert f"| {share:.0%} of it the attention beyond 4,096 tokens (6·N·T leaves it out) |" \
         in render_estimate(est)
+
+
+def test_a_count_whose_smallest_batch_is_far_past_the_optimal_one_is_flagged() -> None:
+    # SmolLM2-135M x 50B on 1,000 TPU v5e: one 4,096-token sequence per rank is 4.1M tokens a
+    # step, 5.4x the compute-optimal 756K (Bi et al. 2024: 0.2920 * C^0.3271); plan caps there
+    from compute_budget.skill.scaling.batch import batch_of
+
+    spec = RunSpec(preset="smollm2-135m", tokens="50B", gpu="tpu-v5e", gpu_count=1000)
+    est = estimate_run(spec)
+    warning = next(w for w in est.warnings if w.code == "batch_above_optimal")
+    assert warning.numbers["smallest"] == 1000 * 4096
+    assert warning.numbers["optimal"] == pytest.approx(batch_of(est.flops), rel=0.05)
+    assert warning.numbers["ratio"] == pytest.approx(5.42, abs=0.05)
+    # 8 devices are within it, and a batch the user set is theirs
+    assert not any(w.code == "batch_above_optimal" for w in estimate_run(
+        spec.model_copy(update={"gpu_count": 8})).warnings)
+    given = RunSpec(preset="smollm2-135m", tokens="50B", gpu="tpu-v5e", gpu_count=1000,
+                    batch_tokens="8M")
+    assert not any(w.code == "batch_above_optimal" for w in estimate_run(given).warnings)

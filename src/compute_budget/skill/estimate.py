@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 
 from .errors import ComputeBudgetError
-from .estimate_checks import estimate_warnings, run_defaults
+from .estimate_checks import batch_warnings, estimate_warnings, run_defaults
 from .estimate_result import (
     MAX_PLAN_DAYS,
     EstimateWarning,
@@ -346,7 +346,7 @@ def _estimate(spec: RunSpec, flops_per_token: float | None, flops_method: FlopsM
         wall_days_at_min_gpu_count=(
             point.gpu_hours / memory.min_gpu_count / HOURS_PER_DAY
             if memory is not None and memory.fits is False and memory.min_gpu_count else None),
-        warnings=estimate_warnings(spec, acc, precision),
+        warnings=estimate_warnings(spec, acc, precision) + batch_warnings(spec, layout),
         energy=energy_of(_Timed(acc, spec.gpu_count, point.wall_hours,
                                 (fast.wall_hours, slow.wall_hours)),
                          board_power_w=spec.board_power_w, pue=spec.pue,

@@ -5,22 +5,27 @@ from __future__ import annotations
 
 import math
 
-from .estimate_result import EstimateWarning, MfuUsed
+from .estimate_result import EstimateWarning, LayoutCost, MfuUsed
 from .hardware.catalog import Accelerator, Precision, PriceUsed
 from .hardware.energy import load_energy_defaults
 from .hardware.mfu_table import load_mfu_priors
 from .model.source import differs
 from .quantities import MAX_FLOPS, MIN_FLOPS
 from .run_spec import RunSpec
-from .vocabulary import COMPUTE_OPTIMAL_RATIO, DefaultUsed, flops_6nd
+from .scaling.batch import batch_of
+from .vocabulary import COMPUTE_OPTIMAL_RATIO, FLOPS_PER_PARAM_PER_TOKEN, DefaultUsed, flops_6nd
 
-__all__ = ["MFU_SUSPICIOUSLY_HIGH", "UNDER_TRAINED_WARNING", "estimate_warnings", "run_defaults"]
+__all__ = ["MFU_SUSPICIOUSLY_HIGH", "UNDER_TRAINED_WARNING", "batch_warnings", "estimate_warnings",
+           "run_defaults"]
 
 MFU_SUSPICIOUSLY_HIGH = 0.75
 """Above this MFU, warn: the published end-to-end runs stay below it (the warning quotes the
 range those on the device's generation reached, from the calibration table)."""
 UNDER_TRAINED_WARNING = 0.5
 """Warn below this share of the compute-optimal tokens per parameter (10 of 20)."""
+BATCH_OVER_OPTIMAL = 2.0
+"""Warn when a count's smallest global batch is more than this many times the compute-optimal
+batch (Bi et al. 2024): well past the flat part of the optimum."""
 SPARSE_FACTOR = 2.0
 """NVIDIA's sparse datasheet figure is twice the dense one (2:4 structured sparsity)."""
 
@@ -31,6 +36,21 @@ def estimate_warnings(spec: RunSpec, acc: Accelerator,
     return (_mfu_warnings(spec, acc) + _peak_warnings(spec, acc, precision)
             + _price_warnings(spec, acc) + _count_warnings(spec) + _family_warnings(spec)
             + _training_warnings(spec, spec.model.total))
+
+
+def batch_warnings(spec: RunSpec, layout: LayoutCost | None) -> list[EstimateWarning]:
+    """The smallest global batch the count allows (one micro-batch per data-parallel rank)
+    above :data:`BATCH_OVER_OPTIMAL` times the compute-optimal batch, unless the user set the
+    batch: past it extra devices buy little (a plan caps its counts there), so the time of a
+    count that needs it is optimistic."""
+    if layout is None or spec.batch_tokens is not None or layout.smallest_batch_tokens is None:
+        return []
+    optimal = batch_of(FLOPS_PER_PARAM_PER_TOKEN * spec.model.active * spec.tokens)
+    if layout.smallest_batch_tokens <= BATCH_OVER_OPTIMAL * optimal:
+        return []
+    return [EstimateWarning(code="batch_above_optimal", numbers={
+        "smallest": layout.smallest_batch_tokens, "optimal": optimal,
+        "ratio": layout.smallest_batch_tokens / optimal})]
 
 
 def _price_warnings(spec: RunSpec, acc: Accelerator) -> list[EstimateWarning]:

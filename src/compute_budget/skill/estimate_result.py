@@ -45,7 +45,7 @@ FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "sca
 Feasibility = Literal["ok", "does_not_fit", "too_long"]
 WarningCode = Literal["sparse_peak", "peak_above_catalog", "mfu_near_peak", "params_differ",
                       "active_params_differ", "moe_without_active_params", "under_trained",
-                      "price_kind_above_on_demand"]
+                      "price_kind_above_on_demand", "batch_above_optimal"]
 MfuOrigin = Literal["user", "prior", "achieved", "own_runs", "measured"]
 
 
