@@ -74,21 +74,28 @@ def test_fit_plot_writes_a_png(cli: Cli, points: Path,
 
 
 def test_fit_plot_data_snapshot() -> None:
-    """What the fit picture plots, rounded: the points, the band and the target marker."""
+    """What the fit picture plots, rounded: the points, the band and the target marker; with
+    four points (one spare) the fit has no interval, so no band and no error bar."""
     pts = [ScalingPoint(compute=c, loss=loss) for c, loss in (
-        (1e17, 3.52), (1e18, 3.11), (1e19, 2.83), (1e20, 2.64))]
+        (1e17, 3.52), (1e18, 3.11), (3e18, 2.95), (1e19, 2.83), (1e20, 2.64))]
     fit = fit_scaling_law(pts, target_compute=1e21, baseline_loss=2.6, seed=0, resamples=200)
     data = fit_picture_data(fit, pts).as_dict()
     kinds = [(s["label"], s["kind"], len(s["x"])) for s in data["series"]]
     assert kinds == snapshot([
-        ("interval (80%)", "band", 40), ("fitted curve", "line", 40), ("small runs", "points", 4),
+        ("interval (80%)", "band", 40), ("fitted curve", "line", 40), ("small runs", "points", 5),
         ("prediction at the target", "marker", 1), ("baseline loss", "hline", 0)])
     points = data["series"][2]
-    assert points["x"] == [1e17, 1e18, 1e19, 1e20] and points["y"] == [3.52, 3.11, 2.83, 2.64]
+    assert points["x"] == [1e17, 1e18, 3e18, 1e19, 1e20]
+    assert points["y"] == [3.52, 3.11, 2.95, 2.83, 2.64]
     band = data["series"][0]
     assert band["x"][0] == 1e17 and band["x"][-1] == 1e21
     assert all(lo <= hi for lo, hi in zip(band["low"], band["high"], strict=True))
     assert data["series"][3]["y"] == [float(f"{fit.predicted:.6g}")]
+    assert len(data["series"][3]["low"]) == 1
+    four = [p for p in pts if p.compute != 3e18]
+    bare = fit_picture_data(fit_scaling_law(four, target_compute=1e21), four).as_dict()
+    assert [s["kind"] for s in bare["series"]] == ["line", "points", "marker"]
+    assert bare["series"][2]["low"] == [] and bare["series"][2]["high"] == []
 
 
 def test_fit_without_points_is_the_labelled_published_fallback(
@@ -282,3 +289,24 @@ def test_plan_refuses_a_type_named_twice_in_available(cli: Cli) -> None:
     code, _, err = cli("plan", "--params", "7B", "--tokens", "1T", "--deadline-days",
                        "30", "--available", "h100=64,h100-sxm=8")
     assert code == 2 and err.startswith("error: --available"), err
+
+
+def test_decide_says_what_it_cannot_weigh(cli: Cli, tmp_path: Path) -> None:
+    """Four small runs leave the fit's 1σ unknown, and a device without a price leaves the cost
+    unknown: each verdict is marginal, says why, and names the flag that would settle it."""
+    four = tmp_path / "four.csv"
+    four.write_text("compute,loss\n1e17,3.05\n1e18,2.66\n1e19,2.42\n1e20,2.25\n")
+    run = ("--params", "7B", "--tokens", "140B", "--gpu", "h100", "--gpus", "64")
+    code, out, _ = cli("decide", *run, "--points", str(four), "--baseline-loss", "2.4")
+    assert code == 0 and out.startswith("### Verdict: **MARGINAL**")
+    assert "The gain's uncertainty cannot be estimated from 4 small runs" in out
+    assert "| Gain used | 0.3" in out and ", 1σ unknown, over a baseline" in out
+    code, out, _ = cli("decide", "--params", "7B", "--tokens", "1T", "--gpu", "h800", "--gpus",
+                       "8", "--gain", "0.5", "--uncertainty", "0.3")
+    assert code == 0 and out.startswith("### Verdict: **MARGINAL**")
+    assert "The cost is unknown (no price for this device)" in out
+    assert "- Give the price per GPU-hour you pay (`--price`)" in out
+    assert "usd_per_gpu_hour" not in out
+    code, out, _ = cli("decide", "--params", "7B", "--tokens", "1T", "--gpu", "h800", "--gpus",
+                       "8", "--gain", "0.5", "--uncertainty", "0.3", "--price", "2.5")
+    assert code == 0 and out.startswith("### Verdict: **GO**")

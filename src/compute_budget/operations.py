@@ -78,6 +78,10 @@ def _estimate_reply(result: Any, reply: Reply) -> str:
                                    detail="full" if reply.full else "short")
 
 
+def _decision_reply(result: Any, reply: Reply) -> str:
+    return prompts.render_decision(result, assistant=reply.assistant)
+
+
 def _split_reply(result: Any, reply: Reply) -> str:
     return prompts.render_split(result, detail="full" if reply.full else "short")
 
@@ -121,7 +125,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("estimate", "estimate_run_cost", "Estimate a training run's time and cost",
               "RunSpec", _skill("estimate_run"), _estimate_reply),
     Operation("decide", "render_verdict", "Go / marginal / no-go verdict on a run",
-              "VerdictSpec", _skill("verdict_on"), _plain(prompts.render_decision)),
+              "VerdictSpec", _skill("verdict_on"), _decision_reply),
     Operation("alternatives", "suggest_alternatives", "Price cheaper alternatives to a run",
               "AlternativesSpec", _skill("alternatives_for"),
               _plain(prompts.render_alternatives)),

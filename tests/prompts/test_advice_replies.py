@@ -86,7 +86,7 @@ def test_a_fit_in_compute_alone_sets_the_bar_at_the_end() -> None:
 **Kill criteria** (launch and watch):
 - Throughput at least 6,552 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
 - After 3.36 h: at least 634M tokens trained, at that floor.
-- By the end: loss at most 2.581, the edge of the scaling fit's interval at this run (it expects 2.58). A fit in compute alone gives no level at a checkpoint: each small run was a complete run of its own size, and a checkpoint of this one (a larger model on fewer tokens) sits above their curve. Give each small run's parameters and tokens (six runs or more, sizes and token counts varied independently) for a level at a checkpoint.
+- By the end: loss at most 2.581, the edge of the scaling fit's interval at this run (it expects 2.58). A fit in compute alone gives no level at a checkpoint: each small run was a complete run of its own size, and a checkpoint of this one (a larger model on fewer tokens) sits above their curve. Give each small run's parameters and tokens (seven runs or more, sizes and token counts varied independently) for a level at a checkpoint.
 
 Budget: about $40.32 spent in the first 3.36 h at the planned rate: a pace to plan by, not a reason to stop.
 

@@ -199,8 +199,27 @@ def test_benefit_is_kept() -> None:
 
 def test_unknown_cost_gives_unknown_gain_per_dollar() -> None:
     d = decision_summary(_NoPrice(), 2, 0.5, 1)
-    assert d.gain_per_dollar is None
-    assert d.verdict == "go"
+    assert d.gain_per_dollar is None and d.dollar_cost is None
+
+
+def test_an_unknown_cost_is_never_an_unconditional_go() -> None:
+    # A gain that clears its noise (2 − 0.5 ≥ 1) on a device without a price: with neither a
+    # value per unit nor a budget the cost is still weighed against nothing, so it caps at
+    # marginal (it was go), and the next step asks for the price.
+    d = decision_summary(_NoPrice(), 2, 0.5, 1)
+    assert d.verdict == "marginal" and d.cause == "unknown_cost"
+    known = _check(d, "cost_known")
+    assert (known.passed, known.caps, known.numbers) == (False, "marginal", {"gpu_hours": 1000})
+    assert _check(d, "clears_uncertainty").passed and _check(d, "beats_baseline").passed
+    assert _steps(d)[0] == "give_price"
+    # the gain's own verdict still comes first: a gain lost in its noise says noise
+    assert decision_summary(_NoPrice(), 0.4, 0.5, 0).cause == "noise"
+    # one finding about the cost: a value or a budget already says it is unknown
+    valued = decision_summary(_NoPrice(), 2, 0.5, 1, usd_per_unit_gain=100)
+    assert "cost_known" not in {f.check for f in valued.findings}
+    # a known price: no such finding, and the verdict is go as before
+    priced = decision_summary(EST, 2, 0.5, 1)
+    assert priced.verdict == "go" and "cost_known" not in {f.check for f in priced.findings}
 
 
 @pytest.mark.parametrize(

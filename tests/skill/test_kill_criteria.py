@@ -160,8 +160,10 @@ def test_a_fit_in_compute_alone_gives_no_checkpoint_loss() -> None:
 
 def test_a_two_variable_fit_gives_the_loss_at_the_checkpoint() -> None:
     # Sizes and tokens varied independently: L(N, D) itself; at 10% of the tokens its checkpoint
-    # is L(1B, 2B) = 3.065 (Hoffmann et al.'s fit, reproduced by the points)
-    points = [ScalingPoint(params=n, tokens=r * n, loss=_chinchilla(n, r * n))
+    # is L(1B, 2B) = 3.065 (Hoffmann et al.'s fit, reproduced by the points). The losses are
+    # rounded to 4 decimals as a measured loss is reported: points exactly on the curve would
+    # leave the fit's uncertainty unknown (no interval, so no level at the checkpoint).
+    points = [ScalingPoint(params=n, tokens=r * n, loss=round(_chinchilla(n, r * n), 4))
               for n in (20e6, 40e6, 80e6, 160e6, 320e6) for r in (5, 20, 80)]
     fit = fit_scaling_law(points, target_params=1e9, target_tokens=20e9, baseline_loss=2.7)
     assert fit.form == "params_tokens"
@@ -169,6 +171,7 @@ def test_a_two_variable_fit_gives_the_loss_at_the_checkpoint() -> None:
     d = decision_summary(estimate_run(spec), fit.predicted_gain, fit.gain_uncertainty, fit=fit)
     check = _kills(d)["loss_by_day"]
     assert check.expected == pytest.approx(_chinchilla(1e9, 2e9), abs=2e-3)
+    assert fit.kill_loss.interval is not None
     assert check.threshold == fit.kill_loss.interval[1] >= check.expected
     assert (check.tokens, check.share) == (pytest.approx(2e9), 0.1)
 

@@ -56,9 +56,10 @@ def render_memory(memory: MemoryEstimate) -> str:
     return render("memory", memory=memory)
 
 
-def render_decision(decision: Decision) -> str:
-    """The verdict, its reason, the checks and the next step."""
-    return render("verdict", decision=decision)
+def render_decision(decision: Decision, *, assistant: bool = False) -> str:
+    """The verdict, its reason, the checks and the next step; ``assistant``: arguments named as
+    the MCP tool takes them, else as the CLI's flags."""
+    return render("verdict", decision=decision, assistant=assistant)
 
 
 def render_alternatives(report: AlternativesReport) -> str:

@@ -139,22 +139,24 @@ def _finite(*values: float | None) -> bool:
 
 def fit_picture_data(fit: Any, points: Any) -> Picture:
     """The scaling fit: the small-run points, the fitted curve and its interval band out to the
-    target, the prediction at the target with its interval, and the baseline."""
+    target, the prediction at the target with its interval, and the baseline (no band and no
+    error bar when the fit's uncertainty is unknown)."""
     higher = bool(getattr(fit, "higher_is_better", False))
     metric = "metric" if higher else "loss"
     curve = list(fit.curve)  # (compute, predicted, low, high) rows
     xs = tuple(row[0] for row in curve)
-    series = [
+    series = [] if fit.interval is None else [
         Series(f"interval ({fit.level:.0%})", "band", x=xs,
                low=tuple(row[2] for row in curve), high=tuple(row[3] for row in curve),
-               group="fit"),
+               group="fit")]
+    series += [
         Series("fitted curve", "line", x=xs, y=tuple(row[1] for row in curve), group="fit"),
         Series("small runs", "points", x=tuple(p.flops for p in points),
                y=tuple(p.loss for p in points), group="points"),
     ]
-    low, high = fit.interval
+    ends = () if fit.interval is None else fit.interval
     series.append(Series("prediction at the target", "marker", x=(fit.target_compute,),
-                         y=(fit.predicted,), low=(low,), high=(high,), group="target"))
+                         y=(fit.predicted,), low=ends[:1], high=ends[1:], group="target"))
     if _finite(fit.baseline_loss):
         series.append(Series(f"baseline {metric}", "hline", y=(fit.baseline_loss,)))
     return Picture(

@@ -273,6 +273,8 @@ def _assess(spec: CompareSpec, candidate: Candidate) -> CandidateResult:
                                 budget_usd=spec.budget_usd, kind=estimate.kind)
     cost_f = estimate.dollar_cost_with_failures
     gpu_days = candidate.gpu_count * estimate.wall_days
+    p_beats = decision.p_beats_baseline
+    assert p_beats is not None  # a candidate gives its σ
     return CandidateResult(
         name=candidate.name,
         rank=0,
@@ -280,9 +282,9 @@ def _assess(spec: CompareSpec, candidate: Candidate) -> CandidateResult:
         can_run=not any(f.check in _RUN_CHECKS and f.passed is False for f in decision.findings),
         cause=decision.cause,
         predicted_gain=decision.predicted_gain,
-        gain_uncertainty=decision.gain_uncertainty,
+        gain_uncertainty=candidate.gain_uncertainty,
         net_gain=decision.net_gain,
-        p_beats_baseline=decision.p_beats_baseline,
+        p_beats_baseline=p_beats,
         dollar_cost_with_failures=cost_f,
         gain_per_dollar=None if not cost_f else decision.predicted_gain / cost_f,
         net_gain_per_dollar=decision.gain_per_dollar_with_failures,

@@ -60,7 +60,7 @@ FIRST_TOKENS_SHARE = 0.3
 """A run that starts from a model tries this share of its tokens first (as the alternatives)."""
 
 NextCode = Literal["launch", "run_is_the_experiment", "small_study", "fewer_tokens_first",
-                   "more_seeds", "no_expected_gain",
+                   "more_seeds", "no_expected_gain", "more_points", "measured_losses",
                    "fit_first", "shorten_sequence", "shorten", "give_price", "cut_cost",
                    "not_worth_it", "spend_elsewhere", "name_benefit", "alternatives"]
 
@@ -123,7 +123,9 @@ class Decision(FiniteResult):
     cause: Cause = Field(description="The cause of the strictest finding (ok for go).")
     kind: RunKind = Field(description="Kind of run the advice is for.")
     predicted_gain: float = Field(description="Gain used, user's metric, higher is better.")
-    gain_uncertainty: float = Field(description="1σ uncertainty of the gain, same units.")
+    gain_uncertainty: float | None = Field(
+        description="1σ uncertainty of the gain, same units; None when a scaling fit cannot "
+                    "estimate it (cause uncertainty_unknown).")
     baseline_to_beat: float = Field(description="Gain the cheapest alternative gives.")
     net_gain: float = Field(description="predicted_gain − baseline_to_beat.")
     gain_source: Literal["delta", "metric"] = Field(
@@ -132,8 +134,10 @@ class Decision(FiniteResult):
     metric_expected: float | None
     higher_is_better: bool
     gain_notes: list[GainNote] = Field(description="Readings that look like mistakes.")
-    p_beats_baseline: float = Field(description="P(gain > baseline) under the uncertainty.")
-    p_positive: float = Field(description="P(gain > 0) under the uncertainty.")
+    p_beats_baseline: float | None = Field(
+        description="P(gain > baseline) under the uncertainty; None when σ is unknown.")
+    p_positive: float | None = Field(
+        description="P(gain > 0) under the uncertainty; None when σ is unknown.")
     go_threshold: float = Field(description="P(beats the baseline) a go needs: Φ(1) ≈ 0.84.")
     no_go_threshold: float = Field(description="Below this P(beats the baseline) it is no-go.")
     dollar_cost: float | None = Field(description="Nominal cost in US dollars; None if unknown.")
@@ -152,7 +156,8 @@ class Decision(FiniteResult):
     gain_per_dollar_with_failures: float | None = Field(
         description="Net gain per US dollar with the failure budget; None when unknown.")
     gain_per_gpu_hour: float = Field(description="Net gain per device-hour.")
-    signal_to_noise: float | None = Field(description="net gain / σ; None when σ is 0.")
+    signal_to_noise: float | None = Field(description="net gain / σ; None when σ is 0 or "
+                                                      "unknown.")
     usd_per_unit_gain: float | None = Field(description="Dollar value of one unit of gain.")
     value_usd: float | None = Field(description="Net gain × value per unit, US dollars.")
     expected_net_value_usd: float | None = Field(
@@ -191,11 +196,13 @@ class Decision(FiniteResult):
 
 def _next_steps(verdict: Verdict, findings: list[Finding], basis: GainBasis,
                 cost: float | None, cost_f: float | None, tokens: float | None,
-                benefit: str | None, valued: bool) -> list[NextStep]:
+                benefit: str | None, valued: bool, fit: ScalingFit | None) -> list[NextStep]:
     causes = {f.cause for f in findings if f.caps == verdict and f.cause != "ok"}
     steps: list[NextStep] = []
     if verdict == "go":
         steps.append(NextStep(code="launch"))
+    if "uncertainty_unknown" in causes and fit is not None:
+        steps.append(_measure_noise(fit))
     for code, step in (("does_not_fit", "fit_first"), ("host_memory_does_not_fit", "fit_first"),
                        ("activations_do_not_fit", "shorten_sequence"),
                        ("too_long", "shorten"), ("unknown_cost", "give_price"),
@@ -213,11 +220,25 @@ def _next_steps(verdict: Verdict, findings: list[Finding], basis: GainBasis,
     return steps
 
 
+def _measure_noise(fit: ScalingFit) -> NextStep:
+    """What lets a fit estimate its uncertainty: more small runs (at least as many more as it
+    lacks spare points, the first at its next run's compute), or losses as measured."""
+    lacking = next((w for w in fit.warnings if w.code == "too_few_spare_points"), None)
+    if lacking is None:  # exact_fit
+        return NextStep(code="measured_losses", numbers={"points": fit.points_used})
+    needed = lacking.numbers["needed"]
+    more = None if not isinstance(needed, float | int) else needed - fit.points_used
+    return NextStep(code="more_points", numbers={
+        "points": fit.points_used, "more": more,
+        "compute": None if fit.next_run is None else fit.next_run.compute})
+
+
 def _settle(basis: GainBasis, cost: float | None, cost_f: float | None,
             tokens: float | None) -> NextStep:
     """What settles a gain lost in its noise: k repeats bring σ/√k under |net|; a run from a
     model tries a share of its tokens first, with its stop rule."""
     net, sigma = basis.predicted_gain - basis.baseline_to_beat, basis.gain_uncertainty
+    assert sigma is not None  # a gain lost in its noise has a known σ
     k = math.inf if net == 0 else max(2, math.ceil((sigma / abs(net)) ** 2))
     runs = None if math.isinf(k) else float(k)
     if basis.kind == "ablation":
@@ -267,7 +288,7 @@ def decision_summary(
     """
     reading = read_gain(predicted_gain, gain_uncertainty, baseline_to_beat,
                         metric_now=metric_now, metric_expected=metric_expected,
-                        higher_is_better=higher_is_better)
+                        higher_is_better=higher_is_better, uncertainty_known=fit is None)
     benefit_text = benefit.strip() if isinstance(benefit, str) and benefit.strip() else None
     run_kind = kind or getattr(estimate, "kind", None) or DEFAULT_RUN_KIND
     memory = getattr(estimate, "memory", None)
@@ -291,7 +312,7 @@ def decision_summary(
         budget_usd=budget_usd, benefit=benefit_text, findings=findings,
         next_steps=_next_steps(verdict, findings, basis, cost, cost_f,
                                getattr(estimate, "tokens", None), benefit_text,
-                               usd_per_unit_gain is not None),
+                               usd_per_unit_gain is not None, fit),
         kill_criteria=kills, checkpoint_day=day, spend_by_checkpoint_usd=spent,
         feasibility=getattr(estimate, "feasibility", "ok"),
         min_gpu_count=memory.min_gpu_count if memory is not None and no_fit else None,
@@ -346,7 +367,7 @@ def _gain_fields(reading: GainReading) -> dict[str, Any]:
         metric_expected=reading.metric_expected, higher_is_better=reading.higher_is_better,
         gain_notes=reading.notes, p_beats_baseline=reading.p_beats_baseline,
         p_positive=reading.p_positive, go_threshold=ONE_SIGMA, no_go_threshold=1 - ONE_SIGMA,
-        signal_to_noise=None if sigma == 0 else reading.net_gain / sigma,
+        signal_to_noise=None if not sigma else reading.net_gain / sigma,
     )
 
 

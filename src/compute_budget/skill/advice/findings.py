@@ -6,12 +6,17 @@ gain over the baseline to beat; the probabilities assume a normal belief about t
     clears_uncertainty   gain > σ               else caps at marginal   (P(any gain) > 84%)
     beats_baseline       net − σ ≥ 0            else marginal            (P(beats) ≥ 84%)
                          net + σ < 0            no-go                    (P(beats) < 16%)
+                         σ unknown (a scaling fit that cannot estimate it): both cap at
+                         marginal, cause uncertainty_unknown
     fits_in_memory       some layout fits       else no-go
     finishes_in_time     ≤ a year of wall time  else no-go
     value_covers_cost    value of the net gain ≥ cost with the failure budget, else no-go;
                          an unknown cost caps at marginal
     within_budget        nominal cost ≤ budget  else no-go; cost with failures above it: marginal;
                          an unknown cost caps at marginal
+    cost_known           with neither a value per unit nor a budget: an unknown cost (no price
+                         for the device) caps at marginal, for the gain is weighed against
+                         nothing; a known cost adds no finding
     benefit_named        informational: it caps nothing
 
 The verdict is the strictest cap. Templates turn each cause code into a sentence.
@@ -44,10 +49,11 @@ ONE_SIGMA = 0.8413447460685429
 """Φ(1): a gain one σ above a threshold clears it with this probability."""
 
 Check = Literal["clears_uncertainty", "beats_baseline", "fits_in_memory", "finishes_in_time",
-                "value_covers_cost", "within_budget", "benefit_named"]
-Cause = Literal["ok", "noise", "below_baseline", "does_not_fit", "activations_do_not_fit",
-                "host_memory_does_not_fit", "too_long", "value_below_cost", "unknown_cost",
-                "over_budget", "over_budget_with_failures", "no_benefit"]
+                "value_covers_cost", "within_budget", "cost_known", "benefit_named"]
+Cause = Literal["ok", "noise", "uncertainty_unknown", "below_baseline", "does_not_fit",
+                "activations_do_not_fit", "host_memory_does_not_fit", "too_long",
+                "value_below_cost", "unknown_cost", "over_budget", "over_budget_with_failures",
+                "no_benefit"]
 
 
 class Finding(BaseModel):
@@ -71,6 +77,10 @@ def strictest(findings: list[Finding]) -> Verdict:
 def gain_findings(reading: GainReading) -> list[Finding]:
     """clears_uncertainty and beats_baseline."""
     gain, sigma, net = reading.gain, reading.gain_uncertainty, reading.net_gain
+    numbers = {"gain": gain, "sigma": sigma, "baseline": reading.baseline_to_beat, "net": net}
+    if sigma is None:
+        return [Finding(check=check, passed=None, caps="marginal", cause="uncertainty_unknown",
+                        numbers=numbers) for check in ("clears_uncertainty", "beats_baseline")]
     clears = gain > sigma
     if net - sigma >= 0:
         beats, cap, cause = True, "go", "ok"
@@ -78,7 +88,6 @@ def gain_findings(reading: GainReading) -> list[Finding]:
         beats, cap, cause = False, "no-go", "below_baseline"
     else:
         beats, cap, cause = False, "marginal", "noise"
-    numbers = {"gain": gain, "sigma": sigma, "baseline": reading.baseline_to_beat, "net": net}
     return [
         Finding(check="clears_uncertainty", passed=clears, caps="go" if clears else "marginal",
                 cause="ok" if clears else "noise",
@@ -140,7 +149,8 @@ def run_findings(memory: _Memory | None, binding: str | None, feasibility: str,
 
 def money_findings(run: Costed, reading: GainReading, usd_per_unit_gain: float | None,
                    budget_usd: float | None) -> list[Finding]:
-    """value_covers_cost (with a value per unit of gain) and within_budget (with a budget)."""
+    """value_covers_cost (with a value per unit of gain), within_budget (with a budget), and
+    cost_known (with neither, when the cost is unknown)."""
     out: list[Finding] = []
     cost, cost_f = run.dollar_cost, run.dollar_cost_with_failures
     if usd_per_unit_gain is not None:
@@ -168,4 +178,7 @@ def money_findings(run: Costed, reading: GainReading, usd_per_unit_gain: float |
         else:
             out.append(Finding(check="within_budget", passed=True, caps="go", cause="ok",
                                numbers=numbers))
+    if not out and (cost is None or cost_f is None):
+        out.append(Finding(check="cost_known", passed=False, caps="marginal",
+                           cause="unknown_cost", numbers={"gpu_hours": run.gpu_hours}))
     return out

@@ -75,7 +75,8 @@ def decide(estimate: RunEstimate, inputs: DecisionInputs,
     params = estimate.active_params or estimate.params
     fit = gain_for_run(gain.points, params=params, tokens=estimate.tokens,
                        baseline_loss=gain.baseline_loss, higher_is_better=higher)
-    assert fit.predicted_gain is not None and fit.gain_uncertainty is not None
+    assert fit.predicted_gain is not None  # a baseline was given
+    # gain_uncertainty is None when the fit cannot estimate it: the verdict says so (marginal)
     values.update(predicted_gain=fit.predicted_gain, gain_uncertainty=fit.gain_uncertainty,
                   metric_now=None, metric_expected=None, higher_is_better=True)
     return decision_summary(estimate, **values, kind=estimate.kind, fit=fit)

@@ -10,7 +10,9 @@ alternative already gives; what the run adds is the *net* gain::
     P(beats the baseline) = Φ(net gain / σ)      P(any gain) = Φ(gain / σ)
 
 with Φ the standard normal distribution, σ the 1σ uncertainty (a normal belief about the gain).
-At σ = 0 the probabilities are 1 or 0.
+At σ = 0 the probabilities are 1 or 0. A scaling fit that cannot estimate its own uncertainty
+(:mod:`..scaling.fit`) gives σ unknown (``uncertainty_known=False``): σ and both probabilities
+are then None, never 0.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class GainReading(BaseModel):
 
     gain: float = Field(description="Predicted gain, in the user's metric, oriented so that "
                                     "higher is better.")
-    gain_uncertainty: float = Field(description="1σ uncertainty of the gain, same units.")
+    gain_uncertainty: float | None = Field(
+        description="1σ uncertainty of the gain, same units; None when unknown.")
     baseline_to_beat: float = Field(description="Gain the cheapest alternative already gives.")
     net_gain: float = Field(description="gain − baseline_to_beat: what this run adds.")
     source: Literal["delta", "metric"] = Field(
@@ -66,8 +69,10 @@ class GainReading(BaseModel):
     metric_now: float | None = Field(description="The metric today, when given.")
     metric_expected: float | None = Field(description="The metric expected, when given.")
     higher_is_better: bool = Field(description="False for a loss or a perplexity.")
-    p_beats_baseline: float = Field(description="P(gain > baseline_to_beat) = Φ(net / σ).")
-    p_positive: float = Field(description="P(gain > 0) = Φ(gain / σ).")
+    p_beats_baseline: float | None = Field(
+        description="P(gain > baseline_to_beat) = Φ(net / σ); None when σ is unknown.")
+    p_positive: float | None = Field(description="P(gain > 0) = Φ(gain / σ); None when σ is "
+                                                 "unknown.")
     notes: list[GainNote] = Field(description="Codes for readings that look like mistakes.")
 
 
@@ -107,19 +112,23 @@ def read_gain(
     metric_now: float | None = None,
     metric_expected: float | None = None,
     higher_is_better: bool = True,
+    uncertainty_known: bool = True,
 ) -> GainReading:
-    """Read the gain from a delta or from the metric pair (module docstring).
+    """Read the gain from a delta or from the metric pair (module docstring);
+    ``uncertainty_known`` false: ``gain_uncertainty`` is None, a fit's that is unknown.
 
     Raises :class:`InputError` naming the field for both forms at once, half a metric pair, a
     missing or negative uncertainty, or a non-finite number.
     """
     _check_form(predicted_gain, metric_now, metric_expected, higher_is_better)
-    if gain_uncertainty is None:
-        raise InputError("gain_uncertainty", None,
-                         "the 1σ uncertainty of the gain (0 if you are certain)")
-    sigma = _finite(gain_uncertainty, "gain_uncertainty")
-    if sigma < 0:
-        raise InputError("gain_uncertainty", gain_uncertainty, "a finite number ≥ 0")
+    sigma: float | None = None
+    if uncertainty_known or gain_uncertainty is not None:
+        if gain_uncertainty is None:
+            raise InputError("gain_uncertainty", None,
+                             "the 1σ uncertainty of the gain (0 if you are certain)")
+        sigma = _finite(gain_uncertainty, "gain_uncertainty")
+        if sigma < 0:
+            raise InputError("gain_uncertainty", gain_uncertainty, "a finite number ≥ 0")
     baseline = 0.0 if baseline_to_beat is None else _finite(baseline_to_beat, "baseline_to_beat")
     if predicted_gain is not None:
         gain = _finite(predicted_gain, "predicted_gain")
@@ -138,7 +147,7 @@ def read_gain(
     if (source == "metric" and now is not None and baseline > ABSOLUTE_FLOOR
             and abs(now) > ABSOLUTE_FLOOR and low <= baseline / abs(now) <= high):
         notes.append("baseline_looks_absolute")
-    if 0 < abs(gain) < 1 and sigma > UNIT_SLIP_RATIO * abs(gain):
+    if sigma is not None and 0 < abs(gain) < 1 and sigma > UNIT_SLIP_RATIO * abs(gain):
         notes.append("unit_slip")
     if baseline < 0:
         notes.append("baseline_below_zero")
@@ -146,7 +155,8 @@ def read_gain(
     return GainReading(
         gain=gain, gain_uncertainty=sigma, baseline_to_beat=baseline, net_gain=net,
         source=source, metric_now=now, metric_expected=expected,
-        higher_is_better=higher_is_better, p_beats_baseline=_probability(net, sigma),
-        p_positive=_probability(gain, sigma), notes=notes,
+        higher_is_better=higher_is_better,
+        p_beats_baseline=None if sigma is None else _probability(net, sigma),
+        p_positive=None if sigma is None else _probability(gain, sigma), notes=notes,
     )
 

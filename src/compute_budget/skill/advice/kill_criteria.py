@@ -89,7 +89,8 @@ class GainBasis(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     predicted_gain: float = Field(description="Predicted gain, user's units, higher is better.")
-    gain_uncertainty: float = Field(description="Its 1σ, same units.")
+    gain_uncertainty: float | None = Field(description="Its 1σ, same units; None when "
+                                                       "unknown.")
     baseline_to_beat: float = Field(default=0.0, description="Gain the cheaper option gives.")
     start: float | None = Field(
         default=None, description="The metric (or loss) the run starts from, when known.")
@@ -99,9 +100,11 @@ class GainBasis(BaseModel):
 
     @property
     def least_gain(self) -> tuple[float, Bar]:
-        """F, the least final gain that keeps the run's case, and where it comes from."""
-        low = self.predicted_gain - self.gain_uncertainty
-        if low > 0 and low >= self.baseline_to_beat:
+        """F, the least final gain that keeps the run's case, and where it comes from (with σ
+        unknown, the baseline or any gain: no low end)."""
+        sigma = self.gain_uncertainty
+        low = None if sigma is None else self.predicted_gain - sigma
+        if low is not None and low > 0 and low >= self.baseline_to_beat:
             return low, "gain_low_end"
         if self.baseline_to_beat > 0:
             return self.baseline_to_beat, "baseline"
@@ -183,7 +186,7 @@ def kill_criteria(estimate: _Estimate, gain: GainBasis | None = None,
     if gain is not None and starts_from_a_model(gain.kind):
         out.append(_gain_by_tokens(gain, estimate.tokens, day))
     elif fit is not None:
-        out.append(_loss_check(fit, day))
+        out += _loss_check(fit, day)
     elif gain is not None:
         least, bar = gain.least_gain
         out.append(KillCriterion(metric="gain_at_end", threshold=least,
@@ -205,20 +208,23 @@ def _gain_by_tokens(gain: GainBasis, tokens: float, day: float) -> KillCriterion
         expected_level=gain.level(on_course), bar=bar)
 
 
-def _loss_check(fit: ScalingFit, day: float) -> KillCriterion:
-    """The fit's loss at 10% of the tokens (two-variable form), else at the run itself."""
+def _loss_check(fit: ScalingFit, day: float) -> list[KillCriterion]:
+    """The fit's loss at 10% of the tokens (two-variable form), else at the run itself; none
+    when the fit has no interval (its uncertainty is unknown)."""
     higher = fit.higher_is_better
+    if fit.interval is None or fit.kill_loss.interval is None:
+        return []
     if fit.form == "params_tokens":
         low, high = fit.kill_loss.interval
-        return KillCriterion(
+        return [KillCriterion(
             metric="loss_by_day", threshold=low if higher else high,
             unit="metric" if higher else "loss",
             direction="at_least" if higher else "at_most", day=day,
             expected=fit.kill_loss.expected, share=fit.kill_loss.share,
-            tokens=fit.kill_loss.tokens, bar="fit_interval")
+            tokens=fit.kill_loss.tokens, bar="fit_interval")]
     low, high = fit.interval
-    return KillCriterion(
+    return [KillCriterion(
         metric="loss_at_end", threshold=low if higher else high,
         unit="metric" if higher else "loss", direction="at_least" if higher else "at_most",
         day=None, expected=fit.predicted, share=1.0, tokens=fit.target_tokens,
-        bar="fit_interval")
+        bar="fit_interval")]

@@ -17,7 +17,8 @@ LEVEL_RANGE = (0.5, 0.99)
 """An interval's probability lies strictly between these."""
 
 Form = Literal["compute", "params_tokens"]
-WarningCode = Literal["far_extrapolation", "interval_wider_than_gain", "few_points", "poor_fit"]
+WarningCode = Literal["too_few_spare_points", "exact_fit", "far_extrapolation",
+                      "interval_wider_than_gain", "few_points", "poor_fit"]
 Note = Literal["fitted_as_negation", "target_at_fit_optimum", "two_variable_data_fitted_in_compute"]
 Range = tuple[float, float]
 
@@ -41,7 +42,9 @@ class LossCheckpoint(BaseModel):
     params: float | None = Field(description="Parameters at the check; None when unknown.")
     tokens: float | None = Field(description="Tokens at the check; None when unknown.")
     expected: float = Field(description="Fitted loss (or metric) there, the user's units.")
-    interval: Range = Field(description="[low, high] at the fit's level, the user's units.")
+    interval: Range | None = Field(description="[low, high] at the fit's level, the user's "
+                                               "units; None when the fit's uncertainty is "
+                                               "unknown.")
 
 
 class NextRun(BaseModel):
@@ -55,9 +58,12 @@ class NextRun(BaseModel):
                                              "the compute form.")
     tokens: float | None = Field(description="Its tokens; None for the compute form.")
     expected_loss: float = Field(description="The fitted loss (or metric) there.")
-    width_now: float = Field(description="Width of the interval at the target today.")
-    width_after: float = Field(description="Expected width with this run added (delta method).")
-    candidates: list[Range] = Field(description="(compute, expected width) of each candidate.")
+    width_now: float | None = Field(description="Width of the interval at the target today; "
+                                                "None when the uncertainty is unknown.")
+    width_after: float | None = Field(description="Expected width with this run added (delta "
+                                                  "method); None when unknown.")
+    candidates: list[tuple[float, float | None]] = Field(
+        description="(compute, expected width) of each candidate.")
 
 
 class ScalingFit(FiniteResult):
@@ -76,11 +82,14 @@ class ScalingFit(FiniteResult):
     target_params: float | None = Field(description="Target parameters; None when unknown.")
     target_tokens: float | None = Field(description="Target tokens; None when unknown.")
     predicted: float = Field(description="Fitted loss (or metric) at the target.")
-    interval: Range = Field(description="[low, high] of the prediction at level (bootstrap).")
+    interval: Range | None = Field(
+        description="[low, high] of the prediction at level (bootstrap); None when the fit "
+                    "cannot estimate its uncertainty (warning too_few_spare_points or exact_fit).")
     level: float = Field(description="Probability the interval is meant to cover.")
     method: Literal["parametric_bootstrap_t_inflated"] = Field(
         description="How the interval is made (module docstring).")
-    resamples: int = Field(description="Bootstrap resamples.")
+    resamples: int = Field(description="Bootstrap resamples (0: no bootstrap, the uncertainty "
+                                       "is unknown).")
     inflation: float = Field(description="t_{n−p}(q)/z(q), the small-sample factor applied.")
     baseline_loss: float | None = Field(description="The baseline's loss (or metric).")
     predicted_gain: float | None = Field(
@@ -88,7 +97,7 @@ class ScalingFit(FiniteResult):
                     "without a baseline.")
     gain_uncertainty: float | None = Field(
         description="1σ of the gain: bootstrap standard deviation × inflation; None without a "
-                    "baseline.")
+                    "baseline, or when the fit cannot estimate its uncertainty.")
     extrapolation_ratio: float = Field(description="Target compute ÷ the largest point's.")
     residual_std: float = Field(description="sqrt(RSS/(n − p)) of the fit, the user's units.")
     r_squared: float = Field(description="1 − RSS/TSS of the fit on the points.")
@@ -96,10 +105,10 @@ class ScalingFit(FiniteResult):
     notes: list[Note] = Field(description="How the inputs were read, as codes.")
     next_run: NextRun | None = Field(description="None when no candidate lies below the target.")
     kill_loss: LossCheckpoint = Field(description="The loss expected at 10% of the target.")
-    curve: list[tuple[float, float, float, float]] = Field(
+    curve: list[tuple[float, float, float | None, float | None]] = Field(
         description="(compute, predicted, low, high) at 40 log-spaced computes from the smallest "
                     "point to the target (two-variable form: at the target's tokens per "
-                    "parameter).")
+                    "parameter); low and high None when the uncertainty is unknown.")
 
 
 # --- the curve y = E + Σ exp(u_j − e_j·x_j), x the log of the normalised coordinates --------
