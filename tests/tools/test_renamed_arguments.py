@@ -127,3 +127,12 @@ def test_a_plan_takes_a_count_and_a_device_under_their_estimate_names() -> None:
     fields = {f: (float | None, None) for f in ("gpu_count", "max_gpu_count")}
     model = create_model("Both", **fields)  # type: ignore[call-overload]
     assert renamed_arguments("estimate", model, {"num_gpus": 8}) == {"num_gpus": "gpu_count"}
+
+
+async def test_a_list_of_devices_as_gpu_says_where_several_go(client: Client) -> None:
+    # "gpu: ['h100', 'a100'] is not allowed; must be a valid string" did not say what to do
+    text = _text(await client.call_tool("estimate_run_cost", {
+        "params": "7B", "tokens": "100B", "gpu": ["h100", "a100"], "gpu_count": 8}))
+    assert "`gpu` takes one device key, e.g. 'h100'. To weigh several devices, call " \
+        "estimate_run_cost once per device, or compare_candidates" in text
+    assert "plan_run with `gpus`" in text

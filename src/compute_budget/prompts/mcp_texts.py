@@ -13,6 +13,7 @@ from .render import render
 
 __all__ = [
     "missing_inputs_text",
+    "one_device_text",
     "prevalidate_text",
     "procedure_text",
     "question_text",
@@ -75,3 +76,8 @@ def renamed_arguments_text(tool: str, renamed: Sequence[tuple[str, str, str]],
     rows = [{"given": given, "meant": meant, "value": value} for given, meant, value in renamed]
     held = [{"given": given, "inner": list(inner)} for given, inner in nested]
     return render("mcp/renamed_arguments", tool=tool, renamed=rows, nested=held).strip()
+
+
+def one_device_text(tool: str) -> str:
+    """The hint beside an error for a list of devices sent as ``gpu``, which takes one."""
+    return render("mcp/one_device", tool=tool).strip()

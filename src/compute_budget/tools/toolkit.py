@@ -37,7 +37,12 @@ from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..operations import Operation, Reply, reply_text
-from ..prompts.mcp_texts import duplicate_keys_text, missing_inputs_text, tool_description
+from ..prompts.mcp_texts import (
+    duplicate_keys_text,
+    missing_inputs_text,
+    one_device_text,
+    tool_description,
+)
 from ..skill import ComputeBudgetError, describe_error
 from ..skill.errors import not_finite_cause
 from .duplicate_keys import MARKER
@@ -274,6 +279,8 @@ async def _validate(spec: ToolSpec, given: dict[str, Any], declined: bool) -> Ba
         text = with_renamed(spec.name, renamed, given,
                             describe_error(exc, catalog_hint=CATALOG_HINT, skip=spec.askable),
                             nested)
+        if isinstance(given.get("gpu"), list) and "gpu" in spec.arguments.model_fields:
+            text = "\n".join((text, one_device_text(spec.name)))
         if missing:
             text = "\n".join(filter(None, (text, missing_inputs_text(spec.name, missing,
                                                                      declined))))
