@@ -326,7 +326,10 @@ def test_kill_criteria_fall_within_a_short_run() -> None:
 
 
 def test_lower_is_better_only_with_the_metric_pair() -> None:
-    with pytest.raises(ValueError, match=r"^higher_is_better: "):
+    # the error named higher_is_better, which the CLI knows as --lower-is-better: it names the
+    # gain the user gave instead, and what to give
+    with pytest.raises(ValueError, match=r"^predicted_gain: -0.05 is not allowed; for a metric "
+                                         r"where lower is better: give metric_now and "):
         decision_summary(EST, -0.05, 0.02, higher_is_better=False)
 
 

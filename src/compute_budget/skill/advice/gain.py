@@ -98,10 +98,10 @@ def _check_form(predicted_gain: float | None, metric_now: float | None,
         raise InputError("predicted_gain", None,
                          "a predicted gain, or metric_now and metric_expected")
     if predicted_gain is not None and not higher_is_better:
-        raise InputError("higher_is_better", False,
-                         "only with metric_now and metric_expected: a predicted_gain is a delta "
-                         "oriented so that higher is better (a loss reduction as a positive "
-                         "number)")
+        raise InputError("predicted_gain", predicted_gain,
+                         "for a metric where lower is better: give metric_now and "
+                         "metric_expected instead, or the gain alone as a delta oriented so "
+                         "that higher is better (a loss reduction as a positive number)")
 
 
 def read_gain(
