@@ -225,3 +225,21 @@ async def test_a_comparison_never_asks_to_run_a_candidate_that_cannot_run(
     stuck = await _relay(client, "compare_candidates", {"candidates": [BIG, huge]})
     assert stuck["headline"].startswith("No candidate can run as planned")
     assert "Run the top" not in stuck["ask"] and "re-planned" in stuck["ask"]
+
+
+async def test_an_estimate_relay_says_when_it_fits_only_with_offload(client: Client) -> None:
+    # the markdown opens with "Fits on 2 × A100 80GB SXM only with the optimizer state offloaded
+    # to CPU memory"; the relay said only fits: true
+    result = await client.call_tool("estimate_run_cost", {
+        "preset": "llama-3-70b", "tokens": "100M", "gpu": "a100-80gb", "gpu_count": 2,
+        "lora_rank": 16})
+    assert not result.is_error and result.structured_content is not None
+    relay = result.structured_content["relay"]
+    assert relay["fits"] is True
+    assert relay["offload"].startswith("it fits only with the optimizer state offloaded to CPU "
+                                       "memory (1.54 GiB of CPU RAM per device), without "
+                                       "offload 3 devices")
+    plain = await client.call_tool("estimate_run_cost", {
+        "params": "7B", "tokens": "100B", "gpu": "h100", "gpu_count": 8})
+    assert plain.structured_content is not None
+    assert "offload" not in plain.structured_content["relay"]
