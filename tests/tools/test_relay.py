@@ -243,3 +243,17 @@ async def test_an_estimate_relay_says_when_it_fits_only_with_offload(client: Cli
         "params": "7B", "tokens": "100B", "gpu": "h100", "gpu_count": 8})
     assert plain.structured_content is not None
     assert "offload" not in plain.structured_content["relay"]
+
+
+async def test_split_and_alternatives_relays_say_when_a_run_is_too_long(client: Client) -> None:
+    # the markdown said "4.8 years on 8 × H100 SXM: longer than any plan survives" and "the run
+    # as planned would take 11.9 years"; the relays' headlines did not
+    split = await client.call_tool("split_budget", {"budget_usd": "2M", "gpu": "h100"})
+    assert split.structured_content is not None
+    assert "longer than any plan survives" in split.structured_content["relay"]["caveat"]
+    alternatives = await client.call_tool("suggest_alternatives", {
+        "params": "70B", "tokens": "1.4T", "gpu": "h100", "gpu_count": 8})
+    assert alternatives.structured_content is not None
+    caveat = alternatives.structured_content["relay"]["caveat"]
+    assert caveat.startswith("the original takes 11.9 years, longer than any plan survives, and ")
+    assert caveat.endswith("of the alternatives still take over a year.")
