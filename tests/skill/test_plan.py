@@ -701,3 +701,18 @@ def test_a_plan_without_any_price_names_no_cheapest() -> None:
         f"{report.plans[0].gpu_count} × Gaudi 3**" in text
     told = relay("plan_run", report)
     assert told is not None and told["headline"].startswith("No price; fewest device-hours: ")
+
+
+def test_the_slow_end_count_says_when_it_is_more_than_the_user_can_get() -> None:
+    # 13B x 1T in 90 days with 128 A100 available: "about 184 devices would meet it even there"
+    # read as if they could be had
+    from compute_budget.prompts import render_plan
+
+    report = plan_run(PlanSpec(params="13B", tokens="1T", deadline_days=90,
+                               gpus=["h100", "a100-80gb"],
+                               available={"h100": 64, "a100-80gb": 128}))
+    plan = report.plans[0]
+    assert plan.gpu == "a100-80gb" and plan.gpu_count_for_slow_end is not None
+    assert plan.gpu_count_for_slow_end > 128 and plan.slow_end_cap == 128
+    assert f"about {plan.gpu_count_for_slow_end} devices would meet it even there (more than " \
+        "the 128 you can get)" in render_plan(report)

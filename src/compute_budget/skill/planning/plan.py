@@ -88,6 +88,8 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
         dollar_cost_with_failures=e.dollar_cost_with_failures,
         min_global_batch_tokens=min_global_batch_tokens(e),
         gpu_count_for_slow_end=slow,
+        slow_end_cap=(spec.cap(e.accelerator_key) if slow is not None
+                      and slow > spec.cap(e.accelerator_key) else None),
         slow_end_usd_per_gpu_hour=price_at(e, slow),
         wins=wins, notes=notes, estimate=e,
     )

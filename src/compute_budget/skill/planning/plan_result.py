@@ -107,6 +107,11 @@ class Plan(_Frozen):
         description="When the slow end of the MFU band misses the deadline: the devices that "
                     "would meet it even there (linear scaling, not re-estimated); None when "
                     "the plan meets it across the band.")
+    slow_end_cap: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The most devices of this type the user can get (available or "
+                    "max_gpu_count) when gpu_count_for_slow_end is above it; left out "
+                    "otherwise.")
     slow_end_usd_per_gpu_hour: float | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="Their price per device when it is not this plan's (a machine rented whole "
