@@ -275,7 +275,9 @@ def test_tpu_prices_are_googles_per_chip_list_prices() -> None:
     # to a 4x4x4 cube of 64 (v5p-128, cloud.google.com/tpu/docs/v5p); then whole cubes
     ("tpu-v5p", 2, "v5p-8", None, 4, None),
     ("tpu-v5p", 12, "v5p-32", None, 16, None),
-    ("tpu-v5p", 1024, "v5p-128", 16, None, None),
+    ("tpu-v5p", 1024, "v5p-128", 16, None, None),  # one slice of 16 cubes (8x16x16)
+    ("tpu-v5p", 288, "v5p-128", 5, 320, None),  # whole cubes: no 32-chip slice beside 4 cubes
+    ("tpu-v5p", 8000, "v5p-128", 125, None, None),  # past 6,144 chips: slices over a network
     ("tpu-v4", 100, "v4-128", 2, 128, None),
     # v5e and v6e: 1, 4, 8 ... 256 chips (a pod); beyond, pods and a smaller slice
     ("tpu-v5e", 1, "v5litepod-1", None, None, None),
@@ -289,3 +291,7 @@ def test_tpus_are_rented_in_whole_slices(key: str, count: int, slice_: str, slic
     price = get_accelerator(key).price(None, gpu_count=count)
     assert (price.instance, price.machines, price.paid_gpus, price.extra_instance) == \
         (slice_, slices, paid, extra)
+    # v4 and v5p cubes join into one slice up to the largest job (6,144 v5p, a 4,096-chip v4
+    # pod); v5e and v6e pods do not
+    assert bool(price.joined) == (key in ("tpu-v5p", "tpu-v4") and slices is not None
+                                  and count <= (6144 if key == "tpu-v5p" else 4096))

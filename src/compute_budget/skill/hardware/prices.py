@@ -101,6 +101,11 @@ class PriceQuote(BaseModel):
     host_ram_gib: float | None = Field(
         default=None, gt=0, exclude_if=lambda v: v is None,
         description="That machine's CPU RAM, GiB, shared by its devices.")
+    joins_up_to: int | None = Field(
+        default=None, ge=1, exclude_if=lambda v: v is None,
+        description="Whole machines of this instance join into one slice of up to this many "
+                    "devices over the device's own links (TPU v4 and v5p cubes of 64 chips); "
+                    "None: machines are joined by a network.")
 
     @field_validator("as_of")
     @classmethod
@@ -120,11 +125,13 @@ class PriceQuote(BaseModel):
 
 class Rental(NamedTuple):
     """The machines that rent a run: ``machines`` of ``quote``'s, and one of ``extra``'s for the
-    devices the last of them would leave empty (None when they fill it or it is per device)."""
+    devices the last of them would leave empty (None when they fill it or it is per device);
+    ``joined`` when the machines form one slice (:attr:`PriceQuote.joins_up_to`)."""
 
     quote: PriceQuote
     machines: int
     extra: PriceQuote | None = None
+    joined: bool = False
 
     @property
     def paid(self) -> int:
@@ -154,6 +161,8 @@ def rental(quotes: Sequence[PriceQuote], base: PriceQuote, gpu_count: int) -> Re
         return Rental(chosen, 1)
     full = min((q for q in sizes if (q.gpus or 1) == largest), key=_machine_usd)
     machines, rest = divmod(gpu_count, largest)
+    if full.joins_up_to is not None and gpu_count <= full.joins_up_to:
+        return Rental(full, machines + (rest > 0), joined=True)  # one slice of whole cubes
     if rest == 0:
         return Rental(full, machines)
     extra = min((q for q in sizes if (q.gpus or 1) >= rest),
@@ -202,6 +211,10 @@ class PriceUsed(BaseModel):
         default=None, exclude_if=lambda v: v is None,
         description="That smaller machine's price, US dollars per hour (its quote's seller, "
                     "kind and date are the main machine's); left out without one.")
+    joined: bool | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="True when the machines form one slice over the device's own links (TPU "
+                    "cubes); left out otherwise.")
     network: InstanceNetwork | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="When the run spans several of those machines and their network, not "
@@ -229,14 +242,15 @@ class PriceUsed(BaseModel):
                    machines=rented.machines if quote.instance and rented.machines > 1 else None,
                    extra_instance=None if extra is None else extra.instance,
                    extra_instance_gpus=None if extra is None else extra.gpus,
-                   extra_instance_usd_per_hour=None if extra is None else _machine_usd(extra))
+                   extra_instance_usd_per_hour=None if extra is None else _machine_usd(extra),
+                   joined=True if rented.joined and rented.machines > 1 else None)
 
 
 def spanning(price: PriceUsed, gpu_count: int, tp: int) -> PriceUsed:
     """``price`` with its :data:`InstanceNetwork` code for a run of ``gpu_count`` devices at
     tensor-parallel degree ``tp``: set only when the run spans several machines priced whole."""
     n = price.instance_gpus
-    if n is None or gpu_count <= n:
+    if n is None or gpu_count <= n or price.joined:
         return price
     n = min(n, price.extra_instance_gpus or n)
     code: InstanceNetwork | None = "tp_spans" if tp > n else "separate" if n == 1 else None
