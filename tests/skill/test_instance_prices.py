@@ -166,12 +166,13 @@ def test_the_plan_reply_says_a_machine_is_paid_whole() -> None:
 
 
 def test_the_run_without_offload_is_priced_for_its_own_count() -> None:
-    # 1B on one T4 needs offload; without it, 2 T4: a g4dn.12xlarge's 4 paid ($3.912/h / 2
-    # per T4 used), not the g4dn.xlarge's $0.526
+    # 1B on one T4 needs offload; without it 2 T4 fit, in a g4dn.12xlarge of 4 ($3.912/h), not
+    # at the g4dn.xlarge's $0.526; the 4 it pays for are the count named (sooner, same $/h)
     e = estimate_run(RunSpec(params="1B", tokens="1B", gpu="t4", gpu_count=1))
     w = e.without_offload
-    assert w is not None and w.gpu_count == 2 and w.dollar_cost is not None
-    assert w.dollar_cost == pytest.approx(w.gpu_hours * 3.912 / 2)
+    assert e.memory is not None and e.memory.layout.min_gpu_count_without_offload == 2
+    assert w is not None and w.gpu_count == 4 and w.dollar_cost is not None
+    assert w.dollar_cost == pytest.approx(w.gpu_hours * 3.912 / 4)
 
 
 def test_other_hardware_is_priced_in_the_machine_that_holds_the_run() -> None:
@@ -249,3 +250,16 @@ def test_the_node_of_a_device_without_a_host_path_is_its_priced_machine() -> Non
     assert m.host_ram.devices_per_node == 16
     assert m.host_bytes_per_node == pytest.approx(16 * m.host_bytes)
     assert "per node of 16**" in render_memory(m)
+
+
+def test_the_count_without_offload_is_the_devices_its_machines_pay_for() -> None:
+    # Llama 3 8B on 1 TPU v6e fits only with offload; without it 6 chips fit, which rent a
+    # v6e-8 slice: the 8 paid for finish sooner at the same hourly price, so the reply names 8
+    est = estimate_run(RunSpec(preset="llama-3-8b", tokens="10B", gpu="tpu-v6e", gpu_count=1))
+    assert est.memory is not None and est.memory.offload_needed
+    assert est.memory.layout.min_gpu_count_without_offload == 6
+    without = est.without_offload
+    assert without is not None and without.gpu_count == 8
+    six = estimate_run(RunSpec(preset="llama-3-8b", tokens="10B", gpu="tpu-v6e", gpu_count=6))
+    assert six.price.paid_gpus == 8 and without.dollar_cost is not None
+    assert six.dollar_cost is not None and without.dollar_cost < six.dollar_cost

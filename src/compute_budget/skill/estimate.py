@@ -236,8 +236,8 @@ def layout_cost(spec: RunSpec, memory: MemoryEstimate | None, ratio: float,
 def _without_offload(spec: RunSpec, memory: MemoryEstimate | None, flops: float, peak: float,
                      mfu: float, cost: LayoutCost | None) -> WithoutOffload | None:
     """When the run fits only with offload: the same run on the fewest devices that fit
-    without it, at the MFU without the offload factor and the price of that many devices (a
-    machine rented whole: :mod:`.hardware.prices`)."""
+    without it, or all those their machines pay for (2 TPU v5p pay for a v5p-8's 4), at the MFU
+    without the offload factor and their price (:mod:`.hardware.prices`)."""
     if memory is None or not memory.offload or cost is None:
         return None
     count = memory.layout.min_gpu_count_without_offload
@@ -245,6 +245,9 @@ def _without_offload(spec: RunSpec, memory: MemoryEstimate | None, flops: float,
         return None
     plain = mfu * (cost.offload or 1.0) if cost.applied else mfu
     price = spec.accelerator.price(spec.usd_per_gpu_hour, kind=spec.price_kind, gpu_count=count)
+    if (paid := price.paid_gpus) and paid % ((spec.tp or 1) * (spec.pp or 1) * (spec.ep or 1)) == 0:
+        count, price = paid, spec.accelerator.price(spec.usd_per_gpu_hour,
+                                                    kind=spec.price_kind, gpu_count=paid)
     run = cost_from_flops(flops, count, peak, plain, price.usd_per_gpu_hour, spec.failure_budget)
     return WithoutOffload(gpu_count=count, wall_days=run.wall_days, gpu_hours=run.gpu_hours,
                           dollar_cost=run.dollar_cost,
