@@ -172,3 +172,15 @@ def test_repro_plan_row_does_not_say_its_host_step_is_counted() -> None:
     assert "its host step counted" not in row and "host step is in" not in row
     assert "fits only with optimizer offload (its host step is not estimated on this device: " \
            "the days leave it out)" in row
+
+
+def test_a_larger_device_with_offload_says_when_its_cpu_ram_is_unknown() -> None:
+    # 200B on 3 TPU v6e: the larger device named (TPU7x, whose host RAM no source gives) fits
+    # only with offload; the remedy said "with CPU offload" as if that were checked
+    memory = estimate_memory(MemorySpec(params="200B", gpu="tpu-v6e", gpu_count=3))
+    larger = next(r for r in memory.layout.remedies if r.kind == "larger_device")
+    assert larger.gpu == "tpu-v7" and larger.needs_offload and larger.host_ram_unknown
+    assert "with CPU offload (its CPU RAM unknown, not checked)" in render_memory(memory)
+    # a device whose host RAM is known keeps the plain wording (H100: the DGX H100's)
+    h100 = estimate_memory(MemorySpec(params="400B", gpu="a100-40gb", gpu_count=8))
+    assert all(not r.host_ram_unknown for r in h100.layout.remedies)

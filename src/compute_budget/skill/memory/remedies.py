@@ -81,6 +81,10 @@ class Remedy(BaseModel):
     knobs: tuple[str, ...] = Field(default=(), description="Knobs to leave unset, for release.")
     needs_offload: bool = Field(default=False,
                                 description="True when this change fits only with offload.")
+    host_ram_unknown: bool = Field(
+        default=False, exclude_if=lambda v: not v,
+        description="With needs_offload on another device: its host's CPU RAM is unknown, so "
+                    "whether it holds the offloaded states was not checked; left out otherwise.")
 
 
 def min_gpu_count(pins: Pins, model: ResolvedModel, setup: Setup) -> tuple[int | None, bool]:
@@ -156,7 +160,8 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
         if offload is not None:
             return Remedy(kind="larger_device", gpu=acc.key, accelerator=acc.name,
                           memory_gib=acc.memory_gib, gpu_count=setup.gpu_count,
-                          needs_offload=offload)
+                          needs_offload=offload,
+                          host_ram_unknown=offload and there.host_capacity_bytes is None)
     if not larger:
         return None
     acc = larger[-1]
@@ -164,9 +169,10 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
     count, _ = min_gpu_count(pins, model, there)
     if count is None:
         return None
+    offload = bool(_with_offload(pins, model, replace(there, gpu_count=count)))
     return Remedy(kind="larger_device", gpu=acc.key, accelerator=acc.name,
-                  memory_gib=acc.memory_gib, gpu_count=count,
-                  needs_offload=bool(_with_offload(pins, model, replace(there, gpu_count=count))))
+                  memory_gib=acc.memory_gib, gpu_count=count, needs_offload=offload,
+                  host_ram_unknown=offload and there.host_capacity_bytes is None)
 
 
 def _lora_remedy(pins: Pins, model: ResolvedModel, setup: Setup) -> Remedy | None:
