@@ -367,3 +367,30 @@ def test_a_count_whose_smallest_batch_is_far_past_the_optimal_one_is_flagged() -
     given = RunSpec(preset="smollm2-135m", tokens="50B", gpu="tpu-v5e", gpu_count=1000,
                     batch_tokens="8M")
     assert not any(w.code == "batch_above_optimal" for w in estimate_run(given).warnings)
+
+
+def test_counts_other_than_the_one_asked_about_are_estimated_there() -> None:
+    # 7B x 30T on TPU v5e read "About 800" at 8 chips, 832 at 64 and 1,024 at 256 (whole
+    # machines of the asked count's slice); 800 finish within the year at every count asked
+    counts = {estimate_run(RunSpec(params="7B", tokens="30T", gpu="tpu-v5e", gpu_count=n))
+              .gpu_count_in_time for n in (8, 64, 256)}
+    assert counts == {800}
+    # 70B x 15T on 8 v5p does not fit; on the fewest it fits on (12) it took "148 years",
+    # the 8-chip time scaled; its own estimate says 105, and it names the count in time
+    spec = RunSpec(params="70B", tokens="15T", gpu="tpu-v5p", gpu_count=8)
+    est = estimate_run(spec)
+    assert est.feasibility == "does_not_fit" and est.memory is not None
+    fewest = est.memory.min_gpu_count
+    assert fewest is not None
+    there = estimate_run(spec.model_copy(update={"gpu_count": fewest}), in_time=False)
+    assert est.wall_days_at_min_gpu_count == there.wall_days
+    assert est.gpu_count_in_time is not None and estimate_run(spec.model_copy(update={
+        "gpu_count": est.gpu_count_in_time})).feasibility == "ok"
+    # the run without offload is its own estimate at that count (191 days read 202)
+    twelve = estimate_run(RunSpec(params="70B", tokens="100B", gpu="tpu-v5p", gpu_count=12))
+    w = twelve.without_offload
+    assert w is not None
+    alone = estimate_run(RunSpec(params="70B", tokens="100B", gpu="tpu-v5p",
+                                 gpu_count=w.gpu_count))
+    assert (w.wall_days, w.dollar_cost) == (alone.wall_days, alone.dollar_cost)
+    assert alone.memory is not None and not alone.memory.offload

@@ -18,14 +18,14 @@ In named steps (:func:`estimate_run`):
    describes runs at their usual hardware utilisation), shrunk toward the team's past runs
    first when ``calibration`` gives them (:mod:`.hardware.own_runs`).
 4. **price**: the user's, or the catalog's newest quote of the kind asked.
-5. **cost band** (:func:`cost_band`): the central cost and the MFU band's ends
-   (:mod:`.hardware.cost`).
+5. **cost band** (:func:`.hardware.cost.cost_band`): the central cost and the MFU band's
+   ends.
 6. **warnings** (:mod:`.estimate_checks`): inputs that look like mistakes, as codes.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import ComputeBudgetError
@@ -42,8 +42,8 @@ from .estimate_result import (
     assumptions_of,
 )
 from .hardware.catalog import Accelerator, Precision, load_catalog, source_label
-from .hardware.cost import CostBand, CostEstimate, band_ranges, cost_from_flops
-from .hardware.energy import energy_of
+from .hardware.cost import band_ranges, cost_band, cost_from_flops
+from .hardware.energy import TimedRun, energy_of
 from .hardware.in_time import in_time as count_in_time
 from .hardware.measured import measured_mfu
 from .hardware.mfu import mfu_prior
@@ -254,16 +254,6 @@ def _without_offload(spec: RunSpec, memory: MemoryEstimate | None, flops: float,
                           dollar_cost_with_failures=run.dollar_cost_with_failures)
 
 
-def cost_band(flops: float, spec: RunSpec, peak: float, mfu: float, band: Range,
-              price: float | None) -> CostBand:
-    """Step 5: the cost at the central MFU and at either end of the band."""
-    def at(utilisation: float) -> CostEstimate:
-        return cost_from_flops(flops, spec.gpu_count, peak, utilisation, price,
-                               spec.failure_budget)
-
-    return CostBand(at(mfu), at(band[1]), at(band[0]))
-
-
 def _feasibility(memory: MemoryEstimate | None, wall_days: float) -> Feasibility:
     if memory is not None and memory.fits is False:
         return "does_not_fit"
@@ -287,19 +277,38 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
             return None
 
     estimate = _estimate(spec, flops_per_token, flops_method, check_memory)
+    return _followed(estimate, spec, at) if in_time else estimate
+
+
+def _followed(estimate: RunEstimate, spec: RunSpec,
+              at: Callable[[int], RunEstimate | None]) -> RunEstimate:
+    """``estimate`` with what it says about other counts estimated there (``at``), not scaled:
+    the count without offload, the wall time on the fewest devices it fits on, and the
+    devices that would finish it in time (:mod:`.hardware.in_time`), rounded up to those their
+    machines pay for (sooner at the same hourly price)."""
+    update: dict[str, object] = {}
+    w = estimate.without_offload
+    if w is not None and (there := at(w.gpu_count)) is not None:
+        update["without_offload"] = w.model_copy(update={
+            k: getattr(there, k) for k in ("wall_days", "gpu_hours", "dollar_cost",
+                                           "dollar_cost_with_failures")})
+    fewest = estimate.memory.min_gpu_count if estimate.memory is not None else None
+    base = estimate
+    if estimate.feasibility == "does_not_fit" and fewest and (there := at(fewest)) is not None:
+        update["wall_days_at_min_gpu_count"] = there.wall_days
+        base = there if there.feasibility == "too_long" else estimate
     pinned = (spec.tp or 1) * (spec.pp or 1) * (spec.ep or 1)  # a count must divide by them
-    step = math.lcm(estimate.price.instance_gpus or 1, pinned)
-    layout = estimate.layout_cost.total if estimate.layout_cost is not None else 1.0
-    found = count_in_time(estimate, spec.gpu_count, step,
-                          None if estimate.memory is None else layout, at) if in_time else None
-    if found is None:
-        return estimate
-    count, mfu = found.gpu_count, found.mfu
-    paid = found.estimate.price.paid_gpus if isinstance(found.estimate, RunEstimate) else None
-    if paid is not None and paid % pinned == 0 and (whole := at(paid)) is not None \
-            and whole.feasibility == "ok":  # the devices paid for anyway: sooner, same cost
-        count, mfu = paid, whole.mfu
-    return estimate.model_copy(update={"gpu_count_in_time": count, "mfu_in_time": mfu})
+    layout = base.layout_cost.total if base.layout_cost is not None else 1.0
+    found = count_in_time(base, base.gpu_count, pinned, None if base.memory is None else layout,
+                          at)
+    if found is not None:
+        count, mfu = found.gpu_count, found.mfu
+        paid = found.estimate.price.paid_gpus if isinstance(found.estimate, RunEstimate) else None
+        if paid and paid % pinned == 0 and (whole := at(paid)) is not None \
+                and whole.feasibility == "ok":  # the devices paid for anyway
+            count, mfu = paid, whole.mfu
+        update |= {"gpu_count_in_time": count, "mfu_in_time": mfu}
+    return estimate.model_copy(update=update) if update else estimate
 
 
 def _estimate(spec: RunSpec, flops_per_token: float | None, flops_method: FlopsMethod,
@@ -315,8 +324,8 @@ def _estimate(spec: RunSpec, flops_per_token: float | None, flops_method: FlopsM
     price = spanning(acc.price(spec.usd_per_gpu_hour, kind=spec.price_kind,
                                gpu_count=spec.gpu_count),
                      spec.gpu_count, memory.tp if memory is not None else spec.tp or 1)
-    band = cost_band(flops.per_token * spec.tokens, spec, peak, mfu, used.range,
-                     price.usd_per_gpu_hour)
+    band = cost_band(flops.per_token * spec.tokens, spec.gpu_count, peak, mfu, used.range,
+                     price.usd_per_gpu_hour, spec.failure_budget)
     point, fast, slow = band
     model, arch = spec.model, spec.model.architecture
     return RunEstimate(
@@ -350,7 +359,7 @@ def _estimate(spec: RunSpec, flops_per_token: float | None, flops_method: FlopsM
             point.gpu_hours / memory.min_gpu_count / HOURS_PER_DAY
             if memory is not None and memory.fits is False and memory.min_gpu_count else None),
         warnings=estimate_warnings(spec, acc, precision) + batch_warnings(spec, layout),
-        energy=energy_of(_Timed(acc, spec.gpu_count, point.wall_hours,
+        energy=energy_of(TimedRun(acc, spec.gpu_count, point.wall_hours,
                                 (fast.wall_hours, slow.wall_hours)),
                          board_power_w=spec.board_power_w, pue=spec.pue,
                          grid_kg_co2_per_kwh=spec.grid_kg_co2_per_kwh),
@@ -387,13 +396,3 @@ def _active(spec: RunSpec) -> float | None:
     if counts is None:
         return spec.active_params
     return float(counts.active) if counts.active < counts.total else None
-
-
-@dataclass(frozen=True)
-class _Timed:
-    """What the energy needs of a run: its device, count and wall hours."""
-
-    accelerator: Accelerator
-    gpu_count: int
-    wall_hours: float
-    wall_hours_range: Range

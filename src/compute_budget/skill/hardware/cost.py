@@ -31,6 +31,7 @@ __all__ = [
     "CostBand",
     "CostEstimate",
     "band_ranges",
+    "cost_band",
     "cost_from_flops",
     "estimate_run_cost",
 ]
@@ -144,3 +145,12 @@ def band_ranges(band: CostBand) -> dict[str, object]:
         dollar_cost_range=dollars("dollar_cost"),
         dollar_cost_with_failures_range=dollars("dollar_cost_with_failures"),
     )
+
+
+def cost_band(flops: float, gpu_count: int, peak: float, mfu: float, band: tuple[float, float],
+              price: float | None, failure_budget: float) -> CostBand:
+    """The cost at the central MFU and at either end of the band ``(slow, fast)``."""
+    def at(utilisation: float) -> CostEstimate:
+        return cost_from_flops(flops, gpu_count, peak, utilisation, price, failure_budget)
+
+    return CostBand(at(mfu), at(band[1]), at(band[0]))

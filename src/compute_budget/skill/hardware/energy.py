@@ -23,7 +23,7 @@ import json
 import math
 from functools import cache
 from importlib import resources
-from typing import Annotated, Literal, Protocol, runtime_checkable
+from typing import Annotated, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
@@ -43,6 +43,7 @@ __all__ = [
     "GridIntensity",
     "Pue",
     "Timed",
+    "TimedRun",
     "energy_of",
     "load_energy_defaults",
 ]
@@ -183,6 +184,15 @@ class Timed(Protocol):
 
     @property
     def wall_hours_range(self) -> Range: ...
+
+
+class TimedRun(NamedTuple):
+    """A run's device, count and wall hours: what the energy needs of it (:class:`Timed`)."""
+
+    accelerator: Accelerator
+    gpu_count: int
+    wall_hours: float
+    wall_hours_range: Range
 
 
 def _number(value: object, field: str, low: float, high: float, allowed: str) -> float:

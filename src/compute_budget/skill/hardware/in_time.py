@@ -49,11 +49,12 @@ class InTime(NamedTuple):
 
 def in_time(estimate: Estimated, gpu_count: int, step: int, layout: float | None,
             estimate_at: Callable[[int], Estimated | None]) -> InTime | None:
-    """The fewest devices, in whole machines of ``step`` (and, beyond one node, whole nodes of
-    8), whose own estimate (``estimate_at``; None where that count cannot be estimated) is
-    feasible within max_plan_days. ``layout`` is the layout's cost in ``estimate`` (None: no
-    memory check, so the MFU does not depend on the count and the linear count is exact). None
-    unless ``estimate`` is too long, or when no count up to the top finishes."""
+    """The fewest devices, in multiples of ``step`` (the user's pinned parallel degrees; beyond
+    one node, whole nodes of 8), whose own estimate (``estimate_at``; None where that count
+    cannot be estimated) is feasible within max_plan_days. ``layout`` is the layout's cost in
+    ``estimate`` (None: no memory check, so the MFU does not depend on the count and the linear
+    count is exact). None unless ``estimate`` is too long, or when no count up to the top
+    finishes."""
     if estimate.feasibility != "too_long":
         return None
     if layout is None:
