@@ -40,8 +40,9 @@ GIB = 2**30
 @pytest.mark.parametrize(("key", "gib", "chips", "page"), [
     # cloud.google.com/tpu/docs/v6e: "DRAM per host 1536 GiB", "Chips per host 8"
     ("tpu-v6e", 1536 / 8, 8, "cloud.google.com/tpu/docs/v6e"),
-    # cloud.google.com/tpu/docs/v5e: "DRAM per host 512 GiB", "Chips per host 8"
-    ("tpu-v5e", 512 / 8, 8, "cloud.google.com/tpu/docs/v5e"),
+    # cloud.google.com/tpu/docs/v5e, VM types: ct5lp-hightpu-1t/4t/8t have 48, 192 and 384 GB
+    # (the host's "DRAM per host 512 GiB" is more than a VM gets)
+    ("tpu-v5e", 384e9 / 2**30 / 8, 8, "cloud.google.com/tpu/docs/v5e"),
     # cloud.google.com/tpu/docs/v5p-training, VM, host and slice properties: 4 v5p chips,
     # RAM (GB) 448
     ("tpu-v5p", 448e9 / 4 / GIB, 4, "cloud.google.com/tpu/docs/v5p-training"),

@@ -37,8 +37,9 @@ are kept here, per accelerator key, with the platform each generation usually sh
 Devices that train without a CUDA-style host offload path (TPUs, Trainium, Gaudi) have no host
 platform here: offload's host step is not estimated for them. Their hosts' CPU RAM is still what
 offload must fit in (:func:`cpu_ram`), where a public source gives it: Google's TPU pages list
-the host of a full TPU VM, 512 GiB of DRAM for 8 v5e chips (cloud.google.com/tpu/docs/v5e:
-"DRAM per host 512 GiB", "Chips per host 8"), 1536 GiB for 8 v6e chips (/tpu/docs/v6e: "DRAM
+the RAM of a TPU VM, 48 GB a v5e chip (cloud.google.com/tpu/docs/v5e, VM types: 48, 192 and
+384 GB for the 1-, 4- and 8-chip ct5lp-hightpu VMs; the host's 512 GiB of DRAM is not all the
+VM's), 1536 GiB for 8 v6e chips (/tpu/docs/v6e: "DRAM
 per host 1536 GiB", "Chips per host 8") and 448 GB of RAM for 4 v5p chips, half of it usable
 with NUMA binding (/tpu/docs/v5p-training, "VM, host and slice properties", read in its zh-CN
 version); Trainium2 is priced in AWS's trn2.48xlarge, whose RAM the catalog lists. No figure
@@ -99,8 +100,8 @@ _OWN_HOST = ("v100", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "gh200", "gb2
 """Devices the default RAM's system carries (the DGX of their generation, a desktop); others
 borrow it, and the RAM's source says so."""
 _HOST_RAM_WITHOUT_LINK: dict[str, tuple[float, int, str]] = {
-    "tpu-v5e": (512.0, 8, "a TPU v5e host: 512 GiB of DRAM for 8 chips "
-                          "(cloud.google.com/tpu/docs/v5e)"),
+    "tpu-v5e": (384e9 / GIB, 8, "a TPU v5e VM: 384 GB of RAM for 8 chips, 48 GB a chip in the "
+                                "1- and 4-chip VMs too (cloud.google.com/tpu/docs/v5e)"),
     "tpu-v5p": (448e9 / GIB, 4, "a TPU v5p host: 448 GB of RAM for 4 chips, half of it with NUMA "
                                 "binding (cloud.google.com/tpu/docs/v5p-training)"),
     "tpu-v6e": (1536.0, 8, "a TPU v6e host: 1536 GiB of DRAM for 8 chips "
