@@ -257,3 +257,19 @@ async def test_split_and_alternatives_relays_say_when_a_run_is_too_long(client: 
     caveat = alternatives.structured_content["relay"]["caveat"]
     assert caveat.startswith("the original takes 11.9 years, longer than any plan survives, and ")
     assert caveat.endswith("of the alternatives still take over a year.")
+
+
+async def test_the_alternatives_relay_counts_rows_that_save_and_can_run(client: Client) -> None:
+    # 1B x 1T on one T4 cannot run: "4 of 5 alternatives save money" counted the different-idea
+    # row and a same-model row that does not fit either, and said nothing of the original
+    result = await client.call_tool("suggest_alternatives", {
+        "params": "1B", "tokens": "1T", "gpu": "t4", "gpu_count": 1})
+    assert result.structured_content is not None
+    data = result.structured_content
+    relay = data["relay"]
+    priced = [a for a in data["alternatives"] if a["kind"] != "different_idea"]
+    saving = [a for a in priced if (a.get("saving_usd") or 0) > 0
+              and a["feasibility"] != "does_not_fit"]
+    assert f"({len(saving)} of {len(priced)} priced alternatives save money and can run)" \
+        in relay["headline"]
+    assert relay["caveat"].startswith("the original cannot run on 1 × T4")
