@@ -295,3 +295,17 @@ def test_tpus_are_rented_in_whole_slices(key: str, count: int, slice_: str, slic
     # pod); v5e and v6e pods do not
     assert bool(price.joined) == (key in ("tpu-v5p", "tpu-v4") and slices is not None
                                   and count <= (6144 if key == "tpu-v5p" else 4096))
+
+
+def test_the_full_catalog_quotes_a_shared_price_source_once() -> None:
+    # TPU v5p's ten slice quotes (5 sizes, on-demand and reserved) share one source: the full
+    # detail printed that paragraph ten times
+    from compute_budget.prompts import render_accelerators
+    from compute_budget.skill.hardware.catalog import get_accelerator
+
+    v5p = get_accelerator("tpu-v5p")
+    text = render_accelerators([v5p], show_sources=True)
+    assert len(v5p.prices) == 10
+    assert text.count("as transcribed in a public wiki page") == 2  # slices, and joined cubes
+    assert "Price $4.20/h: on-demand, $2.94/h reserved, 2025 (v5p-8, v5p-16, v5p-32, v5p-64)" \
+        in text
