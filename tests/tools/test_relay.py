@@ -273,3 +273,12 @@ async def test_the_alternatives_relay_counts_rows_that_save_and_can_run(client: 
     assert f"({len(saving)} of {len(priced)} priced alternatives save money and can run)" \
         in relay["headline"]
     assert relay["caveat"].startswith("the original cannot run on 1 × T4")
+
+
+async def test_a_run_under_a_day_is_relayed_in_hours(client: Client) -> None:
+    # SmolLM2-135M on 1,000 TPU v5e: the headline read "0.0154 days (0.0088–0.0316)"
+    result = await client.call_tool("estimate_run_cost", {
+        "preset": "smollm2-135m", "tokens": "50B", "gpu": "tpu-v5e", "gpu_count": 1000})
+    assert result.structured_content is not None
+    headline = result.structured_content["relay"]["headline"]
+    assert " min (" in headline and " days" not in headline
