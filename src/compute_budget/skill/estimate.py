@@ -266,9 +266,9 @@ def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
     """Estimate FLOPs, time, GPU-hours and dollars for ``spec``, with the MFU band as the range
     (the steps of the module docstring). ``flops_per_token`` replaces the count of step 1
     (``flops_method`` says how it was obtained: distillation adds the teacher's forward pass
-    2·N_teacher per token); without ``check_memory`` the memory check is skipped. A run too long
-    for any plan gets the devices that would finish it in time, each count re-estimated
-    (:mod:`.in_time`), unless ``in_time`` is False (a search that tries counts itself)."""
+    2·N_teacher per token); without ``check_memory`` the memory check is skipped. Other counts it
+    names are estimated there (:func:`_followed`), unless ``in_time`` is False (a search that
+    tries counts itself)."""
     def at(count: int) -> RunEstimate | None:
         try:
             return _estimate(spec.model_copy(update={"gpu_count": count}), flops_per_token,
