@@ -358,3 +358,16 @@ def test_the_header_mfu_is_the_prior_at_the_suggested_size() -> None:
     assert split.peak_label == "NVIDIA H100 page"
     assert split.ratio_source == "default"
     assert budget_table(BudgetTableSpec(budget_flops=1e21, ratio=20)).ratio_source == "user"
+
+
+def test_a_budget_is_spent_where_the_layout_changes_between_sizes() -> None:
+    # $300k on 4 TPU v5p: the sizes the budget buys straddle a layout change (x1.05 below
+    # about 12.7B, x1.34 above), so the rounds had no fixed point and the best size spent
+    # $239,686 (80%), priced at the other layout; now the most FLOPs within the budget at
+    # their own layout (the largest size below the change)
+    from compute_budget import BudgetTableSpec, budget_table
+
+    table = budget_table(BudgetTableSpec(budget_usd=300_000, gpu="tpu-v5p", gpu_count=4))
+    best = table.ratio_split
+    assert best.dollar_cost_with_failures is not None
+    assert 0.9 * 300_000 < best.dollar_cost_with_failures <= 300_000 * (1 + 1e-6)

@@ -50,6 +50,9 @@ __all__ = [
 Range = tuple[float, float]
 BudgetStatus = Literal["within", "over_at_slow_end", "over"]
 
+BISECTIONS = 16
+"""Rounds of :func:`flops_for_usd`'s bisection where the layout has no fixed point (1/65,536
+of the gap between the two sizes)."""
 _SAME = 1e-9
 """Relative tolerance under which two costs are the same (rounding of one formula)."""
 
@@ -195,14 +198,35 @@ class BudgetRowGroup(BaseModel):
 def flops_for_usd(usd: float, ratio: float, machine: Machine, *, slow: bool) -> float:
     """The FLOPs a dollar budget buys at the MFU of the model it buys (central, or the slow
     end of the band): the prior follows the model's size, which follows the FLOPs, so the two
-    are settled together (a few rounds: MFU moves as N^0.07)."""
-    at = machine
-    flops = 0.0
+    are settled together (a few rounds: MFU moves as N^0.07). Where the layout changes between
+    the sizes the rounds reach (no fixed point: ×1.05 below a size, ×1.34 above), the most
+    FLOPs whose own cost is within the budget, by bisection between the last two rounds (it
+    returned the last round's, priced at the other layout: 80% of a $300k budget spent)."""
+    def mfu_of(at: Machine) -> float:
+        return at.band[0] if slow and at.band is not None else at.mfu
+
+    def own(flops: float) -> Machine:
+        return machine.at(split_budget(flops, ratio)[0], flops)
+
+    at, rounds = machine, [0.0]
     for _ in range(8):
-        mfu = at.band[0] if slow and at.band is not None else at.mfu
-        flops = at.flops_for_usd(usd, mfu)
-        at = machine.at(split_budget(flops, ratio)[0], flops)
-    return flops
+        rounds.append(at.flops_for_usd(usd, mfu_of(at)))
+        at = own(rounds[-1])
+    lo, hi = sorted(rounds[-2:])
+    if hi - lo <= 1e-6 * hi:
+        return rounds[-1]
+
+    def within(flops: float) -> bool:
+        there = own(flops)
+        cost = there.cost(flops, mfu_of(there)).dollar_cost_with_failures
+        return cost is not None and cost <= usd * (1 + _SAME)
+
+    if not within(lo):
+        return lo
+    for _ in range(BISECTIONS):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if within(mid) else (lo, mid)
+    return lo
 
 
 def _range(fast: float | None, slow: float | None) -> Range | None:
