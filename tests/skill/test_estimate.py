@@ -304,7 +304,8 @@ def test_the_count_that_finishes_in_time_is_re_estimated_not_scaled() -> None:
     fewer = estimate_run(spec.model_copy(update={"gpu_count": count - 8}))
     assert there.feasibility == "ok" and fewer.feasibility == "too_long"  # the fewest nodes
     assert est.mfu_in_time == there.mfu > est.mfu
-    assert f"About {count} × H100 SXM would finish it within 365 days (estimated at that " \
+    assert f"About {count} × H100 SXM (whole nodes of 8) would finish it within 365 days " \
+        f"(estimated at that " \
         f"count, MFU {there.mfu:.2f} with the layout it allows)" in render_estimate(est)
     # without a memory check the MFU does not depend on the count: linear, whole nodes of 8
     flat = estimate_run(spec, check_memory=False)

@@ -282,3 +282,15 @@ async def test_a_run_under_a_day_is_relayed_in_hours(client: Client) -> None:
     assert result.structured_content is not None
     headline = result.structured_content["relay"]["headline"]
     assert " min (" in headline and " days" not in headline
+
+
+async def test_the_plan_relay_says_when_the_slow_end_misses_the_deadline(client: Client) -> None:
+    # 13B x 1T in 90 days with 64 H100 and 128 A100: the markdown says the slow end takes 171
+    # days and needs more than the 128 A100 available; the relay said only "290 days (191–586)"
+    result = await client.call_tool("plan_run", {
+        "params": "13B", "tokens": "1T", "deadline_days": 90, "gpus": ["h100", "a100-80gb"],
+        "available": [{"gpu": "h100", "count": 64}, {"gpu": "a100-80gb", "count": 128}]})
+    assert result.structured_content is not None
+    slow = result.structured_content["relay"]["slow_end"]
+    assert slow.startswith("at the MFU band's slow end the cheapest takes ")
+    assert slow.endswith("(more than the 128 you can get).")
