@@ -245,7 +245,7 @@ def _without_offload(spec: RunSpec, memory: MemoryEstimate | None, flops: float,
         return None
     plain = mfu * (cost.offload or 1.0) if cost.applied else mfu
     price = spec.accelerator.price(spec.usd_per_gpu_hour, kind=spec.price_kind, gpu_count=count)
-    if (paid := price.paid_gpus) and paid % ((spec.tp or 1) * (spec.pp or 1) * (spec.ep or 1)) == 0:
+    if (paid := price.paid_gpus) and paid % spec.count_step == 0:
         count, price = paid, spec.accelerator.price(spec.usd_per_gpu_hour,
                                                     kind=spec.price_kind, gpu_count=paid)
     run = cost_from_flops(flops, count, peak, plain, price.usd_per_gpu_hour, spec.failure_budget)
@@ -297,7 +297,7 @@ def _followed(estimate: RunEstimate, spec: RunSpec,
     if estimate.feasibility == "does_not_fit" and fewest and (there := at(fewest)) is not None:
         update["wall_days_at_min_gpu_count"] = there.wall_days
         base = there if there.feasibility == "too_long" else estimate
-    pinned = (spec.tp or 1) * (spec.pp or 1) * (spec.ep or 1)  # a count must divide by them
+    pinned = spec.count_step
     layout = base.layout_cost.total if base.layout_cost is not None else 1.0
     found = count_in_time(base, base.gpu_count, pinned, None if base.memory is None else layout,
                           at)

@@ -146,8 +146,8 @@ class Decision(FiniteResult):
     gpu_hours: float = Field(description="Nominal device-hours.")
     gpu_count_in_time: int | None = Field(
         default=None, exclude_if=lambda v: v is None,
-        description="too_long: the devices that would finish within max_plan_days at the same "
-                    "MFU (linear scaling); left out otherwise.")
+        description="too_long: the devices that would finish within max_plan_days, estimated "
+                    "at that count (the estimate's gpu_count_in_time); left out otherwise.")
     device_unit: DeviceUnit = Field(
         default="GPU", description="What gpu_hours count: GPU-hours, or chip-hours (TPU, "
                                    "Trainium, Gaudi).")

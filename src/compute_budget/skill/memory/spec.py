@@ -180,6 +180,11 @@ class LayoutFields(BaseModel):
     def _known_optimizer(cls, value: str | None) -> str | None:
         return None if value is None else resolve_optimizer(value).name
 
+    @property
+    def count_step(self) -> int:
+        """Every device count must be a multiple of this: the pinned tp·pp·ep."""
+        return (self.tp or 1) * (self.pp or 1) * (self.ep or 1)
+
 
 class ModelAndLayout(ModelFields, FineTuningFields, LayoutFields):
     """The model (by size, config or preset), how it is fine-tuned, and its layout."""

@@ -233,11 +233,6 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
         return tuple(acc for acc in self.requested if self.peak_tflops is not None
                      or acc.peak_tflops.get(self.precision or acc.default_precision) is not None)
 
-    @property
-    def count_step(self) -> int:
-        """Every count searched is a multiple of this: the pinned tp·pp·ep."""
-        return (self.tp or 1) * (self.pp or 1) * (self.ep or 1)
-
     def cap(self, key: str) -> int:
         """Most devices of type ``key`` searched: max_gpu_count, or fewer when available says."""
         limit = (self.available or {}).get(key)
