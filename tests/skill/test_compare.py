@@ -7,10 +7,10 @@ import json
 import math
 import random
 from pathlib import Path
+from statistics import NormalDist
 
 import pytest
 from pydantic import ValidationError
-from scipy.stats import norm
 
 from compute_budget.cli import main
 from compute_budget.skill.advice.candidates import Candidate, parse_candidates, validate_candidates
@@ -246,7 +246,7 @@ def test_p_beats_baseline_golden_values(gain: float, sigma: float, baseline: flo
     got = _by_name(comparison)["a"].p_beats_baseline
     assert got == pytest.approx(p, abs=1e-12)
     if sigma:
-        assert got == pytest.approx(norm.cdf((gain - baseline) / sigma), abs=1e-12)
+        assert got == pytest.approx(NormalDist().cdf((gain - baseline) / sigma), abs=1e-12)
 
 
 # --- the best set within a pool -----------------------------------------------------------

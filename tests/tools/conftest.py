@@ -26,10 +26,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+# Every tool test through `client` repeats in the legacy mode (the initialize handshake and the
+# stream loop) with the slow set, which .ci/run runs too: the tools' answers do not depend on the
+# connection mode, and the repeat cost the quick set seconds it does not have. test_server.py
+# (the protocol's own checks) and the elicitation tests keep both modes in the quick set.
+@pytest.fixture(params=["auto", pytest.param("legacy", marks=pytest.mark.slow)])
+def client_mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-async def client(server: MCPServer, mode: str) -> AsyncIterator[Client]:
+async def client(server: MCPServer, client_mode: str) -> AsyncIterator[Client]:
     """A client that does not support elicitation."""
-    async with Client(server, mode=mode) as c:
+    async with Client(server, mode=client_mode) as c:
         yield c
 
 

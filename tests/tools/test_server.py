@@ -25,6 +25,12 @@ from .conftest import Answers
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture(params=["auto", "legacy"])
+def client_mode(request: pytest.FixtureRequest) -> str:
+    """The protocol's own checks run in both connection modes in the quick set."""
+    return str(request.param)
+
 RUN = {"params": "7B", "tokens": "100B", "gpu": "a100", "gpu_count": 8}
 
 VALID_CALLS: dict[str, tuple[dict[str, Any], type]] = {
