@@ -294,3 +294,44 @@ async def test_the_plan_relay_says_when_the_slow_end_misses_the_deadline(client:
     slow = result.structured_content["relay"]["slow_end"]
     assert slow.startswith("at the MFU band's slow end the cheapest takes ")
     assert slow.endswith("(more than the 128 you can get).")
+
+
+async def test_a_verdict_relay_says_when_its_run_fits_only_with_offload(client: Client) -> None:
+    # the verdict's markdown opens with "This run depends on offloading the optimizer state to
+    # CPU memory … Without offload it needs 3 devices"; its relay said only fits: true
+    relay = await _relay(client, "render_verdict", {
+        "params": "13B", "tokens": "20B", "gpu": "a100-80gb", "gpu_count": 1,
+        "predicted_gain": 2, "gain_uncertainty": 0.5, "baseline_to_beat": 1})
+    assert relay["fits"] is True
+    assert relay["offload"].startswith("it fits only with the optimizer state offloaded to CPU "
+                                       "memory (")
+    assert relay["offload"].endswith("without offload 3 devices.")
+    plain = await _relay(client, "render_verdict", {**RUN, "predicted_gain": 2,
+                                                    "gain_uncertainty": 0.5})
+    assert "offload" not in plain and "caveat" not in plain
+
+
+async def test_a_batch_far_past_the_optimal_one_is_relayed(client: Client) -> None:
+    # SmolLM2-135M x 50B on 1,000 TPU v5e: one 4,096-token sequence per rank is 4.1M tokens a
+    # step, 5.42x the compute-optimal 756K (Bi et al. 2024; tests/skill/test_estimate.py); the
+    # markdown warned and the relay did not
+    run = {"preset": "smollm2-135m", "tokens": "50B", "gpu": "tpu-v5e", "gpu_count": 1000}
+    for tool, extra in (("estimate_run_cost", {}),
+                        ("render_verdict", {"predicted_gain": 2, "gain_uncertainty": 0.5})):
+        relay = await _relay(client, tool, {**run, **extra})
+        assert relay["caveat"] == (
+            "on 1,000 devices the smallest global batch is 4.1M tokens a step, 5.42x the "
+            "compute-optimal 756K: the time is optimistic; fewer devices, or give batch_tokens.")
+    given = await _relay(client, "estimate_run_cost", {**run, "batch_tokens": "8M"})
+    assert "caveat" not in given
+
+
+async def test_two_caveats_of_a_verdict_are_both_relayed(client: Client) -> None:
+    # a baseline below zero and a batch far past the optimal one each say "caveat:"; the second
+    # replaced the first
+    relay = await _relay(client, "render_verdict", {
+        "preset": "smollm2-135m", "tokens": "50B", "gpu": "tpu-v5e", "gpu_count": 1000,
+        "predicted_gain": 2, "gain_uncertainty": 0.5, "baseline_to_beat": -1})
+    assert relay["caveat"].startswith("the baseline −1 is a loss")
+    assert "doing nothing gains 0; on 1,000 devices the smallest global batch is 4.1M tokens" \
+        in relay["caveat"]

@@ -59,8 +59,9 @@ def relay(tool: str, result: BaseModel,
     text = render("mcp/relay", tool=tool, r=result, e=_priced(tool, arguments))
     for line in text.splitlines():
         key, sep, text = line.partition(": ")
-        if sep and key.isidentifier():
-            fields[key] = text.strip()
+        if sep and key.isidentifier():  # a key said twice (two caveats) keeps both
+            fields[key] = (f"{fields[key].rstrip('.')}; {text.strip()}" if key in fields
+                           else text.strip())
     fits = _fits(tool, result)
     if fits is not None:
         fields["fits"] = fits
