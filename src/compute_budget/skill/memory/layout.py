@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..hardware.catalog import Accelerator, get_accelerator
 from ..hardware.peer_link import PeerLink
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER, Stack
 from .costs import ZERO3_SLOWDOWN, Costs, Slowdown, costs
@@ -57,6 +58,13 @@ class LayoutChoice(BaseModel):
     min_gpu_count_without_offload: int | None = Field(
         description="The same without CPU offload, when offload was open and the fewest "
                     "devices need it; else equal to min_gpu_count.")
+    min_gpu_count_rented: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The devices the catalog's default machines pay for to hold min_gpu_count, "
+                    "when more (20 TPU v5p rent a slice of 32); left out otherwise.")
+    min_gpu_count_without_offload_rented: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The same for min_gpu_count_without_offload; left out otherwise.")
     max_micro_batch: int | None = Field(
         description="The largest micro-batch that fits at the chosen layout (activations grow "
                     "linearly with it); None when it does not fit or memory is unknown.")
@@ -212,6 +220,10 @@ def _at_fewest(remedy: Remedy, pins: Pins, model: ResolvedModel, setup: Setup) -
         update={"tp": found[0].tp, "pp": found[0].pp})
 
 
+def _rented(acc: Accelerator | None, count: int | None) -> int | None:
+    return None if acc is None or count is None else acc.rented_count(count)
+
+
 def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
             open_knobs: tuple[str, ...], tried: dict[str, list[int | str | bool]],
             slowdown: Slowdown, pins: Pins, model: ResolvedModel, setup: Setup,
@@ -229,12 +241,15 @@ def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
         if host_needed is not None:
             binding = "host_memory"
     pinned = tuple(k for k in LAYOUT_KNOBS if getattr(pins, k) is not None)
+    acc = None if gpu is None else get_accelerator(gpu)
     return LayoutChoice(chosen_by=chosen_by, fits=fits, open_knobs=open_knobs, pinned=pinned,
                         max_micro_batch=(_max_micro_batch(model, layout, setup) if fits
                                          else None),
                         tried=tried,
                         slowdown=slowdown, min_gpu_count=min_count,
                         min_gpu_count_without_offload=min_plain,
+                        min_gpu_count_rented=_rented(acc, min_count),
+                        min_gpu_count_without_offload_rented=_rented(acc, min_plain),
                         min_gpu_count_in_nodes=in_nodes, binding=binding,
                         remedies=remedies,
                         offload_priced=setup.offload_step_seconds is not None

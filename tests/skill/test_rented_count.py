@@ -1,0 +1,58 @@
+"""A fewest-devices count says what its machines rent: TPU v5p comes in slices of 4, 8, 16, 32
+and 64 chips (then whole cubes), AWS rents T4s one, four or eight to a machine. The memory reply
+said "Without offload the run needs 20 × TPU v5p", which no one can rent; the estimate of that
+run priced the 32 of a v5p-64."""
+
+from __future__ import annotations
+
+import pytest
+
+from compute_budget import MemorySpec, RunSpec, estimate_memory, estimate_run
+from compute_budget.prompts import render_estimate, render_memory
+from compute_budget.skill.hardware.catalog import get_accelerator
+
+
+@pytest.mark.parametrize(("gpu", "count", "rented"), [
+    # cloud.google.com/tpu/docs/v5p: v5p-8 (4 chips) … v5p-64 (32 chips), v5p-128 (one cube)
+    ("tpu-v5p", 20, 32), ("tpu-v5p", 16, None), ("tpu-v5p", 2, 4), ("tpu-v5p", 70, 128),
+    # AWS g4dn: xlarge (1 T4), 12xlarge (4), metal (8)
+    ("t4", 2, 4), ("t4", 4, None), ("t4", 1, None),
+    # a per-device price rents what it uses; no price, nothing to say
+    ("h100", 3, None), ("h20", 3, None),
+])
+def test_the_devices_a_count_rents(gpu: str, count: int, rented: int | None) -> None:
+    acc = get_accelerator(gpu)
+    assert acc.rented_count(count) == rented
+    paid = acc.price(None, gpu_count=count).paid_gpus
+    assert rented == paid  # the estimate prices the same machines
+
+
+def test_the_fewest_devices_say_what_they_rent() -> None:
+    # 100B on 3 TPU v5p needs 496.7 GiB of CPU RAM per chip to offload (tests/skill/
+    # test_offload_without_host_link.py): the fewest without offload are 20, a v5p-64's 32
+    memory = estimate_memory(MemorySpec(params="100B", gpu="tpu-v5p", gpu_count=3))
+    layout = memory.layout
+    assert layout.min_gpu_count_without_offload == 20
+    assert layout.min_gpu_count_without_offload_rented == 32
+    assert layout.min_gpu_count == 16 and layout.min_gpu_count_rented is None
+    text = render_memory(memory)
+    assert "at least 16 × TPU v5p (per chip) with CPU offload, 20 without (rented as 32)" in text
+    assert "Without offload the run needs 20 × TPU v5p (per chip) (rented as 32)." in text
+    assert "min_gpu_count_rented" not in layout.model_dump()
+
+
+def test_an_estimate_that_does_not_fit_names_the_machines_of_its_fewest() -> None:
+    # 2B full training does not fit one T4 (15 GiB usable); its fewest are 3, which AWS rents
+    # in a g4dn.12xlarge of 4 (the 2 and 4 of the g4dn sizes); JSON and text agree
+    est = estimate_run(RunSpec(params="2B", tokens="1B", gpu="t4", gpu_count=1))
+    assert est.feasibility == "does_not_fit" and est.memory is not None
+    layout = est.memory.layout
+    assert (layout.min_gpu_count, layout.min_gpu_count_rented) == (3, 4)
+    assert "3 × T4 (rented as 4)" in render_estimate(est)
+    from compute_budget.tools.relay import relay
+
+    told = relay("estimate_run_cost", est)
+    assert told is not None and "(fewest devices: 3, rented as 4)." in told["headline"]
+    memory = estimate_memory(MemorySpec(params="2B", gpu="t4", gpu_count=1))
+    told = relay("estimate_memory", memory)
+    assert told is not None and "fewest devices: 3 (rented as 4)." in told["headline"]
