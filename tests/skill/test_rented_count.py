@@ -56,3 +56,26 @@ def test_an_estimate_that_does_not_fit_names_the_machines_of_its_fewest() -> Non
     memory = estimate_memory(MemorySpec(params="2B", gpu="t4", gpu_count=1))
     told = relay("estimate_memory", memory)
     assert told is not None and "fewest devices: 3 (rented as 4)." in told["headline"]
+
+
+def test_a_verdict_on_a_run_that_does_not_fit_names_what_its_fewest_rent() -> None:
+    from compute_budget import decision_summary
+    from compute_budget.prompts import render_decision
+
+    decision = decision_summary(
+        estimate_run(RunSpec(params="2B", tokens="1B", gpu="t4", gpu_count=1)), 2, 0.5)
+    assert decision.verdict == "no-go"
+    assert (decision.min_gpu_count, decision.min_gpu_count_rented) == (3, 4)
+    assert "it needs at least 3 of them (rented as 4)." in render_decision(decision)
+
+
+def test_a_split_row_that_does_not_fit_names_what_its_fewest_rent() -> None:
+    # $300k on 4 TPU v6e: the 100B row needs 10 chips, which Google rents as a v6e-16 slice
+    # (v6e slices: 1, 4, 8, 16 … 256 chips, cloud.google.com/tpu/docs/v6e)
+    from compute_budget import BudgetTableSpec, budget_table
+    from compute_budget.prompts import render_split
+
+    table = budget_table(BudgetTableSpec(budget_usd=300_000, gpu="tpu-v6e", gpu_count=4))
+    row = next(r for r in table.rows if r.params == 100e9)
+    assert (row.fits, row.min_gpu_count, row.min_gpu_count_rented) == (False, 10, 16)
+    assert "no: needs 10 (rented as 16) |" in render_split(table)

@@ -183,6 +183,12 @@ class Decision(FiniteResult):
                     "CPU offload if that helps).")
     min_gpu_count_without_offload: int | None = Field(
         description="The same without CPU offload.")
+    min_gpu_count_rented: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The devices the catalog's machines pay for to hold min_gpu_count, when "
+                    "more; the next the same for min_gpu_count_without_offload.")
+    min_gpu_count_without_offload_rented: int | None = Field(
+        default=None, exclude_if=lambda v: v is None)
     wall_days: float | None = Field(description="Estimated wall-clock days, when known.")
     assumptions: RunAssumptions | None = Field(
         default=None,
@@ -263,6 +269,14 @@ def _settle(basis: GainBasis, cost: float | None, cost_f: float | None,
                     numbers={"runs": runs, "study_cost": study, "at_stake": cost_f})
 
 
+def _fewest(memory: Any) -> dict[str, int | None]:
+    """The fewest devices of a run that does not fit, with and without offload, and what their
+    machines rent (``memory``: its memory check; None when it fits)."""
+    layout = getattr(memory, "layout", None)
+    return {f"min_gpu_count{k}": getattr(layout, f"min_gpu_count{k}", None)
+            for k in ("", "_without_offload", "_rented", "_without_offload_rented")}
+
+
 @validated
 def decision_summary(
     estimate: Costed,
@@ -315,9 +329,7 @@ def decision_summary(
                                usd_per_unit_gain is not None, fit),
         kill_criteria=kills, checkpoint_day=day, spend_by_checkpoint_usd=spent,
         feasibility=getattr(estimate, "feasibility", "ok"),
-        min_gpu_count=memory.min_gpu_count if memory is not None and no_fit else None,
-        min_gpu_count_without_offload=(memory.layout.min_gpu_count_without_offload
-                                       if memory is not None and no_fit else None),
+        **_fewest(memory if no_fit else None),
         wall_days=getattr(estimate, "wall_days", None),
         device_unit=getattr(estimate, "device_unit", "GPU"),
         gpu_count_in_time=getattr(estimate, "gpu_count_in_time", None),

@@ -148,6 +148,10 @@ class BudgetTableRow(BaseModel):
                     "(the memory search, shape guessed from N); None without an accelerator.")
     min_gpu_count: int | None = Field(
         default=None, description="The fewest such devices it fits on; None when unknown.")
+    min_gpu_count_rented: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The devices the catalog's machines pay for to hold min_gpu_count, when "
+                    "more (10 TPU v6e rent a slice of 16); left out otherwise.")
     fit_slowdown: float | None = Field(
         default=None,
         description="When it fits: the layout's cost in time (recomputation, TP, PP and ZeRO-3 "
@@ -245,16 +249,17 @@ def _status(point: CostEstimate | None, slow: CostEstimate | None,
 
 
 def _memory(n: float, machine: Machine | None) -> dict[str, Any]:
-    fits = min_count = slowdown = offload = None
+    fits = min_count = rented = slowdown = offload = None
     gaps: list[OffloadGap] = []
     if machine is not None and machine.gpu is not None:
         memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
         fits, min_count = memory.fits, memory.min_gpu_count
+        rented = memory.layout.min_gpu_count_rented
         if fits:
             offload, gaps = memory.offload, memory.offload_gaps
             slowdown = machine.layout.total if machine.layout is not None else 1.0
-    return dict(fits=fits, min_gpu_count=min_count, fit_slowdown=slowdown,
-                fit_needs_offload=offload, fit_offload_gaps=gaps)
+    return dict(fits=fits, min_gpu_count=min_count, min_gpu_count_rented=rented,
+                fit_slowdown=slowdown, fit_needs_offload=offload, fit_offload_gaps=gaps)
 
 
 def price_row(flops: float, n: float, machine: Machine | None,
@@ -294,8 +299,9 @@ def price_row(flops: float, n: float, machine: Machine | None,
     )
 
 
-_OUTCOME = ("wall_days", "dollar_cost_with_failures", "fits", "min_gpu_count", "fit_slowdown",
-            "fit_needs_offload", "fit_offload_gaps", "budget_status")
+_OUTCOME = ("wall_days", "dollar_cost_with_failures", "fits", "min_gpu_count",
+            "min_gpu_count_rented", "fit_slowdown", "fit_needs_offload", "fit_offload_gaps",
+            "budget_status")
 """The columns two rows must share to be shown as one."""
 
 
