@@ -125,3 +125,26 @@ async def test_unknown_arguments_are_still_refused_by_name(client: Client) -> No
     listed = await client.call_tool("plan_run", {**VALID_CALLS["plan_run"][0],
                                                  "available": [{"gpu": "h100", "cuont": 8}]})
     assert listed.is_error and "available" in _text(listed)
+
+
+async def test_a_strict_client_can_send_the_users_price_to_every_tool_that_prices_a_run(
+        client: Client) -> None:
+    # a strict client sends only the keys a schema lists: render_verdict listed six run
+    # arguments, not the price, so the verdict weighed the catalog's $/h, not the user's $2.20
+    # (a reviewer's 3B x 600B on 64 H100: $56,847 with the failure budget became $103,100, and a
+    # GO under a $60k budget a NO-GO)
+    tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+    for tool in ("estimate_run_cost", "render_verdict", "suggest_alternatives", "split_budget"):
+        assert "usd_per_gpu_hour" in tools[tool]["properties"], tool
+    items = tools["compare_candidates"]["properties"]["candidates"]["items"]
+    assert {"usd_per_gpu_hour", "preset"} <= set(items["properties"])
+    run = {"params": "3B", "tokens": "600B", "gpu": "h100", "gpu_count": 64,
+           "predicted_gain": 4, "gain_uncertainty": 2, "budget_usd": "$60k"}
+    given = await client.call_tool("render_verdict", {**run, "usd_per_gpu_hour": 2.2})
+    catalog = await client.call_tool("render_verdict", run)
+    assert given.structured_content is not None and catalog.structured_content is not None
+    # 6·3e9·6e11 = 1.08e22 FLOPs; the user's rate, not the catalog's, prices it
+    hours = given.structured_content["gpu_hours"]
+    assert given.structured_content["dollar_cost"] == pytest.approx(hours * 2.2, rel=1e-6)
+    assert given.structured_content["verdict"] == "go"
+    assert catalog.structured_content["dollar_cost"] != pytest.approx(hours * 2.2, rel=1e-3)

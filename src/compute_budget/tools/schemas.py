@@ -40,11 +40,11 @@ __all__ = ["compact_input_schema", "compact_output_schema", "portability_problem
            "portable_arguments"]
 
 LISTED_KEYS: dict[str, tuple[str, ...]] = {
-    "candidates": ("name", "params", "tokens", "gpu", "gpu_count", "predicted_gain",
-                   "gain_uncertainty"),
+    "candidates": ("name", "params", "preset", "tokens", "gpu", "gpu_count", "usd_per_gpu_hour",
+                   "predicted_gain", "gain_uncertainty"),
 }
 """Of a list argument whose objects take a whole run spec, the keys the schema lists (the others
-are accepted too; a strict client sends these)."""
+are accepted too; a strict client sends only these, so the price is among them)."""
 LISTED_ONCE = frozenset({"calibration"})
 """List arguments listed only by a tool that lists its whole spec and describes them
 (estimate_run_cost); the others accept them too: a list of declared objects costs a kilobyte a

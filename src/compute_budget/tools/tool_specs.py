@@ -111,9 +111,11 @@ DESCRIBED_ON_VERDICT = frozenset(DecisionInputs.model_fields)
 """The gain and money arguments: described once, in render_verdict's schema."""
 DESCRIBED_ON_FIT = frozenset(GainFromPoints.model_fields)
 """Small-run points and the baseline loss: described once, in fit_scaling_law's schema."""
-CORE_RUN = ("params", "preset", "tokens", "gpu", "gpu_count", "kind")
+CORE_RUN = ("params", "preset", "tokens", "gpu", "gpu_count", "kind", "usd_per_gpu_hour")
 """The run arguments render_verdict and suggest_alternatives list; they take the rest of
-estimate_run_cost's too (described once, there)."""
+estimate_run_cost's too (described once, there). The price is listed: a strict client sends
+only listed keys, and without the user's price a verdict weighed the catalog's ($2.20 an
+H100-hour became $3.99, and a GO under a $60k budget a NO-GO)."""
 MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
                                 "node_devices": True, "layout": {"tried", "slowdown"},
                                 "offload_cost": {"link_bytes", "cpu_bytes", "link_gbs",
