@@ -99,6 +99,13 @@ async def test_memory_relays_whether_it_fits(client: Client) -> None:
     relay = await _relay(client, "estimate_memory", {"params": "70B", "gpu": "h100",
                                                      "gpu_count": 1})
     assert relay["fits"] is False and relay["headline"].startswith("Does not fit on 1 × H100")
+    # a fit says how tight it is, as the markdown does: 70.5 GiB of 80 is 1.46 GiB under the
+    # 90% a program can use (72 GiB), not 9.5 GiB spare
+    tight = await _relay(client, "estimate_memory", {"preset": "llama-3-8b", "gpu": "a100-80gb",
+                                                     "gpu_count": 4})
+    assert tight["fits"] is True and tight["headline"] == (
+        "Fits on 4 × A100 80GB SXM: 70.5 GiB of 80.0 GiB per device, 1.46 GiB under the 90% "
+        "usable.")
 
 
 async def test_relay_is_listed_and_kept_in_the_full_detail(client: Client) -> None:
