@@ -43,6 +43,24 @@ def test_every_prior_is_a_band_with_basis_and_source(gpu: str, family: str) -> N
     assert prior.source and not prior.source.endswith(".")
     if family in ("dense", "moe"):
         assert load_mfu_priors().as_of in prior.source
+        assert prior.as_of == load_mfu_priors().as_of  # the date every reply shows
+    else:
+        assert prior.as_of is None
+
+
+def test_the_short_reply_dates_its_peak_and_its_mfu_prior() -> None:
+    # every default shows its source and date: the short estimate named "NVIDIA H100 page" and
+    # "a prior from 26 published runs on Hopper" with neither date
+    from compute_budget.prompts import render_estimate
+    from compute_budget.skill.hardware.catalog import load_catalog
+    from compute_budget.tools.relay import relay
+
+    est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="h100", gpu_count=8))
+    text = render_estimate(est)
+    assert f"(NVIDIA H100 page, catalog of {load_catalog().compiled})." in text
+    assert f"runs on Hopper, calibrated {load_mfu_priors().as_of}, ×" in text
+    told = relay("estimate_run_cost", est)
+    assert told is not None and told["mfu_source"].endswith(f", as of {load_mfu_priors().as_of}")
 
 
 def test_hopper_dense_prior_is_the_fitted_level_of_its_published_runs() -> None:

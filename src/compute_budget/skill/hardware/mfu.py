@@ -88,6 +88,9 @@ class MfuPrior(BaseModel):
                     "was derived); None for the flat prior. The reply composes the rest from "
                     "the fields below.")
     source: str = Field(description="Where the figures come from, with date.")
+    as_of: str | None = Field(
+        default=None, description="Date of the calibration set it rests on (YYYY-MM-DD); None "
+                                  "for the flat prior.")
     generation: str | None = Field(
         default=None, description="Hardware generation of the accelerator the prior is for."
     )
@@ -312,7 +315,7 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
     if entry.generation == generation:
         return MfuPrior(
             family=family, **_scaled(table, entry.central, _factors(table, entry), size), **size,
-            basis=entry.basis, source=entry.source, generation=generation,
+            basis=entry.basis, source=entry.source, as_of=entry.as_of, generation=generation,
             generation_label=label, scope="generation", n_runs=entry.n_runs, runs=entry.runs,
             observed=observed)
     n = sum(1 for run in table.runs
@@ -323,7 +326,8 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
     if nearest is None or entry.central < nearest.central:
         # Conservative: no calibrated level higher than what all published runs support.
         return MfuPrior(**common, **_scaled(table, entry.central, _factors(table, entry), size),
-                        basis=entry.basis, source=entry.source, scope="pooled",
+                        basis=entry.basis, source=entry.source, as_of=entry.as_of,
+                        scope="pooled",
                         n_runs=entry.n_runs, runs=entry.runs)
     trend = tuple(
         (generation_label(e.generation), e.central)
@@ -337,7 +341,8 @@ def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelera
         common["observed"] = table.observed(nearest.generation, calibrated) or observed
     return MfuPrior(
         **common, **_scaled(table, nearest.central, factors, size),
-        basis=nearest.basis, source=nearest.source, scope="nearest", n_runs=nearest.n_runs,
+        basis=nearest.basis, source=nearest.source, as_of=nearest.as_of, scope="nearest",
+        n_runs=nearest.n_runs,
         runs=nearest.runs, borrowed_from=generation_label(nearest.generation),
         device_peak_tflops=accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16,
         reference_peak_tflops=_reference_peak(nearest.generation), trend=trend,
