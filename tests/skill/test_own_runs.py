@@ -306,3 +306,24 @@ def test_a_team_level_carried_far_past_its_runs_is_held_and_said() -> None:
     assert "this size is far from your runs' (1B–7B active parameters)" in text
     assert "held at 0.45, your fastest run, where the slope carried it higher" in text
     assert f"its band's fast end held at {highest:.2f}, the fastest published run" in text
+
+
+def test_the_slow_side_never_narrows_with_the_distance_from_your_runs() -> None:
+    # a reviewer's three H100 runs at 0.35-0.41 end to end (1B, 3B, 7B): at 70B and 405B the
+    # MFU was held at the fastest run's, 0.41, but the slow end kept rising with the size slope,
+    # to 0.38 and then 0.41 itself, so a run on plan sat on decide's kill line
+    runs = [past(0.37, params=1e9, tokens=20e9), past(0.35, params=3e9, tokens=60e9),
+            past(0.41, params=7e9, tokens=140e9)]
+    slow_sides = []
+    for params in ("7B", "70B", "405B"):
+        est = estimate_run(RunSpec(params=params, tokens="1T", gpu="h100", gpu_count=512,
+                                   calibration=runs))
+        low, high = est.mfu_used.range
+        assert low < est.mfu <= high
+        slow_sides.append(math.log10(est.mfu / low))
+    fit = estimate_run(RunSpec(params="405B", tokens="1T", gpu="h100", gpu_count=512,
+                               calibration=runs)).mfu_used.own_runs
+    assert fit is not None and fit.central_cap == pytest.approx(0.41, abs=0.005)
+    # the slow side is the same half-width at every size, held or not
+    assert slow_sides[1] == pytest.approx(slow_sides[0], rel=1e-6)
+    assert slow_sides[2] == pytest.approx(slow_sides[0], rel=1e-6)

@@ -295,13 +295,15 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     cap = min(MAX_PRIOR_MFU, max(load_mfu_priors().highest_mfu or MAX_PRIOR_MFU,
                                  *(r.mfu for r in read)))
     unheld = max(prior.central * 10 ** (shift + half), *levels)
-    low = min(prior.central * 10 ** (shift - half), *levels, cap)
     high = min(cap, unheld)
     sizes = (min(r.active_params for r in read), max(r.active_params for r in read))
     target, fastest = prior.params, max(r.mfu for r in read)
     central = min(high, prior.central * 10 ** shift)
     held = max(fastest, prior.central) if central > max(fastest, prior.central) else None
-    low = low if held is None else min(low, held)  # the band holds the MFU it was held at
+    # the slow side a whole half-width below the MFU used, held or not: below the MFU the
+    # slope would have given, a held MFU's band narrowed with the distance from the runs
+    # (405B from runs of 1-7B: 0.41-0.51 about a central of 0.41)
+    low = min((central if held is None else held) * 10 ** -half, *levels, cap)
     return OwnRunsMfu(
         n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
         runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
