@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     )
     from .estimate import estimate_run as estimate_run
     from .estimate_result import MfuUsed as MfuUsed, RunEstimate as RunEstimate
+    from .hardware.calibration_text import parse_calibration as parse_calibration
     from .hardware.catalog import (
         Accelerator as Accelerator,
         Catalog as Catalog,
@@ -100,7 +101,6 @@ if TYPE_CHECKING:
         OwnRunsMfu as OwnRunsMfu,
         PastRun as PastRun,
         own_runs_mfu as own_runs_mfu,
-        parse_calibration as parse_calibration,
     )
     from .memory.estimate import (
         MemoryEstimate as MemoryEstimate,
@@ -215,9 +215,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "hardware.measured": ("PROBE_FORMAT", "ProbeResult"),
     "memory.probe_report": ("ProbeReport", "ProbeSpec", "probe_report"),
     "hardware.mfu": ("MfuPrior", "ModelFamily", "mfu_prior"),
-    "hardware.own_runs": (
-        "OwnRun", "OwnRunsMfu", "PAST_RUN_COLUMNS", "PastRun", "own_runs_mfu", "parse_calibration"
-    ),
+    "hardware.own_runs": ("OwnRun", "OwnRunsMfu", "PAST_RUN_COLUMNS", "PastRun", "own_runs_mfu"),
+    "hardware.calibration_text": ("parse_calibration",),
     "memory.estimate": ("MemoryEstimate", "MemorySpec", "estimate_memory"),
     "memory.layout": ("LayoutChoice", "Slowdown"),
     "memory.remedies": ("Remedy",),
