@@ -327,3 +327,26 @@ def test_the_slow_side_never_narrows_with_the_distance_from_your_runs() -> None:
     # the slow side is the same half-width at every size, held or not
     assert slow_sides[1] == pytest.approx(slow_sides[0], rel=1e-6)
     assert slow_sides[2] == pytest.approx(slow_sides[0], rel=1e-6)
+
+
+def test_runs_faster_than_any_published_run_are_flagged() -> None:
+    # a reviewer's runs implied 0.84-0.97 end to end (node-hours given as GPU-hours read 8
+    # times fast) and the estimate took 0.88 without a word; the fastest published run is 0.51
+    # (LLaMA-1 13B, mfu_priors.json)
+    from compute_budget.prompts import render_estimate
+    from compute_budget.tools.relay import relay
+
+    fast = [past(0.84, params=1e9), past(0.92, params=3e9), past(0.97)]
+    est = estimate_run(RunSpec(**RUN, calibration=fast))
+    fit = est.mfu_used.own_runs
+    assert fit is not None and fit.faster_than_published == 3
+    assert fit.fastest_published == pytest.approx(load_mfu_priors().highest_mfu)
+    assert "**3 of them ran faster than any published run** (up to 0.97 against 0.51 end to " \
+           "end): check their hours are device-hours" in render_estimate(est)
+    told = relay("estimate_run_cost", est)
+    assert told is not None and "3 of them ran faster than any published run" in told[
+        "mfu_source"]
+    # 0.45 is fast but published teams have run near it: no flag
+    plain = estimate_run(RunSpec(**RUN, calibration=[past(0.45)] * 3)).mfu_used.own_runs
+    assert plain is not None and plain.faster_than_published == 0
+    assert plain.fastest_published is None

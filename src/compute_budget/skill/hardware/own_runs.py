@@ -77,6 +77,10 @@ SPREAD_PRIOR_RUNS = 4
 (3.5, rounded up)."""
 BEYOND_SIZES = 3.0
 """A run over this factor outside the team's runs' sizes: the published slope alone carries it."""
+FASTER_THAN_PUBLISHED = 1.25
+"""A past run over this factor above the fastest published run's end-to-end MFU (0.51, so over
+0.64) is flagged: more likely node-hours given as device-hours (8 times too fast on 8-device
+nodes) or a steady-state rate than a whole run."""
 MAX_RUNS = 500
 """More past runs than this are refused: a calibration needs a handful, not a log file."""
 PAST_RUN_COLUMNS = ("name", "params", "active_params", "tokens", "gpu", "gpu_count",
@@ -238,6 +242,11 @@ class OwnRunsMfu(BaseModel):
         "level above it and above the published prior): that MFU; else None."))
     run_sizes: tuple[float, float] = Field(default=(0.0, 0.0),
                                            description="The runs' least and most active params.")
+    faster_than_published: int = Field(default=0, description=(
+        "How many of the runs ran over FASTER_THAN_PUBLISHED times the fastest published run's "
+        "MFU (fastest_published): more likely node-hours or a steady-state rate than a run."))
+    fastest_published: float | None = Field(default=None, description=(
+        "The fastest published run's end-to-end MFU, when a run is flagged; else None."))
     beyond_sizes: bool = Field(default=False, description=(
         "This run lies over BEYOND_SIZES times outside the runs' sizes: the published size "
         "slope alone carries their level to it."))
@@ -303,13 +312,16 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     # slope would have given, a held MFU's band narrowed with the distance from the runs
     # (405B from runs of 1-7B: 0.41-0.51 about a central of 0.41)
     low = min((central if held is None else held) * 10 ** -half, *levels, cap)
+    published = load_mfu_priors().highest_mfu or MAX_PRIOR_MFU
+    flagged = sum(r.mfu > FASTER_THAN_PUBLISHED * published for r in read)
     return OwnRunsMfu(
         n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
         runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
         spread=math.sqrt(sigma2), runs_spread=s, prior_spread=tau,
         central=central if held is None else held, low=low, high=high,
         prior_central=prior.central, fast_end_cap=cap if unheld > cap else None,
-        central_cap=held,
+        central_cap=held, faster_than_published=flagged,
+        fastest_published=published if flagged else None,
         run_sizes=sizes, beyond_sizes=target is not None and not (
             sizes[0] / BEYOND_SIZES <= target <= sizes[1] * BEYOND_SIZES))
 
