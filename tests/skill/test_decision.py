@@ -144,6 +144,22 @@ def test_value_and_gain_per_dollar_use_the_net_gain() -> None:
     assert "looks_absolute" in d.gain_notes
 
 
+def test_a_gain_that_reads_like_a_level_is_noted() -> None:
+    # SKILL.md's own example of the mistake: "the new model will hit 57 ± 1.5" passed as a gain
+    # of 57 went through as a GO with no word (a reviewer, 2026-12-07)
+    from compute_budget.prompts import render_decision
+
+    d = decision_summary(EST, 57, 1.5)
+    assert d.gain_notes == ["looks_like_a_level"]
+    assert "⚠ A gain of 57 ± 1.5 reads like the score you expect rather than its change." \
+        in render_decision(d)
+    # a large gain with a wide σ, a small precise one, and a level beside a baseline (the
+    # looks_absolute note, not both) are not noted as a level
+    assert decision_summary(EST, 25, 10).gain_notes == []
+    assert decision_summary(EST, 5, 0.2).gain_notes == []
+    assert decision_summary(EST, 57, 1.5, 55).gain_notes == ["looks_absolute"]
+
+
 def test_unit_slip_is_noted() -> None:
     assert "unit_slip" in decision_summary(EST, 0.02, 1.5, 0.0).gain_notes
     assert decision_summary(EST, 2.0, 0.5, 1.0).gain_notes == []

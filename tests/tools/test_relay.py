@@ -342,3 +342,10 @@ async def test_two_caveats_of_a_verdict_are_both_relayed(client: Client) -> None
     assert relay["caveat"].startswith("the baseline −1 is a loss")
     assert "doing nothing gains 0; on 1,000 devices the smallest global batch is 4.1M tokens" \
         in relay["caveat"]
+
+
+async def test_a_gain_that_reads_like_a_level_is_a_caveat_to_ask_about(client: Client) -> None:
+    relay = await _relay(client, "render_verdict", {**RUN, "predicted_gain": 57,
+                                                    "gain_uncertainty": 1.5})
+    assert relay["caveat"] == ("a gain of 57 reads like the score expected, not its change; ask, "
+                               "and if so pass metric_now and metric_expected.")
