@@ -108,3 +108,18 @@ def test_renamed_names_still_import_for_one_release_with_a_warning() -> None:
         with pytest.warns(DeprecationWarning, match=new):
             assert getattr(compute_budget, old) is getattr(skill, new)
         assert old not in skill.__all__
+
+
+def test_bad_input_is_a_value_error_either_way_and_described_the_same() -> None:
+    # README, "As a library": a spec model raises pydantic's ValidationError, a function an
+    # InputError; both are ValueErrors, and describe_error words either as the doors do
+    import pytest
+
+    from compute_budget import InputError, RunSpec, describe_error, train_flops
+
+    with pytest.raises(ValueError) as spec_error:
+        RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=8, tp=3)
+    assert describe_error(spec_error.value) == "tp: 3 is not allowed; a divisor of gpu_count (8)"
+    with pytest.raises(InputError) as call_error:
+        train_flops(-1, 1e12)
+    assert describe_error(call_error.value).startswith(f"{call_error.value.field}: ")
