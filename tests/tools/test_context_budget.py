@@ -133,3 +133,30 @@ def test_each_output_schema_lists_the_result_models_keys() -> None:
         fast = compact_output_schema(spec.output)
         keys = list(spec.output.model_json_schema(by_alias=True)["properties"])
         assert fast == {"type": "object", "description": f"Keys: {', '.join(keys)}."}, spec.name
+
+
+async def test_the_brief_content_keeps_six_significant_digits(client: Client) -> None:
+    # 0.18512012528460414 cost 19 bytes where 0.18512 says as much: with calibration runs the
+    # split's structured content was 6,347 bytes, over the cap
+    def floats(data: Any) -> list[float]:
+        if isinstance(data, float):
+            return [data]
+        if isinstance(data, dict):
+            return [f for v in data.values() for f in floats(v)]
+        if isinstance(data, list):
+            return [f for v in data for f in floats(v)]
+        return []
+
+    run = {"params": "7B", "tokens": "1T", "gpu": "h100", "gpu_count": 64}
+    brief = (await client.call_tool("estimate_run_cost", run)).structured_content
+    full = (await client.call_tool("estimate_run_cost",
+                                   {**run, "detail": "full"})).structured_content
+    assert brief is not None and full is not None
+    assert all(f == float(f"{f:.6g}") for f in floats(brief))
+    assert brief["gpu_hours"] == float(f"{full['gpu_hours']:.6g}") != full["gpu_hours"]
+    cal = [{"params": p, "tokens": t, "gpu": "h100", "gpu_hours": h}
+           for p, t, h in (("1B", "20B", 96), ("3B", "60B", 800), ("7B", "140B", 4000))]
+    split = await client.call_tool("split_budget", {"budget_usd": "$400k", "gpu": "h100",
+                                                    "calibration": cal})
+    assert len(json.dumps(split.structured_content, separators=(",", ":"),
+                          ensure_ascii=False)) <= STRUCTURED_MAX

@@ -300,6 +300,22 @@ async def _picture(spec: ToolSpec, arguments: BaseModel, result: BaseModel) -> I
                         data=base64.b64encode(png).decode("ascii"))
 
 
+BRIEF_DIGITS = 6
+"""Significant digits of a number in the brief structured content: 0.18512012528460414 costs
+an assistant 19 bytes, 0.18512 seven, and no reply quotes more (``detail: "full"`` keeps all)."""
+
+
+def _rounded(data: Any) -> Any:
+    """``data`` with every float to :data:`BRIEF_DIGITS` significant digits."""
+    if isinstance(data, float):
+        return float(f"{data:.{BRIEF_DIGITS}g}")
+    if isinstance(data, dict):
+        return {k: _rounded(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_rounded(v) for v in data]
+    return data
+
+
 def _handler(spec: ToolSpec) -> Callable[..., Any]:
     operation = spec.operation
 
@@ -322,8 +338,8 @@ def _handler(spec: ToolSpec) -> Callable[..., Any]:
         except (ComputeBudgetError, ValidationError) as exc:
             raise _failure(spec, exc, given) from None
         structured = result.model_dump(mode="json", exclude=None if full else spec.brief)
-        if not full and spec.trim is not None:
-            structured = spec.trim(structured)
+        if not full:
+            structured = _rounded(structured if spec.trim is None else spec.trim(structured))
         structured = relayed(spec.name, result, structured, full, arguments)
         return CallToolResult(content=content, structured_content=structured)
 
