@@ -400,10 +400,10 @@ def test_estimate_template_short_by_default() -> None:
 | Cost with failure budget (×1.50) | **$21,034** | $21,034 – $51,935 |
 | Energy | 5,833 kWh, 2.80 t CO2e | 5,833 – 14,403 kWh |
 
-**Assumptions** (the full detail has every source and the breakdowns)
-- Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet).
+**Assumptions** (full detail: every source, the breakdowns)
+- Peak: 312 TFLOP/s dense bf16 (NVIDIA A100 datasheet, 2020).
 - MFU: 0.40, given by you; the range's slow end, 0.16, is the published runs' low, as a speed measured over steps leaves out restarts and evaluation.
-- Sequence: 4096 tokens per sequence (assumed: give yours).
+- Sequence: 4096 tokens (assumed: give yours).
 - Price: $1.50/GPU-h, given by you.
 - Energy: 400 W per device (datasheet maximum; an upper bound, devices only), PUE 1.56 (industry average, Uptime Institute survey 2024), 0.480 kg CO2e/kWh (world average, Ember 2023).
 - Memory: fits, 61.2 GiB of 80.0 GiB at ZeRO 1, TP 1 × PP 1 × DP 8, recompute none, micro-batch 1 (shape guessed from N).

@@ -52,12 +52,11 @@ def test_the_short_reply_dates_its_peak_and_its_mfu_prior() -> None:
     # every default shows its source and date: the short estimate named "NVIDIA H100 page" and
     # "a prior from 26 published runs on Hopper" with neither date
     from compute_budget.prompts import render_estimate
-    from compute_budget.skill.hardware.catalog import load_catalog
     from compute_budget.tools.relay import relay
 
     est = estimate_run(RunSpec(params="7B", tokens="100B", gpu="h100", gpu_count=8))
     text = render_estimate(est)
-    assert f"(NVIDIA H100 page, catalog of {load_catalog().compiled})." in text
+    assert f"(NVIDIA H100 page, {get_accelerator('h100').spec_as_of})." in text
     assert f"runs on Hopper, calibrated {load_mfu_priors().as_of}, ×" in text
     told = relay("estimate_run_cost", est)
     assert told is not None and told["mfu_source"].endswith(f", as of {load_mfu_priors().as_of}")

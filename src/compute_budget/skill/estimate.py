@@ -336,7 +336,8 @@ def _estimate(spec: RunSpec, flops_per_token: float | None, flops_method: FlopsM
         device_unit=acc.device_unit, precision=precision, precision_inferred=spec.precision is None,
         peak_origin="user" if spec.peak_tflops is not None else "catalog",
         peak_source=None if spec.peak_tflops is not None else acc.spec_source,
-        peak_label=None if spec.peak_tflops is not None else source_label(acc.spec_source),
+        peak_label=(None if spec.peak_tflops is not None
+                    else f"{source_label(acc.spec_source)}, {acc.spec_as_of}"),
         catalog_compiled=load_catalog().compiled, mfu_used=used, price=price,
         seq_len=spec.resolved_seq_len, seq_len_inferred=spec.seq_len is None,
         native_context=arch.max_positions if arch is not None else None,

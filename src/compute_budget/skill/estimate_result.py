@@ -219,7 +219,7 @@ class RunEstimate(CostEstimate):
     peak_origin: Literal["user", "catalog"] = Field(description="Who gave the dense peak.")
     peak_source: str | None = Field(description="The catalog's source of the peak; None when "
                                                 "given by the user.")
-    peak_label: str | None = Field(description="That source in a few words.")
+    peak_label: str | None = Field(description="That source in a few words, with its date.")
     catalog_compiled: str = Field(description="Date the catalog was compiled.")
     mfu_used: MfuUsed = Field(description="Where the MFU comes from, and its band.")
     price: PriceUsed = Field(description="The price per device-hour and where it comes from.")
