@@ -82,6 +82,10 @@ def _decision_reply(result: Any, reply: Reply) -> str:
     return prompts.render_decision(result, assistant=reply.assistant)
 
 
+def _plan_reply(result: Any, reply: Reply) -> str:
+    return prompts.render_plan(result, assistant=reply.assistant)
+
+
 def _split_reply(result: Any, reply: Reply) -> str:
     return prompts.render_split(result, detail="full" if reply.full else "short")
 
@@ -140,7 +144,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("optimal", "compute_optimal", "Compute-optimal params and tokens for a budget",
               "OptimalSpec", _skill("optimal"), _plain(prompts.render_optimal)),
     Operation("plan", "plan_run", "Cheapest devices and count to meet a deadline",
-              "PlanSpec", _skill("plan_run"), _plain(prompts.render_plan), _plan_picture),
+              "PlanSpec", _skill("plan_run"), _plan_reply, _plan_picture),
     Operation("gpus", "list_accelerators", "List accelerators: peaks, memory, prices, sources",
               "CatalogQuery", _skill("find_accelerators"), _catalog_reply),
     Operation("params", None, "Exact parameter counts of an architecture, by component",

@@ -88,9 +88,10 @@ def render_optimal(optimal: OptimalSplit) -> str:
     return render("optimal", optimal=optimal)
 
 
-def render_plan(report: PlanReport) -> str:
-    """The cheapest and fastest plans for a deadline, or what keeps every plan out."""
-    return render("plan", report=report)
+def render_plan(report: PlanReport, *, assistant: bool = False) -> str:
+    """The cheapest and fastest plans for a deadline, or what keeps every plan out;
+    ``assistant``: arguments named as the MCP tool takes them, not as CLI flags."""
+    return render("plan", report=report, assistant=assistant)
 
 
 def render_split(split: BudgetTable, *, detail: str | None = None) -> str:

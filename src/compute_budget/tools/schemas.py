@@ -50,7 +50,8 @@ LISTED_ONCE = frozenset({"calibration"})
 (estimate_run_cost); the others accept them too: a list of declared objects costs a kilobyte a
 tool."""
 MAPPINGS: dict[str, tuple[str, str]] = {"available": ("gpu", "count")}
-"""Mapping arguments published as a list of ``{key, value}`` objects: their two names."""
+"""Mapping arguments published as a list of ``{key, value}`` objects: their two names (the
+model takes the list itself)."""
 JSON_TEXT = frozenset({"probe"})
 """Object arguments published as a string holding their JSON (a file another program wrote,
 passed on whole; the server parses it): the object's own keys would cost more than the budget."""
@@ -172,10 +173,6 @@ def _portable_value(name: str, value: Any) -> Any:
             return json.loads(value)
         except ValueError:
             return value  # the config's own validation names what is wrong
-    if name in MAPPINGS and isinstance(value, list):
-        key, count = MAPPINGS[name]
-        if all(isinstance(v, Mapping) and v.keys() >= {key, count} for v in value):
-            return {v[key]: v[count] for v in value}
     if isinstance(value, list):
         return [portable_arguments(v) if isinstance(v, Mapping) else v for v in value]
     return value
@@ -183,8 +180,9 @@ def _portable_value(name: str, value: Any) -> Any:
 
 def portable_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
     """``given`` as the arguments models take it: null keys dropped (not given), at every level
-    of a list argument's objects too; a ``config`` string holding a JSON object parsed; an
-    ``available`` list of ``{gpu, count}`` a mapping; a ``weights_bits`` string an integer."""
+    of a list argument's objects too; a ``config`` string holding a JSON object parsed; a
+    ``weights_bits`` string an integer. An ``available`` list of ``{gpu, count}`` is passed on:
+    the plan's spec takes it and refuses a type named twice, which a mapping would lose."""
     return {k: _portable_value(k, v) for k, v in given.items() if v is not None}
 
 

@@ -104,6 +104,8 @@ def _frontier(spec: PlanSpec, result: TypeResult) -> TypeFrontier:
         gpu_count_for_deadline=None if fast is None or result.status != "misses_deadline" else
         count_for(fast.gpu_count, fast.wall_days, deadline, CountGrid(spec.count_step,
                                                                        MAX_GPU_COUNT)),
+        cheapest_gpu_count=result.best,
+        available=(spec.available or {}).get(result.acc.key),
         points=[FrontierPoint(
             gpu_count=n, wall_days=e.wall_days, gpu_hours=e.gpu_hours,
             dollar_cost_with_failures=e.dollar_cost_with_failures,
@@ -243,7 +245,8 @@ def plan_run(spec: PlanSpec) -> PlanReport:
         fastest=[plan_of(r, r.fastest or 0) for r in by_time[:spec.top]],
         frontier=[*(_frontier(spec, r) for r in results),
                   *(TypeFrontier(gpu=acc.key, accelerator=acc.name, status="no_peak",
-                                 max_gpu_count=spec.cap(acc.key), min_gpu_count=None, points=[])
+                                 max_gpu_count=spec.cap(acc.key), min_gpu_count=None, points=[],
+                                 available=(spec.available or {}).get(acc.key))
                     for acc in spec.requested if acc not in spec.accelerators)],
         binding=[] if feasible else _bindings(spec, results, search),
         deadline_days=spec.deadline_days,

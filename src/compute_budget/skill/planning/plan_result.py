@@ -84,6 +84,14 @@ class TypeFrontier(_Frozen):
     gpu_count_for_deadline: int | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="misses_deadline: the devices its fastest count scales to by the deadline.")
+    cheapest_gpu_count: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The cheapest feasible count (the fewest dollars, or device-hours without a "
+                    "price; ties: fewer devices); left out when none is feasible.")
+    available: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The devices of this type the spec's available names; left out when it "
+                    "names none.")
 
 
 class Plan(_Frozen):
@@ -172,9 +180,9 @@ class PlanReport(_Frozen, FiniteResult):
     notes: list[ReportNote] = Field(description="Assumptions of every plan (see ReportNote).")
 
     @property
-    def limited_types(self) -> list[TypeFrontier]:
-        """The types ``available`` held below max_gpu_count that no listed plan uses and that
-        were estimated: the devices the user can get, which the reply answers for."""
+    def your_types(self) -> list[TypeFrontier]:
+        """The types ``available`` names that no listed plan uses: the devices the user can
+        get, which the reply answers for (the spec refuses a type the plan cannot estimate,
+        so each was searched)."""
         listed = {p.gpu for p in self.plans}
-        return [t for t in self.frontier if t.max_gpu_count < self.max_gpu_count
-                and t.gpu not in listed and t.points]
+        return [t for t in self.frontier if t.available is not None and t.gpu not in listed]

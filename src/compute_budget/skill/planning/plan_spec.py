@@ -161,11 +161,10 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
     @field_validator("available", mode="before")
     @classmethod
     def _available_text(cls, value: object) -> object:
-        """The command line's form, ``h100=64,a100=128``, as an object. A list reaches here
-        only when its objects lack ``gpu`` or ``count`` (the MCP door maps the rest)."""
+        """The command line's form, ``h100=64,a100=128``, and the list form,
+        ``[{'gpu': 'h100', 'count': 64}]`` (the MCP schema's), as an object."""
         if isinstance(value, list):
-            raise InputError("available", value, "device counts as {'h100': 64}, as "
-                                                 "[{'gpu': 'h100', 'count': 64}] or as 'h100=64'")
+            return _available_list(value)
         return name_count_pairs(value, "available") if isinstance(value, str) else value
 
     @field_validator("available")
@@ -181,6 +180,20 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
                                  f"each type once ({key} is named twice)")
             out[key] = count
         return out
+
+    def _available_usable(self) -> None:
+        """Every type in ``available`` is one the plan searches: a dense peak for the
+        precision (or peak_tflops given) and a count within the cap that the pinned
+        tp·pp·ep divides. A device the user has is refused by name, never left out."""
+        searched = {acc.key for acc in self.accelerators}
+        for key, count in (self.available or {}).items():
+            acc = get_accelerator(key)
+            if key not in searched:
+                raise InputError(f"available.{key}", count, _no_peak(acc, self.precision))
+            if not len(CountGrid(self.count_step, self.cap(key))):
+                raise InputError(f"available.{key}", count,
+                                 f"at least {self.count_step} devices: the pinned tp·pp·ep = "
+                                 f"{self.count_step} must divide the count")
 
     @model_validator(mode="after")
     def _plan_consistent(self) -> PlanSpec:
@@ -210,6 +223,7 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
             raise InputError("max_gpu_count", self.max_gpu_count,
                              f"at least {first.node_step} devices: the pinned tp·pp·ep = "
                              f"{self.count_step} must divide the count")
+        self._available_usable()
         fields = {name: getattr(self, name) for name in self.model_fields_set
                   if name in RunSpec.model_fields}  # a subclass may carry more (a door's)
         fields.update(gpu=accelerators[0].key, gpu_count=first.count(0))
@@ -263,6 +277,40 @@ class PlanSpec(ModelAndLayout, RunOptions, PlanConstraints):
         count a multiple of count_step)."""
         assert self._probe is not None  # set by the validator
         return self._probe.model_copy(update={"gpu": key, "gpu_count": gpu_count})
+
+
+def _available_list(entries: list[Any]) -> dict[str, Any]:
+    """``[{'gpu': 'h100', 'count': 64}, …]`` as ``{'h100': 64, …}``: each entry an object of a
+    device type and a count, each type once (checked here, where the entry's index names it;
+    the counts are checked as the object form's are)."""
+    out: dict[str, Any] = {}
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or set(entry) != {"gpu", "count"}:
+            raise InputError(f"available[{i}]", entry, "device counts as [{'gpu': 'h100', "
+                                                       "'count': 64}], as {'h100': 64} or as "
+                                                       "'h100=64'")
+        name = entry["gpu"]
+        if not isinstance(name, str):
+            raise InputError(f"available[{i}].gpu", name, "a device type's name, e.g. 'h100'")
+        key = get_accelerator(name, field=f"available[{i}].gpu").key
+        if key in seen:
+            raise InputError(f"available[{i}].gpu", name,
+                             f"each type once ({key} is available[{seen[key]}] too)")
+        seen[key] = i
+        out[name] = entry["count"]
+    return out
+
+
+def _no_peak(acc: Accelerator, precision: str | None) -> str:
+    """What a type in ``available`` needs when the plan cannot estimate it (no dense peak)."""
+    known = [p for p in ("bf16", "fp16", "fp8") if acc.peak_tflops.get(p) is not None]
+    give = f"give peak_tflops (its dense TFLOP/s) with gpus {acc.key}"
+    if known:
+        return (f"a type the plan can estimate: the {precision} peak of {acc.name} is unknown "
+                f"or unsupported; known: {', '.join(known)} (plan at one of them, or {give})")
+    return (f"a type the plan can estimate: no published dense tensor peak is known for "
+            f"{acc.name}; {give}, or leave it out")
 
 
 def _cause(exc: ValidationError) -> InputError:
