@@ -51,7 +51,10 @@ def test_fit_markdown_names_the_gain_and_the_loss_check(cli: Cli,
     assert code == 0
     assert out.startswith("### Scaling fit: loss = E + a·C^−b on 7 small runs")
     assert "**Far extrapolation:** the target is 1,000× the largest small run" in out
-    assert "**Loss check for the long run:** at 10% of its compute" in out
+    # a fit in compute alone: a bar at the end, no level at a checkpoint, and why
+    assert "**Loss check for the long run, by its end:** loss at most " in out
+    assert "A fit in compute alone gives no level at a checkpoint" in out
+    assert "at 10% of its" not in out
     assert "are the predicted gain and uncertainty for the verdict" in out
 
 

@@ -63,7 +63,7 @@ def test_fit_reply_own_points(cli: Cli, files: Path) -> None:
 | Fit on the points | R² 1.000, residual σ 0.002031 |
 | Parameters | E = 2.245, a = 960.9, b = 0.1693 (C in FLOPs) |
 
-- **Loss check for the long run:** at 10% of its compute (1.00 × 10²⁰ FLOPs) the fit expects loss 2.64 (2.638 – 2.643); above 2.643 then, the run is off its curve: stop and look.
+- **Loss check for the long run, by its end:** loss at most 2.518, the edge of the scaling fit's interval at this run (it expects 2.513). A fit in compute alone gives no level at a checkpoint: each small run was a complete run of its own size, and a checkpoint of this one (a larger model on fewer tokens) sits above their curve. Give each small run's parameters and tokens (seven runs or more, sizes and token counts varied independently) for a level at a checkpoint.
 
 **Next:** this gain and its 1σ (0.08731 ± 0.003945) are the predicted gain and uncertainty for the verdict.
 """)

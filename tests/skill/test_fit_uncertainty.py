@@ -60,13 +60,14 @@ def test_too_few_spare_points_leave_the_uncertainty_unknown() -> None:
     assert fit.warnings[0].numbers == {"points": 4, "parameters": 3, "spare": 1, "needed": 5}
     assert fit.predicted_gain == pytest.approx(2.5 - fit.predicted)
     assert fit.gain_uncertainty is None and fit.interval is None and fit.resamples == 0
-    assert fit.kill_loss.interval is None
+    assert fit.kill_loss is None  # in compute alone: no checkpoint, and no bar at the end
     assert all(low is None and high is None for _, _, low, high in fit.curve)
     run = fit.next_run  # still the run that would help most, without widths to quote
     assert run is not None and run.width_now is None and run.width_after is None
     reply = render_fit(fit)
     assert "1σ unknown" in reply and "4 points for 3 parameters leave 1 spare" in reply
     assert "±" not in reply and "interval unknown" in reply
+    assert "**No loss check for the long run:**" in reply and "at most" not in reply
     # a fifth point leaves two spare: the bootstrap gives its interval and 1σ again
     fifth = [*FOUR, {"compute": 3e19, "loss": 1.8 + 40 * 3e19 ** -0.12}]
     known = fit_scaling_law(fifth, target_compute=1e22, baseline_loss=2.5, resamples=60)

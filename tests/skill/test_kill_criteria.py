@@ -147,8 +147,9 @@ def test_a_fit_in_compute_alone_gives_no_checkpoint_loss() -> None:
     # at the top of the fit's interval there would stop a run that is on its curve.
     fit = fit_scaling_law(_points_at(20), target_params=1e9, target_tokens=20e9,
                           baseline_loss=2.7)
-    assert fit.form == "compute"
-    assert fit.kill_loss.interval[1] < _chinchilla(1e9, 2e9) - 0.1
+    assert fit.form == "compute" and fit.kill_loss is None  # the fit gives no checkpoint
+    tenth = fit_scaling_law(_points_at(20), target_compute=0.1 * fit.target_compute)
+    assert tenth.interval is not None and tenth.interval[1] < _chinchilla(1e9, 2e9) - 0.1
     spec = RunSpec(params="1B", tokens="20B", gpu="h100", gpu_count=8)
     d = decision_summary(estimate_run(spec), fit.predicted_gain, fit.gain_uncertainty, fit=fit)
     kills = _kills(d)
@@ -156,6 +157,33 @@ def test_a_fit_in_compute_alone_gives_no_checkpoint_loss() -> None:
     end = kills["loss_at_end"]
     assert (end.threshold, end.expected) == (fit.interval[1], fit.predicted)
     assert (end.direction, end.unit, end.share) == ("at_most", "loss", 1.0)
+
+
+# The reviewer's six runs (FINDINGS.md section 2), generated from Hoffmann et al. 2022's fit
+# (E = 1.69, A = 406.4, B = 410.7, α = 0.34, β = 0.28) at 20 tokens per parameter, losses
+# rounded to 5 decimals; the same file as /tmp/cbw/pts3.csv.
+REVIEWED = [ScalingPoint(params=n, tokens=20 * n, loss=round(_chinchilla(n, 20 * n), 5))
+            for n in (20e6, 50e6, 100e6, 200e6, 400e6, 800e6)]
+
+
+def test_the_fit_and_the_verdict_read_the_checkpoint_rule_from_the_fit() -> None:
+    # `fit` gave "at 10% of its tokens the fit expects loss 2.39 (2.39 – 2.39); above 2.39 then,
+    # stop", while a healthy 7B run at 14B tokens is at L(7B, 14B) = 2.465 (Hoffmann et al.):
+    # the compute curve at a tenth of the compute is a 700M model trained to the end
+    assert REVIEWED[0].loss == 4.63151 and REVIEWED[-1].loss == 2.64251  # as in the file
+    assert _chinchilla(7e9, 14e9) == pytest.approx(2.4650, abs=1e-4)
+    fit = fit_scaling_law(REVIEWED, target_params=7e9, target_tokens=140e9, baseline_loss=2.3)
+    assert fit.form == "compute" and fit.notes == ["tokens_follow_params"]
+    assert fit.kill_loss is None
+    old_level = fit_scaling_law(REVIEWED, target_compute=0.1 * fit.target_compute)
+    assert old_level.interval is not None
+    assert old_level.interval[1] < _chinchilla(7e9, 14e9) - 0.07  # it would stop a healthy run
+    spec = RunSpec(params="7B", tokens="140B", gpu="h100", gpu_count=64)
+    d = decision_summary(estimate_run(spec), fit.predicted_gain, fit.gain_uncertainty, fit=fit)
+    kills = _kills(d)
+    assert "loss_by_day" not in kills and kills["loss_at_end"].share == 1.0
+    # the generating law's loss at the run itself lies below the bar at its end
+    assert fit.interval is not None and _chinchilla(7e9, 140e9) < kills["loss_at_end"].threshold
 
 
 def test_a_two_variable_fit_gives_the_loss_at_the_checkpoint() -> None:

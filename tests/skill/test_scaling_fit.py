@@ -235,14 +235,15 @@ def test_a_metric_where_higher_is_better() -> None:
 def test_kill_loss_lies_between_the_points_and_the_prediction() -> None:
     points = compute_points(0)
     fit = fit_scaling_law(points, target_compute=3e21)  # 30x the largest point
-    kill = fit.kill_loss
-    assert kill.share == 0.1 and kill.compute == pytest.approx(3e20)
-    assert fit.predicted < kill.expected < min(p.loss for p in points)
-    assert kill.interval[0] <= kill.expected <= kill.interval[1]
-    assert kill.tokens is None
+    # in compute alone, a curve of complete runs: no level at a checkpoint of a longer one
+    assert fit.form == "compute" and fit.kill_loss is None
     # two variables: L(N, 0.1·D) at the target's size
     two = fit_scaling_law(chinchilla_points(0), target_params=7e9, target_tokens=1.4e11,
                           resamples=60)
+    kill = two.kill_loss
+    assert kill is not None and kill.share == 0.1 and kill.compute == pytest.approx(5.88e20)
+    assert two.predicted < kill.expected  # the checkpoint has a tenth of the tokens
+    assert kill.interval is not None and kill.interval[0] <= kill.expected <= kill.interval[1]
     assert two.kill_loss.params == 7e9 and two.kill_loss.tokens == pytest.approx(1.4e10)
     assert two.kill_loss.expected == pytest.approx(chinchilla(7e9, 1.4e10), rel=0.03)
 
@@ -315,8 +316,17 @@ def test_two_variable_data_with_too_few_points_or_no_independent_spread() -> Non
     same_ratio = [{"params": n, "tokens": 20 * n, "loss": chinchilla(n, 20 * n)}
                   for n in np.geomspace(1e7, 1e9, 8)]
     fit = fit_scaling_law(same_ratio, target_params=7e9, target_tokens=1.4e11, resamples=60)
-    assert fit.form == "compute" and fit.notes == []
+    assert fit.form == "compute" and fit.notes == ["tokens_follow_params"]  # it was silent
     assert fit.target_tokens == 1.4e11
+    # one size on several token counts, or several sizes on one: nothing to tell N from D by
+    one_size = [{"params": 1e8, "tokens": d, "loss": chinchilla(1e8, d)}
+                for d in np.geomspace(1e9, 1e11, 8)]
+    one_data = [{"params": n, "tokens": 1e10, "loss": chinchilla(n, 1e10)}
+                for n in np.geomspace(1e7, 1e9, 8)]
+    assert fit_scaling_law(one_size, target_compute=1e20, resamples=60).notes == ["params_fixed"]
+    assert fit_scaling_law(one_data, target_compute=1e20, resamples=60).notes == ["tokens_fixed"]
+    # compute alone was what the points gave: nothing to say
+    assert fit_scaling_law(compute_points(0), target_compute=1e21, resamples=60).notes == []
 
 
 def test_target_from_any_two_of_three() -> None:

@@ -34,7 +34,7 @@ async def test_six_points_no_longer_give_a_near_zero_sigma(client: Client) -> No
                              {**RUN, "points": SIX, "baseline_loss": 2.65})
     assert data["gain_uncertainty"] > 0.01  # was 1.9e-12
     assert "e-12" not in text and "e-12" not in data["relay"]["headline"]
-    assert "in compute alone (L(N, D) needs 7 runs or more)" in text
+    assert "in compute alone (L(N, D) needs 7 runs or more: its 5 parameters and 2 spare" in text
 
 
 async def test_a_fit_without_spare_points_gives_a_marginal_verdict(client: Client) -> None:

@@ -147,6 +147,23 @@ def fmt_plain(value: float | None) -> str:
     return _minus(f"{value + 0.0:.4g}")
 
 
+BESIDE_MAX_DIGITS = 7
+"""The most significant digits :func:`fmt_beside` spends telling two numbers apart."""
+
+
+def fmt_beside(value: float | None, other: float | None) -> str:
+    """``value`` as :func:`fmt_plain` writes it, with more significant digits (up to
+    :data:`BESIDE_MAX_DIGITS`) when ``other``, shown beside it, would read the same: an interval
+    0.0007 wide read '2.39 – 2.39', as if it were certain (``2.389686`` beside ``2.390378``
+    → ``'2.3897'``, and that one beside it ``'2.3904'``)."""
+    if value is None or other is None or not (math.isfinite(value) and math.isfinite(other)):
+        return fmt_plain(value)
+    for digits in range(4, BESIDE_MAX_DIGITS + 1):
+        if f"{value + 0.0:.{digits}g}" != f"{other + 0.0:.{digits}g}":
+            return _minus(f"{value + 0.0:.{digits}g}")
+    return fmt_plain(value)
+
+
 def fmt_usd(value: float | None) -> str:
     """US dollars: ``14022.4`` → ``'$14,022'``; cents below $100; ``None`` → ``'unknown'``;
     a negative amount with a leading minus sign (``'−$2,650,000'``); from $10¹⁵ in powers of
@@ -311,6 +328,7 @@ def environment() -> Environment:
         hours=fmt_hours,
         long=fmt_long,
         plain=fmt_plain,
+        beside=fmt_beside,
         usd=fmt_usd,
         gib=fmt_bytes,
         pct=fmt_pct,

@@ -19,7 +19,7 @@ from ..skill import ComputeBudgetError, RunSpec, estimate_run
 __all__ = ["RELAYED", "relay", "relayed"]
 
 RELAYED = frozenset({"estimate_run_cost", "render_verdict", "estimate_memory", "split_budget",
-                     "plan_run", "suggest_alternatives", "compare_candidates"})
+                     "plan_run", "suggest_alternatives", "compare_candidates", "fit_scaling_law"})
 """The tools whose structured content carries ``relay``."""
 PRIOR_WORKING = frozenset({
     "runs_on_generation", "min_runs", "borrowed_from", "device_peak_tflops",

@@ -14,11 +14,13 @@ checked 10.6 hours in, not at a rounded 0.4 day's 9.6)::
                        F = max(g − σ, baseline to beat, 0), the least final gain that keeps the
                        run's case; ``expected`` is 10% of g, the least a run on course for the
                        predicted gain has moved by then
-      loss_by_day      a run from scratch with a two-variable fit of small runs: the loss at
-                       10% of the tokens, L(N, 0.1·D), at most the top of its interval (a
-                       metric: at least the bottom)
-      loss_at_end      a run from scratch with a fit in compute alone: at most the top of the
-                       interval at the run itself, by its end (no checkpoint level, below)
+      loss_by_day      a run from scratch with a fit that gives a checkpoint level (the fit's
+                       kill_loss: a two-variable fit of small runs): the loss at 10% of the
+                       tokens, L(N, 0.1·D), at most the top of its interval (a metric: at
+                       least the bottom)
+      loss_at_end      a run from scratch with a fit in compute alone (no kill_loss): at most
+                       the top of the interval at the run itself, by its end (no checkpoint
+                       level, below)
       gain_at_end      a run from scratch or an ablation without a fit: at least F by the end
 
 Why 10% of F at 10% of the tokens (and :func:`trial_gain`'s share of g for a trial): the loss
@@ -209,19 +211,22 @@ def _gain_by_tokens(gain: GainBasis, tokens: float, day: float) -> KillCriterion
 
 
 def _loss_check(fit: ScalingFit, day: float) -> list[KillCriterion]:
-    """The fit's loss at 10% of the tokens (two-variable form), else at the run itself; none
-    when the fit has no interval (its uncertainty is unknown)."""
+    """The fit's loss at its checkpoint, when it gives one (``fit.kill_loss``: a two-variable
+    fit, the rule of :mod:`..scaling.fit`, which the fit's own reply follows too), else at the
+    run itself; none when the fit has no interval (its uncertainty is unknown)."""
     higher = fit.higher_is_better
-    if fit.interval is None or fit.kill_loss.interval is None:
+    checkpoint = fit.kill_loss
+    if fit.interval is None:
         return []
-    if fit.form == "params_tokens":
-        low, high = fit.kill_loss.interval
+    if checkpoint is not None:
+        assert checkpoint.interval is not None  # one bootstrap gives both intervals
+        low, high = checkpoint.interval
         return [KillCriterion(
             metric="loss_by_day", threshold=low if higher else high,
             unit="metric" if higher else "loss",
             direction="at_least" if higher else "at_most", day=day,
-            expected=fit.kill_loss.expected, share=fit.kill_loss.share,
-            tokens=fit.kill_loss.tokens, bar="fit_interval")]
+            expected=checkpoint.expected, share=checkpoint.share,
+            tokens=checkpoint.tokens, bar="fit_interval")]
     low, high = fit.interval
     return [KillCriterion(
         metric="loss_at_end", threshold=low if higher else high,

@@ -11,8 +11,9 @@ ceiling, and likewise for the two-variable form)::
 The two-variable form is used when every point gives params and tokens, both vary, and they
 vary independently (log D is not a straight-line function of log N: its residuals span at least
 a factor 2, else α and β cannot be told apart), and there are at least 7 points (its 5
-parameters and :data:`MIN_SPARE_POINTS` spare, below); otherwise the compute form (a note says so
-when two-variable data had too few points). The target is compute, or params and tokens (any
+parameters and :data:`MIN_SPARE_POINTS` spare, below); otherwise the compute form, and when every
+point gave params and tokens a note says why (params_fixed, tokens_fixed, tokens_follow_params,
+two_variable_data_fitted_in_compute). The target is compute, or params and tokens (any
 two of the three); for the two-variable form a compute alone is predicted at the fit's own
 compute-optimal split of it (Hoffmann et al. eq. 4), with a note. The target must not lie below
 the smallest point's compute: the fit predicts within and above its points, which is what sizing
@@ -51,9 +52,11 @@ little of the losses' spread).
 next_run: the small run whose addition shrinks the interval at the target most
 (:mod:`.next_run`).
 
-kill_loss: the loss expected at 10% of the target: L(0.1·C) in the compute form, L(N, 0.1·D) in
-the two-variable form (the final loss of a run that short; a checkpoint of the long run, under
-a longer learning-rate schedule, usually sits somewhat above it).
+kill_loss: L(N, 0.1·D), the loss at 10% of the target's tokens, in the two-variable form (the
+final loss of a run that short: a checkpoint of the long run sits above it until its learning
+rate has decayed). None in the compute form: L(C) is a curve of complete runs, each at its own
+size, and a checkpoint of the target (a larger model on fewer tokens) sits above it. The one rule
+for the fit's reply and the verdict's kill criteria (:mod:`..advice.kill_criteria`).
 """
 
 from __future__ import annotations
@@ -115,15 +118,16 @@ def _number(value: object, field: str, ok: Callable[[float], bool], allowed: str
 
 
 def _form(pts: list[ScalingPoint]) -> tuple[Form, list[Note]]:
+    """The form the points can fix; a note when params and tokens are fitted in compute."""
     if not all(p.params is not None and p.tokens is not None for p in pts):
         return "compute", []
     log_n = np.log([p.params or 1.0 for p in pts])
     log_d = np.log([p.tokens or 1.0 for p in pts])
     if np.ptp(log_n) == 0 or np.ptp(log_d) == 0:
-        return "compute", []
+        return "compute", ["params_fixed" if np.ptp(log_n) == 0 else "tokens_fixed"]
     residual = log_d - np.polyval(np.polyfit(log_n, log_d, 1), log_n)
     if np.ptp(residual) < INDEPENDENT_SPREAD:
-        return "compute", []
+        return "compute", ["tokens_follow_params"]
     if len(pts) < 5 + MIN_SPARE_POINTS:
         return "compute", ["two_variable_data_fitted_in_compute"]
     return "params_tokens", []
@@ -360,11 +364,21 @@ def _summary(fitted: _Fitted, draws: Array | None, evaluate: Array, grid: list[f
         notes=notes,
         next_run=next_run(curve, fitted.x, evaluate[0], c_t, float(fitted.computes.max()),
                           width, q, n - p),
-        kill_loss=LossCheckpoint(share=KILL_SHARE, compute=KILL_SHARE * c_t, params=n_t,
-                                 tokens=None if d_t is None else KILL_SHARE * d_t,
-                                 expected=curve.user(centre[1]), interval=bands[1]),
+        kill_loss=_checkpoint(curve.form, target, curve.user(centre[1]), bands[1]),
         curve=[(c, curve.user(centre[j + 2]), *(bands[j + 2] or (None, None)))
                for j, c in enumerate(grid)])
+
+
+def _checkpoint(form: Form, target: tuple[float, float | None, float | None], expected: float,
+                interval: Range | None) -> LossCheckpoint | None:
+    """The loss at 10% of the target's tokens, L(N, 0.1·D), from a two-variable fit; None from a
+    fit in compute alone, a curve of complete runs that gives no level at a checkpoint (module
+    docstring)."""
+    c_t, n_t, d_t = target
+    if form == "compute" or n_t is None or d_t is None:
+        return None
+    return LossCheckpoint(share=KILL_SHARE, compute=KILL_SHARE * c_t, params=n_t,
+                          tokens=KILL_SHARE * d_t, expected=expected, interval=interval)
 
 
 def _warnings(n: int, p: int, extrapolation: float, width: float | None, gain: float | None,

@@ -19,7 +19,11 @@ LEVEL_RANGE = (0.5, 0.99)
 Form = Literal["compute", "params_tokens"]
 WarningCode = Literal["too_few_spare_points", "exact_fit", "far_extrapolation",
                       "interval_wider_than_gain", "few_points", "poor_fit"]
-Note = Literal["fitted_as_negation", "target_at_fit_optimum", "two_variable_data_fitted_in_compute"]
+Note = Literal["fitted_as_negation", "target_at_fit_optimum", "two_variable_data_fitted_in_compute",
+               "tokens_follow_params", "params_fixed", "tokens_fixed"]
+"""How the inputs were read. The last four: points gave params and tokens and the fit is in
+compute alone, for too few points for L(N, D), tokens that follow from the params (one
+tokens-per-parameter line), or the same params (tokens) in every run."""
 Range = tuple[float, float]
 
 
@@ -104,7 +108,10 @@ class ScalingFit(FiniteResult):
     warnings: list[FitWarning] = Field(description="Codes with numbers (module docstring).")
     notes: list[Note] = Field(description="How the inputs were read, as codes.")
     next_run: NextRun | None = Field(description="None when no candidate lies below the target.")
-    kill_loss: LossCheckpoint = Field(description="The loss expected at 10% of the target.")
+    kill_loss: LossCheckpoint | None = Field(
+        description="The loss expected at 10% of the target's tokens (params_tokens form); None "
+                    "in the compute form, a curve of complete runs, which gives no level at a "
+                    "checkpoint of a longer one.")
     curve: list[tuple[float, float, float | None, float | None]] = Field(
         description="(compute, predicted, low, high) at 40 log-spaced computes from the smallest "
                     "point to the target (two-variable form: at the target's tokens per "
