@@ -92,17 +92,26 @@ def test_decide_accepts_negative_gain(cli: Cli) -> None:
     assert json.loads(out)["verdict"] == "no-go"
 
 
-def test_alternatives_json_is_a_list_with_kind_and_cost(
-    cli: Cli,
-) -> None:
+def test_alternatives_json_is_the_whole_report(cli: Cli) -> None:
+    """``--json`` prints the AlternativesReport (issue: it printed the bare list): the original
+    run every saving is measured against, its kind, and the alternatives."""
     code, out, _ = cli("alternatives", *RUN, "--teacher-params", "70B", "--json")
     data = json.loads(out)
     assert code == 0
-    assert isinstance(data, list) and data
-    for item in data:
+    assert set(data) == {"kind", "original", "alternatives"}
+    assert data["kind"] == "pretrain"
+    _, estimate, _ = cli("estimate", *RUN, "--json")
+    assert data["original"] == json.loads(estimate)  # the same run as `estimate` prices it
+    items = data["alternatives"]
+    for item in items:
         assert "kind" in item and "dollar_cost" in item
     assert {"smaller_scale", "shorter_run", "distillation", "different_idea"} <= {
-        item["kind"] for item in data}
+        item["kind"] for item in items}
+    priced = [i for i in items if i["saving_usd"] is not None]
+    assert priced
+    for item in priced:  # every saving is the original's cost minus the alternative's
+        assert item["saving_usd"] == pytest.approx(
+            data["original"]["dollar_cost"] - item["dollar_cost"])
 
 
 def test_split_markdown_and_json(cli: Cli) -> None:

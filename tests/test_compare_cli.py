@@ -22,11 +22,13 @@ def table(tmp_path: Path) -> Path:
     return path
 
 
-def test_json_is_the_ranked_list_of_candidates(cli: Cli,
-                                               table: Path) -> None:
+def test_json_is_the_comparison_with_the_ranked_candidates(cli: Cli,
+                                                           table: Path) -> None:
     code, out, err = cli("compare", str(table), "--json")
     assert code == 0 and err == ""
-    rows = json.loads(out)
+    data = json.loads(out)
+    rows = data["candidates"]
+    assert data["top"] == rows[0]["name"]
     # distill runs on A100s at $1.79/h against the H100's $3.99 (catalog 2026-12-01): first
     assert [r["name"] for r in rows] == ["distill", "bigger-model", "more-data"]
     ratios = [r["gain_per_dollar"] for r in rows]
@@ -88,9 +90,28 @@ def test_with_a_baseline_the_ranking_is_by_net_gain(cli: Cli,
     path.write_text("name,params,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty\n"
                     "cheap-small,1B,20B,h100,8,0.3,0.1\nbig,13B,260B,h100,64,2.0,0.5\n")
     _, out, _ = cli("compare", str(path), "--json")
-    gross = {r["name"]: r["gain_per_dollar"] for r in json.loads(out)}
+    gross = {r["name"]: r["gain_per_dollar"] for r in json.loads(out)["candidates"]}
     assert gross["cheap-small"] > gross["big"]
     _, out, _ = cli("compare", str(path), "--baseline", "0.5", "--json")
-    rows = json.loads(out)
+    rows = json.loads(out)["candidates"]
     assert [r["name"] for r in rows] == ["big", "cheap-small"]
     assert rows[1]["net_gain_per_dollar"] < 0 and rows[1]["verdict"] == "no-go"
+
+
+def test_json_with_a_pool_gives_the_best_set(cli: Cli, table: Path) -> None:
+    """``--json`` prints the whole Comparison (review 2, finding 6: it printed the bare list,
+    without the best set the markdown names)."""
+    code, out, _ = cli("compare", str(table), "--pool-gpu-days", "2000", "--horizon-days", "30",
+                       "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert {"candidates", "top", "best_set", "best_set_gain", "best_set_gpu_days",
+            "pool_gpu_days_left", "pool_gpu_days", "horizon_days"} <= set(data)
+    # the same best set the markdown names (test_markdown_with_a_pool_names_the_best_set)
+    assert data["best_set"] == ["distill", "bigger-model"]
+    rows = {r["name"]: r for r in data["candidates"]}
+    assert data["best_set_gain"] == pytest.approx(sum(rows[n]["predicted_gain"]
+                                                      for n in data["best_set"]))  # 0.8 + 2.0
+    assert data["best_set_gpu_days"] == pytest.approx(sum(rows[n]["gpu_days"]
+                                                          for n in data["best_set"]))
+    assert data["pool_gpu_days_left"] == pytest.approx(2000 - data["best_set_gpu_days"])

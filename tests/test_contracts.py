@@ -32,7 +32,12 @@ COMMANDS: dict[str, list[str]] = {
     "plan": ["plan", "--params", "7B", "--tokens", "100B", "--deadline-days", "30",
              "--gpu-types", "h100,a100"],
     "gpus": ["gpus"],
+    "compare": ["compare", "{table}", "--pool-gpu-days", "100"],
 }
+TABLE = """name,params,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty
+a,7B,100B,h100,8,1,0.5
+b,7B,100B,h100,8,2,0.5
+"""
 CALLS: dict[str, dict[str, Any]] = {
     "estimate_run_cost": RUN,
     "render_verdict": {**RUN, "predicted_gain": 2, "gain_uncertainty": 0.5},
@@ -55,15 +60,37 @@ def _keys(data: Any) -> set[str]:
     return set(first)
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_each_commands_json_keeps_its_keys(command: str) -> None:
+def _json_of(command: str, tmp_path: Path) -> Any:
+    table = tmp_path / "candidates.csv"
+    table.write_text(TABLE)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main([*COMMANDS[command], "--json"]) == 0
-    keys = _keys(json.loads(out.getvalue()))
+        assert main([a.replace("{table}", str(table)) for a in COMMANDS[command]]
+                    + ["--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_every_command_has_a_contract() -> None:
+    assert set(CONTRACTS["cli"]) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_commands_json_keeps_its_keys(command: str, tmp_path: Path) -> None:
+    data = _json_of(command, tmp_path)
+    keys = _keys(data)
     assert set(CONTRACTS["cli"][command]) <= keys
     moved = CONTRACTS["moved"]["estimate and split"] if command in ("estimate", "split") else {}
     assert set(moved.values()) <= keys
+
+
+@pytest.mark.parametrize("command", sorted(CONTRACTS["cli_items"]))
+def test_each_reports_list_keeps_its_items_keys(command: str, tmp_path: Path) -> None:
+    """alternatives and compare print their whole report (review 2, finding 6); the items of
+    its list keep the keys the bare list's items had."""
+    data = _json_of(command, tmp_path)
+    assert isinstance(data, dict)
+    for key, item_keys in CONTRACTS["cli_items"][command].items():
+        assert data[key] and set(item_keys) <= set(data[key][0]), key
 
 
 @pytest.mark.anyio

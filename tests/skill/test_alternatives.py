@@ -517,8 +517,10 @@ def test_bad_options(field: str, bad: float) -> None:
 def test_cli_alternatives_json_for_a_fine_tune(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["alternatives", "--params", "7B", "--tokens", "1B", "--gpu", "a100", "--gpus",
                  "8", "--kind", "fine-tune", "--json"])
-    data = json.loads(capsys.readouterr().out)
-    assert code == 0 and isinstance(data, list)
+    report = json.loads(capsys.readouterr().out)  # the whole AlternativesReport
+    assert code == 0 and report["kind"] == "fine-tune"
+    assert report["original"]["tokens"] == 1e9
+    data = report["alternatives"]
     for item in data:
         assert "kind" in item and "dollar_cost" in item
     kinds = {item["kind"] for item in data}

@@ -234,11 +234,11 @@ def _gpus(p: argparse.ArgumentParser) -> None:
 FLAGS: dict[str, CommandFlags] = {
     "estimate": CommandFlags(run_flags),
     "decide": CommandFlags(_decide, _decide_fields),
-    "alternatives": CommandFlags(_alternatives, json=lambda r: r.alternatives),
+    "alternatives": CommandFlags(_alternatives),
     "memory": CommandFlags(_memory),
     "params": CommandFlags(_params),
     "split": CommandFlags(_split, _split_fields),
-    "compare": CommandFlags(_compare, _compare_fields, json=lambda r: r.candidates),
+    "compare": CommandFlags(_compare, _compare_fields),
     "fit": CommandFlags(_fit, _fit_fields),
     "optimal": CommandFlags(_optimal),
     "plan": CommandFlags(_plan, _plan_fields),
