@@ -115,3 +115,40 @@ def test_json_with_a_pool_gives_the_best_set(cli: Cli, table: Path) -> None:
     assert data["best_set_gpu_days"] == pytest.approx(sum(rows[n]["gpu_days"]
                                                           for n in data["best_set"]))
     assert data["pool_gpu_days_left"] == pytest.approx(2000 - data["best_set_gpu_days"])
+
+
+# Review 2, finding 3: a QLoRA candidate (4-bit base) from a CSV file was refused.
+QLORA = """\
+name,preset,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty,lora_rank,weights_bits,seq_len
+qlora70,llama-3-70b,20M,rtx-4090,1,1.0,0.3,16,4,2048
+lora8,llama-3-8b,20M,rtx-4090,1,0.8,0.3,16,16,2048
+"""
+
+
+def test_a_qlora_candidate_reads_from_csv_as_from_json(cli: Cli, tmp_path: Path) -> None:
+    csv_path = tmp_path / "c.csv"
+    csv_path.write_text(QLORA)
+    code, from_csv, err = cli("compare", str(csv_path), "--json")
+    assert (code, err) == (0, "")
+    lines = QLORA.strip().splitlines()
+    header = lines[0].split(",")
+    items = [{k: (int(v) if k in ("gpu_count", "lora_rank", "weights_bits", "seq_len")
+                  else float(v) if k.endswith(("gain", "uncertainty")) else v)
+              for k, v in zip(header, line.split(","), strict=True)} for line in lines[1:]]
+    assert items[0]["weights_bits"] == 4
+    json_path = tmp_path / "c.json"
+    json_path.write_text(json.dumps(items))
+    _, from_json, _ = cli("compare", str(json_path), "--json")
+    assert json.loads(from_csv) == json.loads(from_json)
+    rows = {r["name"]: r for r in json.loads(from_csv)["candidates"]}
+    # a 70B base in 16 bits does not fit one 24 GB card; at 4 bits it does (QLoRA)
+    assert rows["qlora70"]["can_run"] and rows["qlora70"]["verdict"] == "go"
+    _, sixteen, _ = cli("compare", str(_written(tmp_path, QLORA.replace(",16,4,", ",16,16,"))),
+                        "--json")
+    assert not {r["name"]: r for r in json.loads(sixteen)["candidates"]}["qlora70"]["can_run"]
+
+
+def _written(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "other.csv"
+    path.write_text(text)
+    return path

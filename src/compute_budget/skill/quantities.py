@@ -27,6 +27,7 @@ from pydantic import (
     ConfigDict,
     Field,
     InstanceOf,
+    TypeAdapter,
     ValidationError,
     validate_call,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "TokensPerParam",
     "Uncertainty",
     "UsdAmount",
+    "WholeNumberText",
     "bounded_quantity",
     "check_positive",
     "name_count_pairs",
@@ -260,6 +262,25 @@ SeqLen = Annotated[int, Field(ge=1, le=10_000_000), NotBool]
 
 OptionalCount = Annotated[int | None, NotBool]
 """:data:`Count` or None (the check outside the union, so that the schema keeps the bounds)."""
+
+_WHOLE_NUMBER: TypeAdapter[int] = TypeAdapter(int)
+
+
+def _whole_number_text(value: object) -> object:
+    """Text that pydantic's lax mode reads as a whole number for an ``int`` field (``"4"``, a
+    CSV cell) as that int; every other value passes on unchanged, for the field's own check."""
+    if isinstance(value, str):
+        try:
+            return _WHOLE_NUMBER.validate_python(value)
+        except ValidationError:
+            return value
+    return value
+
+
+WholeNumberText = BeforeValidator(_whole_number_text)
+"""For a choice of whole numbers, ``Annotated[Literal[4, 8, 16], WholeNumberText]``: pydantic
+matches a ``Literal`` only against ints, so text such as a CSV cell's ``"4"`` would be refused
+where an ``int`` field reads it. The JSON schema keeps the choice."""
 
 Number = Annotated[float, Field(allow_inf_nan=False), NotBool]
 """A finite number (not ``true``); give its bounds with ``Field(ge=, le=)``."""

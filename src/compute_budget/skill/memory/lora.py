@@ -19,9 +19,10 @@ embedding, the norms and the LM head stay in 16 bits.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from ..model.shape import ModelShape
+from ..quantities import WholeNumberText
 
 __all__ = [
     "BITS_PER_WEIGHT",
@@ -36,7 +37,8 @@ __all__ = [
 
 LoraTargets = Literal["attention", "all-linear"]
 LORA_TARGETS: tuple[LoraTargets, ...] = ("attention", "all-linear")
-WeightsBits = Literal[4, 8, 16]
+WeightsBits = Annotated[Literal[4, 8, 16], WholeNumberText]
+"""4, 8 or 16; text such as a CSV cell's ``"4"`` reads as the number, as for any whole number."""
 
 QLORA_BITS = 4
 """Storage bits of a QLoRA base (NF4, Dettmers et al. 2023): what the QLoRA suggestions use."""
