@@ -152,3 +152,28 @@ def _written(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "other.csv"
     path.write_text(text)
     return path
+
+
+def test_every_bad_cell_of_every_candidate_in_one_error(cli: Cli, tmp_path: Path) -> None:
+    """Review 1, finding 7: only the first bad argument was named; four are named at once."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(BAD_CANDIDATES))
+    code, out, err = cli("compare", str(path))
+    assert (code, out) == (2, "") and "Traceback" not in err
+    lines = err.removeprefix("error: ").splitlines()
+    assert {line.split(": ")[0] for line in lines} == set(BAD_FIELDS)
+    for line in lines:
+        field = line.split(": ")[0]
+        assert f"{field}: {BAD_FIELDS[field]} is not allowed; " in line, line
+    assert "did you mean 'rtx-6000-ada'" in err and "`compute-budget gpus`" in err
+
+
+BAD_CANDIDATES = [
+    {"name": "a", "params": "1B", "tokens": "20B", "gpu": "A6000 Ada", "gpu_count": 0,
+     "predicted_gain": 1, "gain_uncertainty": 0.5, "usd_per_gpu_hour": -1},
+    {"name": "b", "params": "1B", "tokens": "20B", "gpu": "h100", "gpu_count": 1,
+     "predicted_gain": 1, "gain_uncertainty": -0.5},
+]
+BAD_FIELDS = {"candidates[0].gpu": "'A6000 Ada'", "candidates[0].gpu_count": "0",
+              "candidates[0].usd_per_gpu_hour": "-1",
+              "candidates[1].gain_uncertainty": "-0.5"}

@@ -1,5 +1,6 @@
 """The candidates table: CSV cells coerced like JSON numbers (review 2, finding 3: weights_bits
-'4' was refused as 'must be 4, 8 or 16')."""
+'4' was refused as 'must be 4, 8 or 16'), and every bad cell of every row named at once (review
+1, finding 7)."""
 
 import json
 
@@ -7,7 +8,13 @@ import pytest
 from pydantic import ValidationError
 
 from compute_budget.skill.advice.candidates import parse_candidates, validate_candidates
-from compute_budget.skill.errors import InputError, describe_error
+from compute_budget.skill.advice.compare import CompareSpec
+from compute_budget.skill.errors import (
+    InputError,
+    MultipleInputError,
+    UnknownAcceleratorError,
+    describe_error,
+)
 from compute_budget.skill.memory.spec import FineTuningFields
 
 HEADER = "name,preset,tokens,gpu,gpu_count,predicted_gain,gain_uncertainty,lora_rank,weights_bits"
@@ -44,3 +51,57 @@ def test_a_refused_cell_shows_the_number_it_read() -> None:
     with pytest.raises(InputError) as caught:
         validate_candidates(parse_candidates(QLORA.replace(",16,4\n", ",16,5\n")))
     assert str(caught.value) == "candidates[0].weights_bits: 5 is not allowed; must be 4, 8 or 16"
+
+
+def test_every_bad_cell_of_every_row_in_one_error() -> None:
+    rows = [{"name": "a", "params": "1B", "tokens": "20B", "gpu": "A6000 Ada", "gpu_count": 0,
+             "predicted_gain": 1, "gain_uncertainty": 0.5, "usd_per_gpu_hour": -1},
+            {"name": "b", "params": "1B", "tokens": "20B", "gpu": "h100", "gpu_count": 1,
+             "predicted_gain": 1, "gain_uncertainty": -0.5},
+            {"name": "A", "params": "1B", "tokens": "20B", "gpu": "h100", "gpu_count": 1,
+             "predicted_gain": 1, "gain_uncertainty": 0.5}]
+    with pytest.raises(MultipleInputError) as caught:
+        validate_candidates(rows)
+    errors = {e.field: e for e in caught.value.errors}
+    assert set(errors) == {"candidates[0].gpu", "candidates[0].gpu_count",
+                           "candidates[0].usd_per_gpu_hour", "candidates[1].gain_uncertainty",
+                           "candidates[2].name"}
+    assert isinstance(errors["candidates[0].gpu"], UnknownAcceleratorError)
+    assert errors["candidates[0].gpu_count"].value == 0
+    assert errors["candidates[0].gpu_count"].allowed == "must be ≥ 1"
+    assert "candidates[0] has it" in errors["candidates[2].name"].allowed
+    # the first's field, value and allowed; one line per error
+    first = caught.value.errors[0]
+    assert (caught.value.field, caught.value.value) == (first.field, first.value)
+    assert str(caught.value).splitlines() == [str(e) for e in caught.value.errors]
+    # through the spec, as the CLI and the server describe it: every line, the catalog hint
+    # on the accelerator's
+    with pytest.raises(ValidationError) as wrapped:
+        CompareSpec(candidates=rows)
+    text = describe_error(wrapped.value, catalog_hint="HINT")
+    assert len(text.splitlines()) == 5
+    assert [line for line in text.splitlines() if line.endswith("; HINT")] == [
+        str(errors["candidates[0].gpu"]) + "; HINT"]
+
+
+def test_every_unknown_key_and_bad_row_of_a_json_table_at_once() -> None:
+    text = json.dumps([{"name": "a", "gpus_n": 8}, 3, {"name": "c", "flops": 1}])
+    with pytest.raises(MultipleInputError) as caught:
+        parse_candidates(text)
+    assert [e.field for e in caught.value.errors] == [
+        "candidates[0].gpus_n", "candidates[1]", "candidates[2].flops"]
+
+
+def test_every_bad_header_cell_and_row_of_a_csv_table_at_once() -> None:
+    with pytest.raises(MultipleInputError) as caught:
+        parse_candidates("name,mfu_guess,gpu_cnt\na,1,2\nb,1,2\n")
+    assert [(e.field, e.value) for e in caught.value.errors] == [
+        ("columns", "mfu_guess"), ("columns", "gpu_cnt")]
+    with pytest.raises(MultipleInputError) as caught:
+        parse_candidates("name,,params\na,x,1B,extra\nb,y,1B\n")
+    assert [e.field for e in caught.value.errors] == ["candidates[0]", "candidates[1]"]
+
+
+def test_input_errors_needs_an_error() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        MultipleInputError([])

@@ -11,7 +11,8 @@ usual way; the hierarchy lets the CLI and the MCP server tell "your input is wro
             ├── UnknownAcceleratorError   the accelerator name is not in the catalog
             ├── ConfigError               a model config (file or mapping) is unusable
             │   └── UnreachableError      a model id is well formed but could not be fetched
-            └── ArgumentsError            a library function's arguments its types refuse
+            ├── ArgumentsError            a library function's arguments its types refuse
+            └── MultipleInputError        several named fields at once (the cells of a table)
 
 Pydantic's ``ValidationError`` (also a ``ValueError``) is turned into the same kind of message by
 :func:`describe_validation_error`.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -30,11 +32,13 @@ __all__ = [
     "ComputeBudgetError",
     "ConfigError",
     "InputError",
+    "MultipleInputError",
     "NotFiniteResultError",
     "UnknownAcceleratorError",
     "describe_error",
     "describe_validation_error",
     "not_finite_cause",
+    "plain_message",
     "shown_field",
     "shown_value",
 ]
@@ -149,8 +153,22 @@ class ArgumentsError(InputError):
         first = exc.errors(include_url=False)[0]
         self.field = _location(tuple(first.get("loc", ())))
         self.value = first.get("input")
-        self.allowed = _clean_message(str(first.get("msg", "invalid")))
+        self.allowed = plain_message(str(first.get("msg", "invalid")))
         ValueError.__init__(self, describe_validation_error(exc))
+
+
+class MultipleInputError(InputError):
+    """Several named fields with values that are not allowed, each an :class:`InputError` (every
+    bad cell of a table of candidates): one line each, in order. ``field``, ``value`` and
+    ``allowed`` are the first's; ``errors`` holds them all."""
+
+    def __init__(self, errors: Sequence[InputError]) -> None:
+        if not errors:
+            raise ValueError("MultipleInputError needs at least one error")
+        self.errors = tuple(errors)
+        first = self.errors[0]
+        self.field, self.value, self.allowed = first.field, first.value, first.allowed
+        ValueError.__init__(self, "\n".join(str(e) for e in self.errors))
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -172,7 +190,8 @@ _PYDANTIC_PHRASES = (
 )
 
 
-def _clean_message(msg: str) -> str:
+def plain_message(msg: str) -> str:
+    """A pydantic error message in this package's words ("must be ≥ 1")."""
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix) :]
@@ -183,6 +202,8 @@ def _clean_message(msg: str) -> str:
 
 
 def _hinted(error: BaseException, catalog_hint: str | None) -> str:
+    if isinstance(error, MultipleInputError):
+        return "\n".join(_hinted(e, catalog_hint) for e in error.errors)
     text = str(error)
     if catalog_hint and isinstance(error, UnknownAcceleratorError):
         text += f"; {catalog_hint}"
@@ -198,7 +219,7 @@ def describe_validation_error(exc: ValidationError, catalog_hint: str | None = N
         if err.get("type") == "missing" and str((err.get("loc") or ("",))[0]) in skip:
             continue
         loc = _location(tuple(err.get("loc", ())))
-        msg = _clean_message(str(err.get("msg", "invalid")))
+        msg = plain_message(str(err.get("msg", "invalid")))
         kind = err.get("type", "")
         original = (err.get("ctx") or {}).get("error")
         if isinstance(original, ComputeBudgetError):

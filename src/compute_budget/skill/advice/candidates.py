@@ -13,7 +13,9 @@ Column names are matched ignoring case, surrounding spaces and ``-`` for ``_``; 
 names (compared ignoring case).
 
 Every error is an :class:`~compute_budget.skill.errors.InputError` naming the row (0-based data
-row) and the column, e.g. ``candidates[2].params``, the value and what is allowed.
+row) and the column, e.g. ``candidates[2].params``, the value and what is allowed. The values of
+every row are checked before any is refused: with more than one bad cell, one
+:class:`~compute_budget.skill.errors.MultipleInputError` names each of them, a line each.
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from ..errors import ConfigError, InputError, UnknownAcceleratorError
+from ..errors import (
+    ConfigError,
+    InputError,
+    MultipleInputError,
+    UnknownAcceleratorError,
+    plain_message,
+)
 from ..model.config_file import data_csv_rows, data_json
 from ..quantities import Gain, Uncertainty
 from ..run_spec import RunSpec
@@ -105,9 +113,32 @@ def _count_check(count: int) -> None:
                          f"from {MIN_CANDIDATES} to {MAX_CANDIDATES} candidates (data rows)")
 
 
+def _raise_all(errors: Sequence[InputError]) -> None:
+    """Nothing when there is no error, the one error, or every one as a MultipleInputError."""
+    if len(errors) > 1:
+        raise MultipleInputError(errors)
+    if errors:
+        raise errors[0]
+
+
 def _given(value: object) -> bool:
     """Whether a cell holds a value: not None and not a blank string."""
     return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def _csv_keys(header: Sequence[str]) -> list[str | None]:
+    """The columns of the header row (None under a blank cell); every bad name at once."""
+    keys: list[str | None] = []
+    errors: list[InputError] = []
+    for raw in header:
+        key = _column(raw)
+        if key in keys:
+            errors.append(InputError("columns", raw.strip(), "each column once in the header row"))
+        elif key and key not in Candidate.model_fields:
+            errors.append(_unknown_column("columns", raw.strip(), key))
+        keys.append(key or None)  # a blank header cell: its column must stay empty
+    _raise_all(errors)
+    return keys
 
 
 def _parse_csv(text: str) -> list[dict[str, Any]]:
@@ -116,33 +147,48 @@ def _parse_csv(text: str) -> list[dict[str, Any]]:
         raise InputError("candidates", text[:40], "a CSV table: a header row and one row for "
                                                   "each candidate")
     header, data = rows[0], rows[1:]
-    keys: list[str | None] = []
-    for raw in header:
-        key = _column(raw)
-        if not key:
-            keys.append(None)  # a blank header cell: its column must stay empty
-            continue
-        if key in keys:
-            raise InputError("columns", raw.strip(), "each column once in the header row")
-        if key not in Candidate.model_fields:
-            raise _unknown_column("columns", raw.strip(), key)
-        keys.append(key)
+    keys = _csv_keys(header)
     _count_check(len(data))
     out: list[dict[str, Any]] = []
+    errors: list[InputError] = []
     for i, row in enumerate(data):
         if len(row) > len(keys):
-            raise InputError(f"candidates[{i}]", row,
-                             f"at most {len(keys)} cells, as many as the header row has")
+            errors.append(InputError(f"candidates[{i}]", row, f"at most {len(keys)} cells, as "
+                                                               "many as the header row has"))
+            continue
         record: dict[str, Any] = {}
         for column, cell in zip(keys, row, strict=False):  # missing trailing cells: not given
             if not _given(cell):
                 continue
             if column is None:
-                raise InputError(f"candidates[{i}]", cell,
-                                 "no value under a header cell without a column name")
+                errors.append(InputError(f"candidates[{i}]", cell,
+                                         "no value under a header cell without a column name"))
+                continue
             record[column] = cell.strip()
         out.append(record)
+    _raise_all(errors)
     return out
+
+
+def _json_record(index: int, item: object) -> tuple[dict[str, Any], list[InputError]]:
+    """One object of a JSON list: its given cells keyed by column, and every key refused."""
+    if not isinstance(item, dict):
+        return {}, [InputError(f"candidates[{index}]", item, "an object of columns and values")]
+    record: dict[str, Any] = {}
+    errors: list[InputError] = []
+    seen: set[str] = set()
+    for raw, value in item.items():
+        key = _column(str(raw))
+        if key not in Candidate.model_fields:
+            errors.append(_unknown_column(f"candidates[{index}].{raw}", value, key))
+        elif key in seen:
+            errors.append(InputError(f"candidates[{index}].{raw}", value,
+                                     f"each column once ({key!r} is given twice)"))
+        else:
+            seen.add(key)
+            if _given(value):
+                record[key] = value
+    return record, errors
 
 
 def _parse_json(text: str) -> list[dict[str, Any]]:
@@ -152,22 +198,12 @@ def _parse_json(text: str) -> list[dict[str, Any]]:
                          "a JSON list of objects, one for each candidate")
     _count_check(len(data))
     out: list[dict[str, Any]] = []
+    errors: list[InputError] = []
     for i, item in enumerate(data):
-        if not isinstance(item, dict):
-            raise InputError(f"candidates[{i}]", item, "an object of columns and values")
-        record: dict[str, Any] = {}
-        seen: set[str] = set()
-        for raw, value in item.items():
-            key = _column(str(raw))
-            if key not in Candidate.model_fields:
-                raise _unknown_column(f"candidates[{i}].{raw}", value, key)
-            if key in seen:
-                raise InputError(f"candidates[{i}].{raw}", value,
-                                 f"each column once ({key!r} is given twice)")
-            seen.add(key)
-            if _given(value):
-                record[key] = value
+        record, refused = _json_record(i, item)
         out.append(record)
+        errors += refused
+    _raise_all(errors)
     return out
 
 
@@ -194,15 +230,9 @@ def parse_candidates(text: str, *,
 # --- validation ---------------------------------------------------------------------------
 
 
-def _clean_message(msg: str) -> str:
-    for prefix in ("Value error, ", "Assertion failed, "):
-        msg = msg.removeprefix(prefix)
-    return msg.replace("Input should be", "must be")
-
-
-def _row_error(index: int, exc: ValidationError) -> InputError:
-    """The first error of one row, as an InputError naming ``candidates[i].column``."""
-    err = exc.errors(include_url=False)[0]
+def _cell_error(index: int, err: Any) -> InputError:
+    """One error of one row (a pydantic error dict), as an InputError naming
+    ``candidates[i].column``."""
     loc = [str(p) for p in err.get("loc", ()) if not str(p).startswith("function-")]
     column = loc[0] if loc else None
     original = (err.get("ctx") or {}).get("error")
@@ -219,37 +249,55 @@ def _row_error(index: int, exc: ValidationError) -> InputError:
         return InputError(field, None, "a value in this column")
     if kind == "extra_forbidden":
         return _unknown_column(field, err.get("input"), column or "")
-    return InputError(field, err.get("input"), _clean_message(str(err.get("msg", "invalid"))))
+    return InputError(field, err.get("input"), plain_message(str(err.get("msg", "invalid"))))
+
+
+def _row(index: int, row: object) -> Candidate | list[InputError]:
+    """One row as a candidate, or every error it has."""
+    if isinstance(row, Candidate):
+        return row
+    if not isinstance(row, Mapping):
+        return [InputError(f"candidates[{index}]", row, "an object of columns and values")]
+    given = {str(k): v for k, v in row.items() if _given(v)}
+    try:
+        return Candidate.model_validate(given)
+    except ValidationError as exc:
+        return [_cell_error(index, err) for err in exc.errors(include_url=False)]
+    except InputError as exc:  # raised outside pydantic's wrapping
+        return [InputError(f"candidates[{index}].{exc.field}", exc.value, exc.allowed)]
+
+
+def _raw_name(row: object) -> str | None:
+    """The name a row that was refused gives, as a candidate would hold it (None: none)."""
+    name = row.get("name") if isinstance(row, Mapping) else None
+    return name.strip() if isinstance(name, str) and name.strip() else None
 
 
 def validate_candidates(rows: object) -> list[Candidate]:
     """Check each row (a mapping or a :class:`Candidate`) and the table: 2 to 50 candidates,
-    distinct names. Raises :class:`InputError` naming ``candidates[i].column``."""
+    distinct names. Raises :class:`InputError` naming ``candidates[i].column``; with more than
+    one bad cell, a :class:`MultipleInputError` naming every one, of every row."""
     if isinstance(rows, str | bytes) or not isinstance(rows, Sequence):
         raise InputError("candidates", type(rows).__name__,
                          f"a list of {MIN_CANDIDATES} to {MAX_CANDIDATES} candidates")
     _count_check(len(rows))
     out: list[Candidate] = []
+    errors: list[InputError] = []
     seen: dict[str, int] = {}
     for i, row in enumerate(rows):
-        if isinstance(row, Candidate):
-            candidate = row
-        elif isinstance(row, Mapping):
-            given = {str(k): v for k, v in row.items() if _given(v)}
-            try:
-                candidate = Candidate.model_validate(given)
-            except ValidationError as exc:
-                raise _row_error(i, exc) from None
-            except InputError as exc:  # raised outside pydantic's wrapping
-                raise InputError(f"candidates[{i}].{exc.field}", exc.value,
-                                 exc.allowed) from None
+        candidate = _row(i, row)
+        if isinstance(candidate, Candidate):
+            out.append(candidate)
         else:
-            raise InputError(f"candidates[{i}]", row, "an object of columns and values")
-        folded = candidate.name.casefold()
-        if folded in seen:
-            raise InputError(f"candidates[{i}].name", candidate.name,
-                             f"a name not used by another candidate (candidates[{seen[folded]}] "
-                             "has it; names are compared ignoring case)")
-        seen[folded] = i
-        out.append(candidate)
+            errors += candidate
+        name = candidate.name if isinstance(candidate, Candidate) else _raw_name(row)
+        folded = None if name is None else name.casefold()
+        if folded is not None and folded in seen:
+            errors.append(InputError(
+                f"candidates[{i}].name", name,
+                f"a name not used by another candidate (candidates[{seen[folded]}] has it; "
+                "names are compared ignoring case)"))
+        elif folded is not None:
+            seen[folded] = i
+    _raise_all(errors)
     return out
