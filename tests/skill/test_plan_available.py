@@ -145,3 +145,20 @@ def test_no_plan_still_answers_for_the_devices_no_binding_names() -> None:
     assert "a100-80gb" in named and "l40s" not in named
     text = render_plan(report)
     assert "- **Your 32 × L40S**: " in text and "**Your 64 × A100" not in text
+
+
+def test_a_listed_type_without_a_peak_is_said_not_searched() -> None:
+    # --gpu-types h100,a10g planned on H100 alone and never named the A10G (no published dense
+    # peak); the frontier had it as no_peak, the reply said nothing
+    from compute_budget.prompts import render_plan
+
+    spec = PlanSpec(preset="llama-3-8b", tokens="20M", lora_rank=16, deadline_days=3,
+                    gpus=["h100", "a10g"])
+    report = plan_run(spec)
+    assert report.unsearched == ["a10g"]
+    assert "- **Not searched: A10G (AWS G5) (`a10g`)**: no published dense peak at the " \
+           "precision planned; give `--peak-tflops` with `--gpu-types a10g` to plan on it." \
+        in render_plan(report)
+    assert "`peak_tflops` with `gpus: ['a10g']`" in render_plan(report, assistant=True)
+    # the whole catalog (no gpus) lists no type as unsearched: the user named none
+    assert plan_run(spec.model_copy(update={"gpus": None})).unsearched == []

@@ -349,3 +349,13 @@ async def test_a_gain_that_reads_like_a_level_is_a_caveat_to_ask_about(client: C
                                                     "gain_uncertainty": 1.5})
     assert relay["caveat"] == ("a gain of 57 reads like the score expected, not its change; ask, "
                                "and if so pass metric_now and metric_expected.")
+
+
+async def test_a_plan_relay_reads_a_short_run_in_hours_and_names_types_not_searched(
+        client: Client) -> None:
+    relay = await _relay(client, "plan_run", {"preset": "llama-3-8b", "tokens": "20M",
+                                              "lora_rank": 16, "deadline_days": 3,
+                                              "gpus": ["h100", "a10g"]})
+    # it read "0.0379 days (0.0251–0.0765)"
+    assert relay["headline"].startswith("Cheapest: 1 × H100 SXM, 54.5 min (36.1 min–1.84 h), ")
+    assert relay["unsearched"].startswith("A10G (AWS G5) not searched: no published dense peak")
