@@ -520,3 +520,16 @@ def test_a_candidate_costing_what_the_top_one_costs_reads_the_same() -> None:
     comparison = compare_candidates(CompareSpec(candidates=[_row("a"), _row("b", gain=0.5)]))
     assert "each run's dollars against the top one's: b the same." in render_comparison(
         comparison)
+
+
+def test_a_budget_is_said_to_cap_each_run_not_the_set() -> None:
+    # a reviewer read "$20k" as a cap on the set of runs; it caps each run alone
+    from compute_budget.prompts import render_comparison
+
+    rows = [_row("a"), _row("b", params="3B", tokens="60B", gain=2.0)]
+    text = render_comparison(compare_candidates(CompareSpec(candidates=rows,
+                                                            budget_usd=20_000)))
+    assert "The budget of $20,000 caps each run alone, not the set: a pool of device-days caps " \
+           "the set." in text
+    assert "caps each run alone" not in render_comparison(
+        compare_candidates(CompareSpec(candidates=rows)))
