@@ -156,6 +156,9 @@ def test_a_gain_that_reads_like_a_level_is_noted() -> None:
     # a large gain with a wide σ, a small precise one, and a level beside a baseline (the
     # looks_absolute note, not both) are not noted as a level
     assert decision_summary(EST, 25, 10).gain_notes == []
+    # ordinary large deltas (a reviewer's): Elo +50 ± 4, a win rate +25 ± 2, +100 ± 10
+    for gain, sigma in ((50, 4), (25, 2), (100, 10), (20, 2)):
+        assert decision_summary(EST, gain, sigma).gain_notes == [], (gain, sigma)
     assert decision_summary(EST, 5, 0.2).gain_notes == []
     assert decision_summary(EST, 57, 1.5, 55).gain_notes == ["looks_absolute"]
 

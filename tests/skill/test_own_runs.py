@@ -350,3 +350,15 @@ def test_runs_faster_than_any_published_run_are_flagged() -> None:
     plain = estimate_run(RunSpec(**RUN, calibration=[past(0.45)] * 3)).mfu_used.own_runs
     assert plain is not None and plain.faster_than_published == 0
     assert plain.fastest_published is None
+
+
+def test_every_run_past_the_fastest_published_is_counted_once_one_is_far_past() -> None:
+    # runs at 0.60, 0.66 and 0.70 read "2 of them ran faster than any published run": all
+    # three beat the 0.51 of LLaMA-1 13B
+    fit = estimate_run(RunSpec(**RUN, calibration=[past(0.60), past(0.66), past(0.70)]))
+    assert fit.mfu_used.own_runs is not None
+    assert fit.mfu_used.own_runs.faster_than_published == 3
+    # none far past it (0.60 is under 1.25 × 0.514): nothing to ask
+    near = estimate_run(RunSpec(**RUN, calibration=[past(0.55), past(0.60)]))
+    assert near.mfu_used.own_runs is not None
+    assert near.mfu_used.own_runs.faster_than_published == 0

@@ -152,8 +152,18 @@ async def test_the_brief_content_keeps_six_significant_digits(client: Client) ->
     full = (await client.call_tool("estimate_run_cost",
                                    {**run, "detail": "full"})).structured_content
     assert brief is not None and full is not None
-    assert all(f == float(f"{f:.6g}") for f in floats(brief))
+    # six significant digits, but whole units kept from a million up to 1e15 (dollars,
+    # parameters, bytes): a budget of $1,906,335 came back as $1,906,340, above the cost
+    assert all(f == float(f"{f:.6g}") or (1e6 <= abs(f) < 1e15 and f == round(f))
+               for f in floats(brief))
     assert brief["gpu_hours"] == float(f"{full['gpu_hours']:.6g}") != full["gpu_hours"]
+    assert brief["params"] == full["params"] == 7e9
+    assert brief["memory"]["gpu_memory_bytes"] == full["memory"]["gpu_memory_bytes"]
+    over = (await client.call_tool("render_verdict", {
+        **run, "predicted_gain": 2, "gain_uncertainty": 0.5,
+        "budget_usd": round(full["dollar_cost"] - 1.01, 2)})).structured_content
+    assert over is not None and over["cause"] == "over_budget"
+    assert over["budget_usd"] < over["dollar_cost"]
     cal = [{"params": p, "tokens": t, "gpu": "h100", "gpu_hours": h}
            for p, t, h in (("1B", "20B", 96), ("3B", "60B", 800), ("7B", "140B", 4000))]
     split = await client.call_tool("split_budget", {"budget_usd": "$400k", "gpu": "h100",

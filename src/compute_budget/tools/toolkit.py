@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -301,14 +302,23 @@ async def _picture(spec: ToolSpec, arguments: BaseModel, result: BaseModel) -> I
 
 
 BRIEF_DIGITS = 6
-"""Significant digits of a number in the brief structured content: 0.18512012528460414 costs
-an assistant 19 bytes, 0.18512 seven, and no reply quotes more (``detail: "full"`` keeps all)."""
+"""Significant digits of a fraction in the brief structured content: 0.18512012528460414 costs
+an assistant 19 bytes, 0.18512 seven, and no reply quotes more (``detail: "full"`` keeps all).
+A number of a million or more keeps its whole units (a budget of $1,906,335 must not come back
+as $1,906,340, the cost it is $1.01 below; a parameter count stays exact), up to WHOLE_BELOW,
+past which (FLOPs) six digits say all a reply does."""
+WHOLE_BELOW = 1e15
 
 
 def _rounded(data: Any) -> Any:
-    """``data`` with every float to :data:`BRIEF_DIGITS` significant digits."""
+    """``data`` with every float to :data:`BRIEF_DIGITS` significant digits, or to whole units
+    where that would drop some."""
     if isinstance(data, float):
-        return float(f"{data:.{BRIEF_DIGITS}g}")
+        if not math.isfinite(data) or data == 0:
+            return data
+        if abs(data) >= WHOLE_BELOW:
+            return float(f"{data:.{BRIEF_DIGITS}g}")
+        return round(data, max(0, BRIEF_DIGITS - 1 - math.floor(math.log10(abs(data)))))
     if isinstance(data, dict):
         return {k: _rounded(v) for k, v in data.items()}
     if isinstance(data, list):

@@ -29,8 +29,9 @@ __all__ = ["GainNote", "GainReading", "normal_cdf", "read_gain"]
 GainNote = Literal["looks_absolute", "looks_like_a_level", "baseline_looks_absolute",
                    "unit_slip", "baseline_below_zero"]
 """looks_absolute: a delta next to a baseline of the same size reads like two absolute scores;
-looks_like_a_level: a delta of LEVEL_FLOOR or more known to a tenth of itself reads like the
-score expected ("57 ± 1.5") rather than its change;
+looks_like_a_level: a delta of LEVEL_FLOOR or more known to a twentieth of itself reads like
+the score expected ("57 ± 1.5") rather than its change (Elo +50 ± 4 or a win rate +25 ± 2 do
+not);
 baseline_looks_absolute: with the metric pair, a baseline the size of the metric reads like the
 alternative's score rather than its gain; unit_slip: an uncertainty far larger than the gain
 reads like a fraction beside points; baseline_below_zero: an alternative that loses raises the
@@ -39,7 +40,7 @@ ABSOLUTE_BAND = (0.5, 2.0)
 """A delta between half and twice the baseline, both above ABSOLUTE_FLOOR, looks absolute."""
 ABSOLUTE_FLOOR = 5.0
 LEVEL_FLOOR = 20.0
-LEVEL_PRECISION = 0.1
+LEVEL_PRECISION = 0.05
 """A delta of at least LEVEL_FLOOR with σ at most LEVEL_PRECISION of it reads like a level."""
 UNIT_SLIP_RATIO = 10.0
 """σ more than this many times a gain below 1 looks like a unit slip."""

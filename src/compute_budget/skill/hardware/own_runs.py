@@ -243,8 +243,9 @@ class OwnRunsMfu(BaseModel):
     run_sizes: tuple[float, float] = Field(default=(0.0, 0.0),
                                            description="The runs' least and most active params.")
     faster_than_published: int = Field(default=0, description=(
-        "How many of the runs ran over FASTER_THAN_PUBLISHED times the fastest published run's "
-        "MFU (fastest_published): more likely node-hours or a steady-state rate than a run."))
+        "When one of the runs ran over FASTER_THAN_PUBLISHED times the fastest published run's "
+        "MFU (fastest_published; more likely node-hours or a steady-state rate than a run): how "
+        "many ran faster than it; else 0."))
     fastest_published: float | None = Field(default=None, description=(
         "The fastest published run's end-to-end MFU, when a run is flagged; else None."))
     beyond_sizes: bool = Field(default=False, description=(
@@ -313,7 +314,8 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     # (405B from runs of 1-7B: 0.41-0.51 about a central of 0.41)
     low = min((central if held is None else held) * 10 ** -half, *levels, cap)
     published = load_mfu_priors().highest_mfu or MAX_PRIOR_MFU
-    flagged = sum(r.mfu > FASTER_THAN_PUBLISHED * published for r in read)
+    flagged = (sum(r.mfu > published for r in read)  # said once one is far past it
+               if fastest > FASTER_THAN_PUBLISHED * published else 0)
     return OwnRunsMfu(
         n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
         runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
