@@ -79,3 +79,25 @@ def test_a_split_row_that_does_not_fit_names_what_its_fewest_rent() -> None:
     row = next(r for r in table.rows if r.params == 100e9)
     assert (row.fits, row.min_gpu_count, row.min_gpu_count_rented) == (False, 10, 16)
     assert "no: needs 10 (rented as 16) |" in render_split(table)
+
+
+def test_offload_that_rents_no_fewer_devices_is_not_offered() -> None:
+    # 60B on TPU v5p: 10 chips with CPU offload and 12 without both rent a v5p-32 of 16, so
+    # "10 (rented as 16) with CPU offload, 12 without (rented as 16)" offered offload for nothing
+    memory = estimate_memory(MemorySpec(params="60B", gpu="tpu-v5p", gpu_count=1))
+    layout = memory.layout
+    assert (layout.min_gpu_count, layout.min_gpu_count_rented) == (10, 16)
+    assert (layout.min_gpu_count_without_offload,
+            layout.min_gpu_count_without_offload_rented) == (12, 16)
+    text = render_memory(memory)
+    assert "at least 12 × TPU v5p (per chip) (rented as 16);" in text
+    assert "with CPU offload, 12 without" not in text
+    # where offload does rent fewer, both stay: 16 chips (a v5p-32) with it, 20 (a v5p-64)
+    assert "16 × TPU v5p (per chip) with CPU offload, 20 without (rented as 32)" in render_memory(
+        estimate_memory(MemorySpec(params="100B", gpu="tpu-v5p", gpu_count=3)))
+    from compute_budget import decision_summary
+    from compute_budget.prompts import render_decision
+
+    decision = decision_summary(
+        estimate_run(RunSpec(params="60B", tokens="10B", gpu="tpu-v5p", gpu_count=1)), 1, 0.2)
+    assert "it needs at least 12 of them (rented as 16)." in render_decision(decision)
