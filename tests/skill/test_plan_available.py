@@ -113,8 +113,9 @@ def test_an_unpriced_device_says_it_has_no_price_and_how_to_give_one() -> None:
                          "`--gpu-types rtx-3090` to cost it.")
     assert "devices" not in line and "unknown" not in line
     mcp = render_plan(report, assistant=True)
-    assert ("no price in the catalog: give `usd_per_gpu_hour` with `gpus: ['rtx-3090']` to "
-            "cost it.") in mcp
+    # plan_run's schema does not list the price (its byte budget): estimate_run_cost's does
+    assert ("no price in the catalog: give a price (`usd_per_gpu_hour` with `gpus: "
+            "['rtx-3090']`, or estimate_run_cost on `gpu: 'rtx-3090'` with it) to cost it.") in mcp
     assert "--price" not in mcp
     # with a budget it cannot be checked: said so, not as the code unpriced_with_budget
     budget = plan_run(PlanSpec(**LORA, available={"rtx-3090": 8}, budget_usd=100))

@@ -66,7 +66,8 @@ async def test_the_tool_says_an_unpriced_device_has_no_price(client: Client) -> 
     text = result.content[0].text
     assert ("- **Your 2 × RTX 3090**: the plan of fewest device-hours on them is 1 device, "
             in text)
-    how = "no price in the catalog: give `usd_per_gpu_hour` with `gpus: ['rtx-3090']` to cost it."
+    how = ("no price in the catalog: give a price (`usd_per_gpu_hour` with `gpus: ['rtx-3090']`, "
+           "or estimate_run_cost on `gpu: 'rtx-3090'` with it) to cost it.")
     assert how in text and "--price" not in text
     assert result.structured_content is not None
     yours = result.structured_content["relay"]["yours"]
