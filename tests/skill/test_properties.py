@@ -21,7 +21,7 @@ counts = st.integers(min_value=1, max_value=100_000)
 mfus = st.one_of(st.none(), st.floats(min_value=0.01, max_value=1.0))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)  # each example searches layouts: the quick set
 @given(n=params, t=tokens, more=st.floats(min_value=1.0, max_value=100.0), gpus=counts,
        gpu=st.sampled_from(PRICED), mfu=mfus)
 def test_more_tokens_never_cost_less(n: float, t: float, more: float, gpus: int, gpu: str,
@@ -38,7 +38,7 @@ def test_more_tokens_never_cost_less(n: float, t: float, more: float, gpus: int,
     assert b.dollar_cost_range[1] >= a.dollar_cost_range[1]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)  # each example searches layouts: the quick set
 @given(n=params, t=tokens, gpus=counts, gpu=st.sampled_from(PRICED), mfu=mfus,
        price=st.one_of(st.none(), st.floats(min_value=0.01, max_value=100)),
        budget=st.floats(min_value=1.0, max_value=10.0))
