@@ -74,6 +74,7 @@ from .curve import Array, Curve, curve_value, grid_starts, solve
 from .lesson import split_budget
 from .next_run import NEXT_RUN_MAX_SHARE, next_run
 from .points import ScalingPoint, as_points
+from .reach import off_the_runs_line
 from .result import LEVEL_RANGE, FitWarning, Form, LossCheckpoint, NextRun, Note, ScalingFit
 from .small_sample import rank_correlation, t_over_z
 
@@ -196,7 +197,7 @@ def fit_scaling_law(
              for c in grid]
     evaluate = np.array([curve.at(c_t, n_t, d_t), curve.at(KILL_SHARE * c_t, n_t, kill_d),
                          *along])
-    unknown = _unknown_uncertainty(fitted)
+    unknown = _unknown_uncertainty(fitted) or off_the_runs_line(pts, fitted.notes, n_t, d_t)
     draws = None if unknown is not None else _bootstrap(fitted, evaluate, seed, resamples)
     return _summary(fitted, draws, evaluate, grid, (c_t, n_t, d_t), level, baseline,
                     fitted.notes + target_notes, unknown)

@@ -17,8 +17,8 @@ LEVEL_RANGE = (0.5, 0.99)
 """An interval's probability lies strictly between these."""
 
 Form = Literal["compute", "params_tokens"]
-WarningCode = Literal["too_few_spare_points", "exact_fit", "far_extrapolation",
-                      "interval_wider_than_gain", "few_points", "poor_fit"]
+WarningCode = Literal["too_few_spare_points", "exact_fit", "off_the_runs_line",
+                      "far_extrapolation", "interval_wider_than_gain", "few_points", "poor_fit"]
 Note = Literal["fitted_as_negation", "target_at_fit_optimum", "two_variable_data_fitted_in_compute",
                "tokens_follow_params", "params_fixed", "tokens_fixed"]
 """How the inputs were read. The last four: points gave params and tokens and the fit is in
