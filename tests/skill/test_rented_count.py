@@ -101,3 +101,15 @@ def test_offload_that_rents_no_fewer_devices_is_not_offered() -> None:
     decision = decision_summary(
         estimate_run(RunSpec(params="60B", tokens="10B", gpu="tpu-v5p", gpu_count=1)), 1, 0.2)
     assert "it needs at least 12 of them (rented as 16)." in render_decision(decision)
+
+
+def test_a_verdict_relay_names_the_fewest_devices_and_what_they_rent() -> None:
+    from compute_budget import decision_summary
+    from compute_budget.tools.relay import relay
+
+    decision = decision_summary(
+        estimate_run(RunSpec(params="2B", tokens="1B", gpu="t4", gpu_count=1)), 2, 0.5)
+    told = relay("render_verdict", decision)
+    assert told is not None and told["headline"] == (
+        "NO-GO: the run fits device memory only with more CPU RAM than the host has (fewest "
+        "devices: 3, rented as 4).")
