@@ -69,7 +69,7 @@ async def test_a_run_the_hosts_ram_stops_says_so_and_asks_for_the_ram(client: Cl
     verdict = await _relay(client, "render_verdict", {**qlora, "predicted_gain": 1,
                                                       "gain_uncertainty": 0.5})
     assert verdict["headline"] == ("NO-GO: the run fits device memory only with more CPU RAM "
-                                   "than the host has.")
+                                   "than the host has (fewest devices: 4).")
     assert verdict["ask"] == relay["ask"]  # the machine's RAM, not the alternatives
     enough = await _relay(client, "estimate_run_cost", {**qlora, "host_ram_gib": 256})
     assert enough["fits"] is True
