@@ -162,10 +162,22 @@ def test_a_listed_type_without_a_peak_is_said_not_searched() -> None:
     spec = PlanSpec(preset="llama-3-8b", tokens="20M", lora_rank=16, deadline_days=3,
                     gpus=["h100", "a10g"])
     report = plan_run(spec)
-    assert report.unsearched == ["a10g"]
+    assert report.unsearched == [("a10g", ())]
     assert "- **Not searched: A10G (AWS G5) (`a10g`)**: no published dense peak at the " \
            "precision planned; give `--peak-tflops` with `--gpu-types a10g` to plan on it." \
         in render_plan(report)
     assert "`peak_tflops` with `gpus: ['a10g']`" in render_plan(report, assistant=True)
     # the whole catalog (no gpus) lists no type as unsearched: the user named none
     assert plan_run(spec.model_copy(update={"gpus": None})).unsearched == []
+
+
+def test_a_type_with_a_peak_at_another_precision_is_told_to_plan_at_it() -> None:
+    # a T4 has an fp16 peak and no bf16 one: --peak-tflops would plan it in bf16, which it
+    # cannot run (a reviewer)
+    from compute_budget.prompts import render_plan
+
+    report = plan_run(PlanSpec(params="1B", tokens="20B", deadline_days=30, gpus=["h100", "t4"],
+                               precision="bf16"))
+    assert report.unsearched == [("t4", ("fp16",))]
+    assert "- **Not searched: T4 (`t4`)**: no published dense peak at the precision planned; " \
+           "it has one at fp16: plan at that precision." in render_plan(report)

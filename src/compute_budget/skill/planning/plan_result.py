@@ -176,10 +176,11 @@ class PlanReport(_Frozen, FiniteResult):
     compute_flops: float = Field(
         description="C = 6·N·D of the run (N active parameters, D tokens), FLOPs: the input "
                     "of the default cap.")
-    unsearched: list[str] = Field(
+    unsearched: list[tuple[str, tuple[str, ...]]] = Field(
         default_factory=list,
-        description="Types the user listed in gpus that have no dense peak for the precision "
-                    "(catalog keys): not searched, and said so.")
+        description="Types the user listed in gpus that have no dense peak for the precision, "
+                    "each (catalog key, the precisions it has a peak at): not searched, and "
+                    "said so.")
     estimates_run: int = Field(description="Run estimates the search computed.")
     notes: list[ReportNote] = Field(description="Assumptions of every plan (see ReportNote).")
 
