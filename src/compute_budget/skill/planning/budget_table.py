@@ -188,7 +188,8 @@ def _on_accelerator(spec: BudgetTableSpec, acc: Accelerator
         accelerator=acc.name, device_unit=acc.device_unit, gpu_count=gpus,
         gpu_count_source="user" if spec.gpu_count is not None else "default",
         precision=precision, peak_tflops_per_gpu=peak, peak_source=acc.spec_source,
-        peak_label=source_label(acc.spec_source), catalog_compiled=load_catalog().compiled,
+        peak_label=f"{source_label(acc.spec_source)}, {acc.spec_as_of}",
+        catalog_compiled=load_catalog().compiled,
         usd_per_gpu_hour=chosen.usd_per_gpu_hour, price=chosen,
         failure_budget=spec.failure_budget, mfu_used=MfuUsed(
             origin="measured" if measured is not None else "user" if spec.mfu is not None
