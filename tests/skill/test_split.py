@@ -355,7 +355,7 @@ def test_the_header_mfu_is_the_prior_at_the_suggested_size() -> None:
     assert run.dollar_cost_with_failures == pytest.approx(1e6)
     assert split.mfu_used.prior == at_opt
     assert split.mfu_as_of == "2026-12-06"  # mfu_priors.json as_of
-    assert split.peak_label == "NVIDIA H100 page"
+    assert split.peak_label == "NVIDIA H100 page, 2022"  # the datasheet and its date
     assert split.ratio_source == "default"
     assert budget_table(BudgetTableSpec(budget_flops=1e21, ratio=20)).ratio_source == "user"
 

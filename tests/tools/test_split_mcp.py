@@ -74,5 +74,5 @@ async def test_the_structured_content_has_the_table_as_shown(client: Client) -> 
         "over", "over", "over_at_slow_end", "over_at_slow_end"]  # 100B: offload's ×1.35
     assert d["safe_split"]["budget_status"] == "within"
     assert (d["mfu_as_of"], d["peak_label"], d["ratio_source"]) == (
-        "2026-12-06", "NVIDIA H100 page", "default")
+        "2026-12-06", "NVIDIA H100 page, 2022", "default")
     assert d["price"]["label"] == "runpod.io/pricing"  # H100 SXM, RunPod Secure Cloud
