@@ -151,7 +151,7 @@ def _outcome(call: Any) -> None:
         assert not non_finite(result), non_finite(result)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fields=run_fields)
 def test_run_specs_fail_only_with_value_errors(fields: dict[str, Any]) -> None:
     def call() -> list[BaseModel]:
@@ -183,7 +183,7 @@ def test_memory_specs_fail_only_with_value_errors(fields: dict[str, Any]) -> Non
     _outcome(lambda: [estimate_memory(MemorySpec.model_validate(fields))])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(fields=st.one_of(_splits(), st.fixed_dictionaries({}, optional={
     "budget_flops": numbers, "budget_usd": numbers, "ratio": numbers, "gpu": names,
     "gpu_count": small_ints, "flops_per_sec": numbers, "mfu": numbers,
