@@ -362,3 +362,14 @@ def test_every_run_past_the_fastest_published_is_counted_once_one_is_far_past() 
     near = estimate_run(RunSpec(**RUN, calibration=[past(0.55), past(0.60)]))
     assert near.mfu_used.own_runs is not None
     assert near.mfu_used.own_runs.faster_than_published == 0
+
+
+def test_the_split_relay_flags_runs_faster_than_any_published_run() -> None:
+    from compute_budget.tools.relay import relay
+
+    fast = [past(0.84, params=1e9), past(0.92, params=3e9), past(0.97)]
+    table = budget_table(BudgetTableSpec(budget_usd=400_000, gpu="h100", calibration=fast))
+    told = relay("split_budget", table)
+    assert told is not None and told["mfu_source"].endswith(
+        "; 3 of them ran faster than any published run: ask whether their hours are "
+        "device-hours")

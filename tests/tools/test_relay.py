@@ -359,3 +359,11 @@ async def test_a_plan_relay_reads_a_short_run_in_hours_and_names_types_not_searc
     # it read "0.0379 days (0.0251–0.0765)"
     assert relay["headline"].startswith("Cheapest: 1 × H100 SXM, 54.5 min (36.1 min–1.84 h), ")
     assert relay["unsearched"].startswith("A10G (AWS G5) not searched: no published dense peak")
+
+
+async def test_a_plan_relay_gives_its_slow_end_in_the_headlines_unit(client: Client) -> None:
+    # a reviewer: "13.8 h (9.11 h–27.7 h)" in the headline and "1.15 days" for the same end
+    relay = await _relay(client, "plan_run", {"params": "1B", "tokens": "20B",
+                                              "deadline_days": 1, "gpus": ["h100"]})
+    assert "(9.11 h–27.7 h)" in relay["headline"]
+    assert relay["slow_end"].startswith("at the MFU band's slow end the cheapest takes 27.7 h, ")
