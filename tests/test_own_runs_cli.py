@@ -68,7 +68,7 @@ def test_every_command_that_prices_time_takes_the_file(cli: Cli, runs_csv: Path,
 
 
 @pytest.mark.parametrize(("rows", "named"), [
-    ("7B,1T,h100,-5,,\n", "calibration[0].gpu-hours: must be greater than 0"),
+    ("7B,1T,h100,-5,,\n", "calibration[0].gpu-hours: must be > 0"),
     ("7B,1T,h100,30000,,\n7B,1T,h999,30000,,\n", "calibration[1].gpu: unknown accelerator"),
     ("7B,1T,h100,,,\n", "calibration[0].gpu-hours: give gpu-hours or wall-days"),
     ("7B,1T,h100,,3,\n", "calibration[0].gpu-count: the number of devices, with wall-days"),

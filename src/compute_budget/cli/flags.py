@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .. import skill as sk
-from ..skill.errors import InputError
+from ..skill.errors import InputError, plain_message
 from .files import read_data
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ def _parse_calibration(text: str, *, fmt: str | None = None) -> list[Any]:
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"][1:])
-        message = error["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+        message = plain_message(error["msg"])
         raise InputError(_hyphens("calibration" + where), None, _hyphens(message)) from None
     except InputError as exc:
         raise InputError(_hyphens(exc.field), exc.value, _hyphens(exc.allowed)) from None

@@ -237,18 +237,20 @@ class Accelerator(BaseModel):
         return paid if paid > gpu_count else None
 
     @property
+    def peak_precisions(self) -> tuple[Precision, ...]:
+        """The precisions the catalog has a dense peak at, BF16 first, then FP16, then FP8."""
+        return tuple(p for p in ("bf16", "fp16", "fp8") if self.peak_tflops.get(p) is not None)
+
+    @property
     def default_precision(self) -> Precision:
         """BF16 where the device has it, else FP16 (V100), else FP8."""
-        for precision in ("bf16", "fp16", "fp8"):
-            if self.peak_tflops.get(precision) is not None:
-                return precision
-        return "bf16"
+        return next(iter(self.peak_precisions), "bf16")
 
     def peak(self, precision: Precision) -> float:
         """Dense peak in TFLOP/s for ``precision``; InputError when the catalog does not know it."""
         value = self.peak_tflops.get(precision)
         if value is None:
-            known = [p for p in ("bf16", "fp16", "fp8") if self.peak_tflops.get(p) is not None]
+            known = self.peak_precisions
             if known:
                 allowed = (
                     f"the {precision} peak of {self.name} is unknown or unsupported; "

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, plain_message
 from .architecture import Architecture, ConfigNote, ConfigNoteCode, LatentAttention
 from .hf_families import Family, config_key, family_of, modeling_facts
 
@@ -322,7 +322,7 @@ def _build(
             ) from None
         loc = [str(p) for p in err.get("loc", ())]
         field = config_key(loc[0], model_type) if loc else "config"
-        message = str(err.get("msg", "invalid")).removeprefix("Input should be ")
+        message = plain_message(str(err.get("msg", "invalid")))
         raise ConfigError(field, err.get("input"), message) from None
 
 
@@ -361,7 +361,7 @@ def read_hf_config(
     except ValidationError as exc:  # a nested model (LatentAttention) the readers build
         err = exc.errors(include_url=False)[0]
         loc = [str(p) for p in err.get("loc", ())]
-        message = str(err.get("msg", "invalid")).removeprefix("Input should be ")
+        message = plain_message(str(err.get("msg", "invalid")))
         raise value_not_shown(loc[-1] if loc else "config", message) from None
 
 

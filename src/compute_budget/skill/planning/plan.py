@@ -249,9 +249,7 @@ def plan_run(spec: PlanSpec) -> PlanReport:
                                  available=(spec.available or {}).get(acc.key))
                     for acc in spec.requested if acc not in spec.accelerators)],
         binding=[] if feasible else _bindings(spec, results, search),
-        unsearched=[(acc.key, tuple(p for p in ("bf16", "fp16", "fp8")
-                                    if acc.peak_tflops.get(p) is not None))
-                    for acc in spec.requested
+        unsearched=[(acc.key, acc.peak_precisions) for acc in spec.requested
                     if spec.gpus is not None and acc not in spec.accelerators],
         deadline_days=spec.deadline_days,
         budget_usd=spec.budget_usd,

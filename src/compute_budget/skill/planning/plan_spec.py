@@ -304,7 +304,7 @@ def _available_list(entries: list[Any]) -> dict[str, Any]:
 
 def _no_peak(acc: Accelerator, precision: str | None) -> str:
     """What a type in ``available`` needs when the plan cannot estimate it (no dense peak)."""
-    known = [p for p in ("bf16", "fp16", "fp8") if acc.peak_tflops.get(p) is not None]
+    known = acc.peak_precisions
     give = f"give peak_tflops (its dense TFLOP/s) with gpus {acc.key}"
     if known:
         return (f"a type the plan can estimate: the {precision} peak of {acc.name} is unknown "
