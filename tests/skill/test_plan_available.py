@@ -181,3 +181,13 @@ def test_a_type_with_a_peak_at_another_precision_is_told_to_plan_at_it() -> None
     assert report.unsearched == [("t4", ("fp16",))]
     assert "- **Not searched: T4 (`t4`)**: no published dense peak at the precision planned; " \
            "it has one at fp16: plan at that precision." in render_plan(report)
+
+
+def test_a_cheapest_plan_under_a_day_gives_its_slow_end_in_hours() -> None:
+    # "13.8 h … At the slow end of the MFU band it takes 1.15 days": one time in two units
+    from compute_budget.prompts import render_plan
+
+    text = render_plan(plan_run(PlanSpec(params="1B", tokens="20B", deadline_days=1,
+                                         gpus=["h100"])))
+    assert "13.8 h and $1,318" in text
+    assert "At the slow end of the MFU band it takes 27.7 h, past the deadline" in text
