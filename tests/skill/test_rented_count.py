@@ -55,7 +55,18 @@ def test_an_estimate_that_does_not_fit_names_the_machines_of_its_fewest() -> Non
     assert told is not None and "(fewest devices: 3, rented as 4)." in told["headline"]
     memory = estimate_memory(MemorySpec(params="2B", gpu="t4", gpu_count=1))
     told = relay("estimate_memory", memory)
-    assert told is not None and "fewest devices: 3 (rented as 4)." in told["headline"]
+    assert told is not None and "fewest devices: 3, rented as 4." in told["headline"]
+    # where offload rents no fewer devices, the relay names the count without it, as the
+    # markdown does: 60B on v5p, 10 with offload and 12 without both rent 16
+    told = relay("estimate_memory", estimate_memory(MemorySpec(params="60B", gpu="tpu-v5p",
+                                                               gpu_count=1)))
+    assert told is not None and told["headline"].endswith("fewest devices: 12, rented as 16.")
+    from compute_budget import decision_summary
+
+    verdict = relay("render_verdict", decision_summary(
+        estimate_run(RunSpec(params="60B", tokens="10B", gpu="tpu-v5p", gpu_count=1)), 1, 0.2))
+    assert verdict is not None and verdict["headline"].endswith(
+        "(fewest devices: 12, rented as 16).")
 
 
 def test_a_verdict_on_a_run_that_does_not_fit_names_what_its_fewest_rent() -> None:
