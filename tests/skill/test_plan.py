@@ -293,7 +293,8 @@ def test_nothing_feasible_availability_binds() -> None:
     needed = min(p.gpu_count for p in unlimited.plans)
     report = plan_run(PlanSpec(**base, available={"h100": 64}))
     numbers = _binding(report, "availability")
-    assert numbers == {"gpu": "h100-sxm", "gpu_count_needed": needed, "available": 64}
+    assert numbers == {"gpu": "h100-sxm", "gpu_count_needed": needed, "available": 64,
+                       "gpu_count_needed_rented": None}  # H100s are priced per device
     assert needed > 64
     # and with the 64 available, the deadline is what binds
     assert _binding(report, "deadline")["gpu_count"] == 64

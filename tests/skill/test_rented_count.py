@@ -47,8 +47,12 @@ def test_an_estimate_that_does_not_fit_names_the_machines_of_its_fewest() -> Non
     est = estimate_run(RunSpec(params="2B", tokens="1B", gpu="t4", gpu_count=1))
     assert est.feasibility == "does_not_fit" and est.memory is not None
     layout = est.memory.layout
-    assert (layout.min_gpu_count, layout.min_gpu_count_rented) == (3, 4)
-    assert "3 × T4 (rented as 4)" in render_estimate(est)
+    # 2 fit with the optimizer offloaded into the g4dn.12xlarge's 96 GiB per T4 used (one
+    # T4's g4dn.xlarge has 16 GiB, too little): they rent 4 too, so the reply names the 3
+    assert (layout.min_gpu_count, layout.min_gpu_count_rented) == (2, 4)
+    assert layout.min_gpu_count_without_offload == 3
+    assert layout.min_gpu_count_without_offload_rented == 4
+    assert "Fewest devices it fits on: 3 × T4 (rented as 4)." in render_estimate(est)
     from compute_budget.tools.relay import relay
 
     told = relay("estimate_run_cost", est)
@@ -76,7 +80,8 @@ def test_a_verdict_on_a_run_that_does_not_fit_names_what_its_fewest_rent() -> No
     decision = decision_summary(
         estimate_run(RunSpec(params="2B", tokens="1B", gpu="t4", gpu_count=1)), 2, 0.5)
     assert decision.verdict == "no-go"
-    assert (decision.min_gpu_count, decision.min_gpu_count_rented) == (3, 4)
+    assert (decision.min_gpu_count, decision.min_gpu_count_rented) == (2, 4)
+    assert decision.min_gpu_count_without_offload == 3  # what the text names: both rent 4
     assert "it needs at least 3 of them (rented as 4)." in render_decision(decision)
 
 
@@ -124,3 +129,49 @@ def test_a_verdict_relay_names_the_fewest_devices_and_what_they_rent() -> None:
     assert told is not None and told["headline"] == (
         "NO-GO: the run fits device memory only with more CPU RAM than the host has (fewest "
         "devices: 3, rented as 4).")
+
+
+def test_the_plan_counts_say_what_they_rent() -> None:
+    # 60B on TPU v5p fits 10 chips at the fewest (with offload), a v5p-32 slice of 16; 896 chips
+    # finish 1T tokens in 30 days (112 nodes of 8, a whole number of cubes: no rounding up).
+    # The plan said "needs at least 10 devices" and "fewest that fit are 10" without the 16.
+    from compute_budget.prompts import render_plan
+    from compute_budget.skill import PlanSpec, plan_run
+    from compute_budget.tools.relay import relay
+
+    base = {"params": "60B", "tokens": "1T", "deadline_days": 30}
+    alone = plan_run(PlanSpec(**base, gpus=["tpu-v5p"], available={"tpu-v5p": 8}))
+    memory = next(b for b in alone.binding if b.code == "memory")
+    assert memory.numbers["gpu_count_needed"] == 10
+    assert memory.numbers["gpu_count_needed_rented"] == 16
+    availability = next(b for b in alone.binding if b.code == "availability")
+    assert availability.numbers["gpu_count_needed"] == 896
+    assert availability.numbers["gpu_count_needed_rented"] is None
+    assert "the fewest that fit are 10 × TPU v5p (per chip) (`tpu-v5p`) (rented as 16)" in (
+        render_plan(alone))
+    mixed = plan_run(PlanSpec(**base, gpus=["tpu-v5p", "h100"], available={"tpu-v5p": 8}))
+    v5p = next(t for t in mixed.frontier if t.gpu == "tpu-v5p")
+    assert (v5p.min_gpu_count, v5p.min_gpu_count_rented) == (10, 16)
+    assert "it needs at least 10 devices (rented as 16)" in render_plan(mixed)
+    told = relay("plan_run", mixed)
+    assert told is not None and "it needs at least 10 devices (rented as 16)" in str(told)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_the_fewest_devices_do_not_depend_on_the_count_asked(count: int) -> None:
+    # The CPU RAM per device offload must fit in is the machines' rented for each count tried:
+    # one T4 (g4dn.xlarge) has 16 GiB, too little for 2B's offloaded optimizer (29.8 GiB);
+    # two rent a g4dn.12xlarge, 192 GiB for four (aws.amazon.com/ec2/instance-types/g4).
+    # Asked on 2 or 3 T4, the memory reply said "Fewest devices it fits on: 1 × T4 with CPU
+    # offload", reading 1's RAM as 96 GiB, and on 1 T4 it said 3 where 2 fit.
+    from compute_budget.prompts import render_memory
+
+    memory = estimate_memory(MemorySpec(params="2B", gpu="t4", gpu_count=count))
+    layout = memory.layout
+    assert (layout.min_gpu_count, layout.min_gpu_count_without_offload) == (2, 3)
+    assert "1 × T4 with CPU offload" not in render_memory(memory)
+    one = estimate_memory(MemorySpec(params="2B", gpu="t4", gpu_count=1))
+    assert one.fits is False and one.layout.binding == "host_memory"
+    # the user's RAM holds for every count: 64 GiB a device fits one T4 with offload
+    given = estimate_memory(MemorySpec(params="2B", gpu="t4", gpu_count=count, host_ram_gib=64))
+    assert given.layout.min_gpu_count == 1

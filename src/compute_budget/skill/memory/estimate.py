@@ -374,7 +374,8 @@ def _setup(spec: OnDevices, optimizer_bytes: float, capacity: float | None,
                  flash_attention=spec.resolved_attention == "flash", capacity_bytes=capacity,
                  host_capacity_bytes=None if ram is None else ram.bytes_per_device,
                  host_ram_given=spec.host_ram_gib is not None, link=link,
-                 offload_step_seconds=step)
+                 offload_step_seconds=step,
+                 gpu=None if spec.accelerator is None else spec.accelerator.key)
 
 
 def _probed(setup: Setup, shape: ModelShape, probe: ProbeResult | None

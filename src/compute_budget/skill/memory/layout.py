@@ -25,7 +25,14 @@ from ..hardware.peer_link import PeerLink
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER, Stack
 from .costs import ZERO3_SLOWDOWN, Costs, Slowdown, costs
 from .layouts import Pins, all_layouts, fitting_groups, frugal_key, host_fits, most_frugal, pins_of
-from .remedies import LORA_RANK_SUGGESTED, Binding, Remedy, find_remedies, min_gpu_count
+from .remedies import (
+    LORA_RANK_SUGGESTED,
+    Binding,
+    Remedy,
+    at_count,
+    find_remedies,
+    min_gpu_count,
+)
 from .spec import OnDevices, ResolvedModel
 from .states import DeviceBytes, Layout, Setup, device_bytes
 
@@ -215,7 +222,7 @@ def _at_fewest(remedy: Remedy, pins: Pins, model: ResolvedModel, setup: Setup) -
         return remedy
     count = remedy.gpu_count
     layouts = _ordered(pins, model, count, setup.seq_len, setup.stack, setup.link)
-    found = _cheapest_fit(layouts, pins, model, replace(setup, gpu_count=count))
+    found = _cheapest_fit(layouts, pins, model, at_count(setup, count))
     return remedy if found is None else remedy.model_copy(
         update={"tp": found[0].tp, "pp": found[0].pp})
 

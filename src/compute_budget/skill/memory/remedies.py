@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..hardware.catalog import Accelerator, list_accelerators
+from ..hardware.catalog import Accelerator, get_accelerator, list_accelerators
 from ..hardware.host import cpu_ram
 from ..hardware.peer_link import device_peer_link
 from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS
@@ -95,7 +95,24 @@ def min_gpu_count(pins: Pins, model: ResolvedModel, setup: Setup) -> tuple[int |
     the count asked about, so it is computed once per model, pins and device (the plan search
     asks it of many counts of one device type).
     """
-    return min_gpu_count_of(pins, model, replace(setup.sizing(), gpu_count=1))
+    return min_gpu_count_of(pins, model, at_count(setup.sizing(), 1))
+
+
+def at_count(setup: Setup, count: int) -> Setup:
+    """``setup`` on ``count`` devices, with the CPU RAM per device of the machines the catalog
+    rents that many in, unless the user gave theirs (1 T4: 16 GiB; 2: 96 GiB each of a
+    g4dn.12xlarge's 192 GiB)."""
+    if setup.host_ram_given or setup.gpu is None or count == setup.gpu_count:
+        return replace(setup, gpu_count=count)
+    return replace(setup, gpu_count=count, host_capacity_bytes=_host_bytes(setup.gpu, count))
+
+
+@lru_cache(maxsize=1024)
+def _host_bytes(gpu: str, count: int) -> float | None:
+    """CPU RAM per device, bytes, of the machines the catalog rents ``count`` ``gpu`` in."""
+    acc = get_accelerator(gpu)
+    ram = cpu_ram(acc.key, instance_ram=acc.host_ram(count))
+    return None if ram is None else ram.bytes_per_device
 
 
 @lru_cache(maxsize=512)
@@ -103,7 +120,7 @@ def min_gpu_count_of(pins: Pins, model: ResolvedModel,
                      setup: Setup) -> tuple[int | None, bool]:
     """:func:`min_gpu_count` for a setup whose count is already 1, cached."""
     def fits_on(n: int) -> bool:
-        return any_fits(pins, model, replace(setup, gpu_count=n))
+        return any_fits(pins, model, at_count(setup, n))
 
     if fits_on(EXACT_COUNTS):
         return next(n for n in range(1, EXACT_COUNTS + 1) if fits_on(n)), False
@@ -135,7 +152,7 @@ def _on(setup: Setup, acc: Accelerator) -> Setup:
     """``setup`` on another device type: its memory and peer link, and its usual host's CPU RAM
     (the priced machine's where the catalog names one) unless the user gave theirs."""
     there = replace(setup, capacity_bytes=acc.memory_bytes, link=device_peer_link(acc),
-                    offload_step_seconds=None)  # fits decide remedies, not the order
+                    offload_step_seconds=None, gpu=acc.key)  # fits decide remedies, not order
     if setup.host_ram_given:
         return there
     ram = cpu_ram(acc.key, instance_ram=acc.host_ram(setup.gpu_count))
@@ -169,7 +186,7 @@ def _larger_device(pins: Pins, model: ResolvedModel, setup: Setup,
     count, _ = min_gpu_count(pins, model, there)
     if count is None:
         return None
-    offload = bool(_with_offload(pins, model, replace(there, gpu_count=count)))
+    offload = bool(_with_offload(pins, model, at_count(there, count)))
     return Remedy(kind="larger_device", gpu=acc.key, accelerator=acc.name,
                   memory_gib=acc.memory_gib, gpu_count=count, needs_offload=offload,
                   host_ram_unknown=offload and there.host_capacity_bytes is None)

@@ -117,6 +117,10 @@ class Setup:
     host_ram_given: bool = False
     """Whether the user gave that RAM (else the device's usual host's: another device type
     brings its own)."""
+    gpu: str | None = None
+    """Catalog key of the devices, whose priced machines' CPU RAM per device changes with the
+    count (one T4 rents a g4dn.xlarge of 16 GiB, two a g4dn.12xlarge of 192 GiB for four):
+    :func:`.remedies.at_count`; None when the device is not in the catalog."""
     offload_step_seconds: float | None = None
     """Between PCIe cards: the host work of one optimizer step per device with the optimizer
     offloaded, which then competes on cost (:meth:`.costs.Costs.offload`); None: offload is a

@@ -79,6 +79,10 @@ class TypeFrontier(_Frozen):
     min_gpu_count: int | None = Field(
         description="When nothing fits: the fewest devices of this type the memory check says "
                     "it needs (may exceed max_gpu_count); else None.")
+    min_gpu_count_rented: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The devices the catalog's machines or slices pay for to hold "
+                    "min_gpu_count, when more; left out otherwise.")
     points: list[FrontierPoint] = Field(
         description="The counts estimated, fewest first: cost against days for a plot.")
     gpu_count_for_deadline: int | None = Field(
@@ -140,7 +144,9 @@ class Binding(_Frozen):
     on gpu_count devices of gpu, the type where it is smallest). budget: the cheapest plan in
     time costs more (cheapest_cost_with_failures, gpu, gpu_count, budget_usd, nominal_cost).
     unknown_cost: plans in time on unpriced types (gpu, gpu_count, budget_usd). availability: a
-    type would work with more devices than available (gpu, gpu_count_needed, available)."""
+    type would work with more devices than available (gpu, gpu_count_needed, available). memory
+    and availability add gpu_count_needed_rented: the devices the catalog's machines or slices pay
+    for to hold gpu_count_needed, when more (else None)."""
 
     code: BindingCode
     numbers: dict[str, int | float | str | None]
