@@ -174,3 +174,19 @@ def test_a_symlink_to_a_secret_shows_nothing_of_it(cli: Cli, tmp_path: Path) -> 
     link.symlink_to(secret)
     code, _, err = cli("fit", "--points", str(link), "--target-compute", "1e21")
     assert code == 2 and SECRET not in err and SECRET[:8] not in err
+
+
+def test_every_unknown_column_is_named_by_its_place(cli: Cli, tmp_path: Path) -> None:
+    # The header's names are the file's text, so the CLI hides them; it said "columns: unknown
+    # column …" once for a header with three, naming none. Each is now placed, with the known
+    # column closest to it (ours, not the file's) and the list of columns once.
+    path = tmp_path / "runs.csv"
+    path.write_text(f"name,params,tokens,gpu,gpus,gain,sigma,{SECRET}\na,7B,1T,h100,8,2,1,x\n")
+    code, out, err = cli("compare", str(path))
+    assert code == 2 and out == "" and SECRET not in err
+    assert "columns[6]: unknown column …; columns[7]: unknown column …" in err
+    assert "columns[5]" not in err  # gain: decide's flag for predicted_gain
+    assert err.count("the columns are name, params") == 1
+    path.write_text("name,params,tokens,gpu,gpu_cnt,gain,uncertainty\na,7B,1T,h100,8,2,1\n")
+    code, _, err = cli("compare", str(path))
+    assert code == 2 and "columns[4]: unknown column … (did you mean `gpu_count`?)" in err

@@ -96,7 +96,7 @@ def test_every_bad_header_cell_and_row_of_a_csv_table_at_once() -> None:
     with pytest.raises(MultipleInputError) as caught:
         parse_candidates("name,mfu_guess,gpu_cnt\na,1,2\nb,1,2\n")
     assert [(e.field, e.value) for e in caught.value.errors] == [
-        ("columns", "mfu_guess"), ("columns", "gpu_cnt")]
+        ("columns[1]", "mfu_guess"), ("columns[2]", "gpu_cnt")]
     with pytest.raises(MultipleInputError) as caught:
         parse_candidates("name,,params\na,x,1B,extra\nb,y,1B\n")
     assert [e.field for e in caught.value.errors] == ["candidates[0]", "candidates[1]"]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..skill.errors import ComputeBudgetError, InputError
+from ..skill.errors import ComputeBudgetError, InputError, MultipleInputError
 
 __all__ = ["MAX_DATA_BYTES", "DataFileError", "read_data"]
 
@@ -41,7 +41,11 @@ class DataFileError(InputError):
 
 
 def _where(exc: BaseException) -> tuple[str, str]:
-    """The place in the file and what was expected, from a parser's error, values dropped."""
+    """The place in the file and what was expected, from a parser's error, values dropped;
+    every error of a MultipleInputError, one after another."""
+    if isinstance(exc, MultipleInputError):
+        places = [_where(e) for e in exc.errors]
+        return places[0][0], "; ".join([places[0][1], *(f"{w}: {x}" for w, x in places[1:])])
     if isinstance(exc, InputError):
         place = exc.value if isinstance(exc.value, str) and exc.value.startswith("(") else ""
         where = f"{exc.field} {place}" if place.endswith(")") and "line" in place else exc.field

@@ -54,8 +54,10 @@ MAX_TEXT_CHARS = 1_000_000
 
 REQUIRED_COLUMNS = ("name", "params", "tokens", "gpu", "gpu_count", "predicted_gain",
                     "gain_uncertainty")
-ALIASES = {"gpus": "gpu_count", "price": "usd_per_gpu_hour"}
-"""The CLI's flag names for two columns."""
+ALIASES = {"gpus": "gpu_count", "price": "usd_per_gpu_hour", "gain": "predicted_gain",
+           "uncertainty": "gain_uncertainty"}
+"""The CLI's flag names for four columns (``estimate --gpus --price``, ``decide --gain
+--uncertainty``)."""
 
 
 class Candidate(RunSpec):
@@ -101,10 +103,13 @@ def _column(raw: str) -> str:
     return ALIASES.get(key, key)
 
 
-def _unknown_column(field: str, value: object, key: str) -> InputError:
+def _unknown_column(field: str, value: object, key: str, listed: bool = True) -> InputError:
+    """An unknown column, with the closest known one (in backticks: ours, not the file's, so a
+    reader that hides quoted file text keeps it) and, when ``listed``, every known column."""
     close = difflib.get_close_matches(key, [*_columns(), *ALIASES], n=1, cutoff=0.6)
-    hint = f"did you mean {ALIASES.get(close[0], close[0])!r}? " if close else ""
-    return InputError(field, value, f"unknown column {key!r}; {hint}{_known_columns_text()}")
+    hint = f" (did you mean `{ALIASES.get(close[0], close[0])}`?)" if close else ""
+    known = f"; {_known_columns_text()}" if listed else ""
+    return InputError(field, value, f"unknown column {key!r}{hint}{known}")
 
 
 def _count_check(count: int) -> None:
@@ -130,12 +135,14 @@ def _csv_keys(header: Sequence[str]) -> list[str | None]:
     """The columns of the header row (None under a blank cell); every bad name at once."""
     keys: list[str | None] = []
     errors: list[InputError] = []
-    for raw in header:
-        key = _column(raw)
+    unknown = [i for i, raw in enumerate(header)
+               if _column(raw) and _column(raw) not in Candidate.model_fields]
+    for i, raw in enumerate(header):
+        key, field = _column(raw), f"columns[{i}]"  # by place: the CLI shows no file text
         if key in keys:
-            errors.append(InputError("columns", raw.strip(), "each column once in the header row"))
-        elif key and key not in Candidate.model_fields:
-            errors.append(_unknown_column("columns", raw.strip(), key))
+            errors.append(InputError(field, raw.strip(), "each column once in the header row"))
+        elif i in unknown:
+            errors.append(_unknown_column(field, raw.strip(), key, listed=i == unknown[-1]))
         keys.append(key or None)  # a blank header cell: its column must stay empty
     _raise_all(errors)
     return keys
