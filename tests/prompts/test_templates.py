@@ -207,7 +207,7 @@ Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat 
 **Kill criteria** (launch and watch):
 - Throughput at least 1,203 tokens/s per device (the slow end of the MFU band): below it, stop and fix before going on.
 - By day 4.9: at least 4.08B tokens trained, at that floor.
-- By the end: the metric at least 1.5 above today's, the low end of the gain, 2 − 0.5 = 1.5. No level at a checkpoint follows from the gain alone: a run from scratch starts far below the model it is to beat. Small runs, given as points, turn the gain into a loss curve with a level to reach at a checkpoint.
+- By the end: the metric at least 1.5 above today's, the low end of the gain, 2 − 0.5 = 1.5. No level at a checkpoint follows from the gain alone: a run from scratch starts far behind the model it is to beat. Small runs, given as points, turn the gain into a loss curve with a level to reach at a checkpoint.
 
 Budget: about $1,411 spent by day 4.9 at the planned rate: a pace to plan by, not a reason to stop.
 
