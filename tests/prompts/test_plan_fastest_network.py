@@ -23,3 +23,20 @@ def test_the_fastest_plan_names_its_unmodelled_network() -> None:
     told = relay("plan_run", report)
     assert told is not None
     assert told["headline"].endswith("(over machines whose network is not modelled).")
+
+
+def test_the_slow_end_names_its_cost_and_the_budget_it_breaks() -> None:
+    # 70B x 2T in 30 days under $3M: the cheapest, 936 MI300X, takes 61.6 days at the MFU band's
+    # slow end; the markdown said "about 1,928 devices would meet it even there, at about the same
+    # cost", where that cost, about twice the plan's, is over the budget (review helper-57)
+    report = plan_run(PlanSpec(params="70B", tokens="2T", deadline_days=30, budget_usd=3e6))
+    cheap = report.plans[0]
+    worst = cheap.estimate.dollar_cost_with_failures_range[1]
+    assert cheap.gpu_count_for_slow_end is not None
+    assert cheap.dollar_cost_with_failures is not None
+    assert worst > 3e6 > cheap.dollar_cost_with_failures
+    said = f"; at that MFU the run costs about ${worst:,.0f} with the failure budget, over the " \
+           "$3,000,000 budget."
+    assert said in render_plan(report)
+    told = relay("plan_run", report)
+    assert told is not None and told["slow_end"].endswith(said)

@@ -114,7 +114,7 @@ def test_plan_reply(cli: Cli) -> None:
 | 1 | 160 × A100 80GB SXM | 29.8 (19.7 – 60.1) | $1.79/GPU-h, 2026-11 | 0.33 | $307,036 | cheapest |
 | 2 | 88 × H100 SXM | 28.3 (18.8 – 57.6) | $3.99/GPU-h, 2026-11 | 0.20 | $358,203 | cheapest on H100 SXM |
 
-**Cheapest: 160 × A100 80GB SXM**, 29.8 days and $307,036 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 60.1 days, past the deadline: about 328 devices would meet it even there, at about the same cost.
+**Cheapest: 160 × A100 80GB SXM**, 29.8 days and $307,036 with the failure budget; an estimate of the run on these devices gives the same numbers. At the slow end of the MFU band it takes 60.1 days, past the deadline: about 328 devices would meet it even there; at that MFU the run costs about $619,757 with the failure budget.
 
 **Fastest: 1,784 × H100 SXM**, 1.40 days ($358,203). More devices would need a global batch above 7.34M tokens per step (the compute-optimal batch for this compute in DeepSeek LLM's fit, Bi et al. 2024), past which extra devices buy little.
 
