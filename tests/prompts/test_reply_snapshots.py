@@ -35,7 +35,7 @@ def test_compare_reply(cli: Cli, files: Path) -> None:
     assert _reply(cli, "compare", str(files / "candidates.csv"), "--baseline", "0.5") == snapshot("""\
 ### 3 candidate runs, ranked by net gain per dollar
 
-| # | candidate | verdict | gain ± σ | P(beats baseline) | cost with failures | days | devices | price | MFU | net gain per $1M |
+| # | candidate | verdict | gain ± σ | P(beats baseline) | cost with failures | days | devices | price | MFU | net gain per $1M with failures |
 |---|---|---|---|---|---|---|---|---|---|---|
 | 1 | bigger-model | go | 2 ± 0.8 | 97% | $159,968 | 17.4 | 64 × H100 SXM | $3.99/GPU-h (on-demand, 2026-11, runpod.io/pricing) | 0.21 (calibrated prior) | 9.38 |
 | 2 | distill | go | 0.8 ± 0.3 | 84% | $44,057 | 21.4 | 32 × A100 80GB SXM | $1.79/GPU-h (on-demand, 2026-11, runpod.io/pricing) | 0.29 (calibrated prior) | 6.81 |
