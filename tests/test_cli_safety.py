@@ -190,3 +190,12 @@ def test_every_unknown_column_is_named_by_its_place(cli: Cli, tmp_path: Path) ->
     path.write_text("name,params,tokens,gpu,gpu_cnt,gain,uncertainty\na,7B,1T,h100,8,2,1\n")
     code, _, err = cli("compare", str(path))
     assert code == 2 and "columns[4]: unknown column … (did you mean `gpu_count`?)" in err
+
+
+def test_a_count_given_to_plan_as_gpus_is_pointed_to_its_count_flags(cli: Cli) -> None:
+    # plan's gpus field lists device types (--gpu-types); "--gpus 64" there means a count, and
+    # the hint "--gpus is --gpu-types here" sent the user to the wrong flag (review helper-57)
+    code, out, err = cli("plan", "--params", "7B", "--tokens", "1T", "--deadline-days", "30",
+                         "--gpus", "64")
+    assert code == 2 and out == ""
+    assert "(--gpus: device types are --gpu-types here, counts --max-gpus or --available)" in err

@@ -58,7 +58,9 @@ class Parser(argparse.ArgumentParser):
         meant = []
         for given in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
             flag = flag_of.get(given[2:].replace("-", "_"))
-            if flag is not None and flag.startswith("--") and flag != given:
+            if (command, given) in COUNT_FLAGS:  # plan's gpus are types; a count has its flags
+                meant.append({"given": given, "flag": flag, "counts": COUNT_FLAGS[command, given]})
+            elif flag is not None and flag.startswith("--") and flag != given:
                 meant.append({"given": given, "flag": flag, "renamed": True})
             elif near := difflib.get_close_matches(given, flags, n=1, cutoff=0.75):
                 meant.append({"given": given, "flag": near[0], "renamed": False})
@@ -81,6 +83,11 @@ class Parser(argparse.ArgumentParser):
             kind.__call__(self, parser, namespace, values, option_string)
 
         return type(kind.__name__, (kind,), {"__call__": call})
+
+
+COUNT_FLAGS = {("plan", "--gpus"): ("--max-gpus", "--available")}
+"""Flags other commands take a count with, where this command's field of that name is not a
+count: plan's ``gpus`` lists device types (``--gpu-types``); its counts are these flags."""
 
 
 def help_names_flags(p: argparse.ArgumentParser) -> None:
