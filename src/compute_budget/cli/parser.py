@@ -55,15 +55,15 @@ class Parser(argparse.ArgumentParser):
             return render("cli/unrecognized", prog=self.prog, extras=extras, meant=[]).strip()
         flag_of = flag_names(self, command)
         flags = [f for f in flag_of.values() if f.startswith("--")]
-        meant = []
+        meant: list[dict[str, Any]] = []
         for given in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
             flag = flag_of.get(given[2:].replace("-", "_"))
             if (command, given) in COUNT_FLAGS:  # plan's gpus are types; a count has its flags
                 meant.append({"given": given, "flag": flag, "counts": COUNT_FLAGS[command, given]})
             elif flag is not None and flag.startswith("--") and flag != given:
-                meant.append({"given": given, "flag": flag, "renamed": True})
+                meant.append({"given": given, "flag": flag, "renamed": True, "counts": None})
             elif near := difflib.get_close_matches(given, flags, n=1, cutoff=0.75):
-                meant.append({"given": given, "flag": near[0], "renamed": False})
+                meant.append({"given": given, "flag": near[0], "renamed": False, "counts": None})
         return render("cli/unrecognized", prog=f"{self.prog} {command}", command=command,
                       extras=extras, meant=meant).strip()
 
