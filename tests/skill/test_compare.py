@@ -534,3 +534,16 @@ def test_a_budget_is_said_to_cap_each_run_not_the_set() -> None:
            "the set." in text
     assert "caps each run alone" not in render_comparison(
         compare_candidates(CompareSpec(candidates=rows)))
+
+
+def test_a_pool_over_several_device_types_says_it_counts_them_alike() -> None:
+    # "Running a100-mid displaces mid" read as if A100 and H100 device-days were one resource;
+    # the best-set line now says the pool counts them alike (review helper-57)
+    from compute_budget.prompts import render_comparison
+
+    mixed = compare_candidates(CompareSpec(
+        candidates=[_row("a"), _row("b", gpu="a100-80gb")], pool_gpu_days=1000))
+    said = "The pool counts a device-day of each type (H100 SXM, A100 80GB SXM) as one"
+    assert said in render_comparison(mixed)
+    alike = compare_candidates(CompareSpec(candidates=[_row("a"), _row("b")], pool_gpu_days=1000))
+    assert "The pool counts" not in render_comparison(alike)
