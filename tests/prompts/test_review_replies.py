@@ -1,11 +1,15 @@
-"""The fastest plan says when its devices span machines whose network is not modelled, as the
+"""Replies mended after the reviews of 2026-12-07 (helpers 56 and 57, using the MCP tools and
+the CLI as users do).
+
+The fastest plan says when its devices span machines whose network is not modelled, as the
 cheapest does: 152 × L4 for a QLoRA of Llama-3.1-8B are 38 g6.12xlarge of 4, and the
 structured plan carried the pcie_cluster note while neither the text nor the relay said it
 (review helper-56, finding 6)."""
 
 from __future__ import annotations
 
-from compute_budget.prompts import render_plan
+from compute_budget import RunSpec, estimate_run
+from compute_budget.prompts import render_estimate, render_plan
 from compute_budget.skill import PlanSpec, plan_run
 from compute_budget.tools.relay import relay
 
@@ -40,3 +44,16 @@ def test_the_slow_end_names_its_cost_and_the_budget_it_breaks() -> None:
     assert said in render_plan(report)
     told = relay("plan_run", report)
     assert told is not None and told["slow_end"].endswith(said)
+
+
+def test_a_flat_prior_names_its_source_and_the_flop_count_it_assumes() -> None:
+    # "MFU: 0.15, the skill's flat prior." gave no source, and 6·N·D, a transformer's count,
+    # was applied to a CNN without a word (review helper-57, finding 6)
+    text = render_estimate(estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100",
+                                                gpu_count=8, family="cnn")))
+    assert ("MFU: 0.15, the skill's flat prior for a CNN-heavy model, 0.10–0.20 (the "
+            "compute-budget skill's stage-3 rule of thumb") in text
+    assert "- FLOPs: 6·N per token, a transformer's count; a CNN-heavy model's depend" in text
+    dense = render_estimate(estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100",
+                                                 gpu_count=8)))
+    assert "- FLOPs: 6·N per token" not in dense
