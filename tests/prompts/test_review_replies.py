@@ -57,3 +57,14 @@ def test_a_flat_prior_names_its_source_and_the_flop_count_it_assumes() -> None:
     dense = render_estimate(estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100",
                                                  gpu_count=8)))
     assert "- FLOPs: 6·N per token" not in dense
+
+
+def test_an_under_trained_named_model_is_asked_for_its_kind() -> None:
+    # Qwen3-14B on 2B tokens without a kind was warned as an under-trained pre-training run
+    # (a 1.22B model on 24.3B tokens would do better), the advice of a run from scratch given
+    # to what is most likely a fine-tune (review helper-56, finding 3)
+    spec = {"preset": "qwen3-14b", "tokens": "2B", "gpu": "a100-40gb", "gpu_count": 8}
+    asked = render_estimate(estimate_run(RunSpec(**spec)))
+    assert "the default kind: give the kind (fine-tune, continued-pretrain) if it tunes" in asked
+    given = render_estimate(estimate_run(RunSpec(**spec, kind="pretrain")))
+    assert "tokens per parameter: under-trained" in given and "the default kind" not in given

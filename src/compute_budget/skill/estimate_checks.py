@@ -135,7 +135,8 @@ def _training_warnings(spec: RunSpec, params: float) -> list[EstimateWarning]:
         return []
     return [EstimateWarning(code="under_trained", numbers={
         "tokens_per_param": split.proposed.tokens_per_param, "optimal": split.rule_ratio,
-        "optimal_params": split.params, "optimal_tokens": split.tokens})]
+        "optimal_params": split.params, "optimal_tokens": split.tokens,
+        "kind": "given" if spec.kind is not None else "default"})]
 
 
 def _family_warnings(spec: RunSpec) -> list[EstimateWarning]:
