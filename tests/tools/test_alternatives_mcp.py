@@ -86,3 +86,22 @@ async def test_a_fine_tunes_trial_row_carries_its_stop_rule_and_the_idea_is_a_li
     assert "| A different idea |" not in text
     assert "\nA different idea: the same money buys about 3.3 of the fewer-tokens runs" in text
     assert "different_idea" in {a["kind"] for a in result.structured_content["alternatives"]}
+
+
+async def test_a_partly_used_machine_is_offered_whole(client: Client) -> None:
+    # 4 MI300X rent DigitalOcean's droplet of 8 at $20.72/h (/v2/sizes, 2026-10-08): all 8 take
+    # half the time for half the money (tests/skill/test_fill_machine.py has the numbers)
+    run = {"params": "1.3B", "active_params": "300M", "tokens": "100B", "gpu": "mi300x",
+           "gpu_count": 4}
+    result = await client.call_tool("suggest_alternatives", run)
+    assert not result.is_error, _text(result)
+    report = result.structured_content
+    (fill,) = [a for a in report["alternatives"] if a["kind"] == "fill_machine"]
+    assert fill["detail"] == {"kind": "fill_machine", "gpu_count_used": 4, "paid_gpus": 8}
+    assert fill["dollar_cost_with_failures"] == pytest.approx(1134.18, abs=0.01)
+    assert fill["wall_days"] == pytest.approx(1.52051, abs=1e-5)
+    assert "| All devices paid for | the same run on all 8 × MI300X" in _text(result)
+    estimate = await client.call_tool("estimate_run_cost", run)
+    assert "8 paid for 4 used: `suggest_alternatives` prices all 8)" in _text(estimate)
+    assert estimate.structured_content["relay"]["price_source"].endswith(
+        "8 paid for 4 used: suggest_alternatives prices all 8)")

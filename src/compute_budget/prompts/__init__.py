@@ -129,7 +129,8 @@ def render_presets(reports: Sequence[ParamReport]) -> str:
     return render("presets", reports=list(zip(list_presets(), reports, strict=True)))
 
 
-TOOL_PHRASES = {"memory": "the memory tool", "compare": "the compare tool"}
+TOOL_PHRASES = {"memory": "the memory tool", "compare": "the compare tool",
+                "alternatives": "the alternatives tool"}
 """How a reply names another operation (by its CLI command), for either door to rename."""
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "DifferentIdeaDetail",
     "DistillationDetail",
     "FewerTokensDetail",
+    "FillMachineDetail",
     "LoraDetail",
     "MoreSeedsDetail",
     "OtherHardwareDetail",
@@ -37,7 +38,7 @@ __all__ = [
 
 AlternativeKind = Literal[
     "smaller_scale", "shorter_run", "distillation", "other_hardware", "different_idea",
-    "more_seeds", "lora", "fewer_tokens", "smaller_base",
+    "more_seeds", "lora", "fewer_tokens", "smaller_base", "fill_machine",
 ]
 SeedsRule = Literal["clears_gain", "halves_uncertainty", "gain_not_positive", "out_of_reach"]
 """How more_seeds counted its runs: the fewest that bring σ/√k under the gain; 4, which halve σ
@@ -134,6 +135,15 @@ class OtherHardwareDetail(_Detail):
                     "original's nominal cost; low ≤ 0 when uncalibrated.")
 
 
+class FillMachineDetail(_Detail):
+    """The same run on every device the original's machines are paid for."""
+
+    kind: Literal["fill_machine"] = "fill_machine"
+    gpu_count_used: int = Field(description="Devices the original run uses.")
+    paid_gpus: int = Field(
+        description="Devices its machines are paid for, all of which this run uses.")
+
+
 class DifferentIdeaDetail(_Detail):
     """The opportunity cost: what the same money buys."""
 
@@ -146,7 +156,7 @@ class DifferentIdeaDetail(_Detail):
 
 AlternativeDetail = Annotated[
     ShorterRunDetail | FewerTokensDetail | DistillationDetail | SmallerBaseDetail | LoraDetail
-    | MoreSeedsDetail | OtherHardwareDetail | DifferentIdeaDetail,
+    | MoreSeedsDetail | OtherHardwareDetail | FillMachineDetail | DifferentIdeaDetail,
     Field(discriminator="kind"),
 ]
 """The numbers only one kind of alternative has."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..errors import ComputeBudgetError
 from ..estimate import estimate_run
 from ..estimate_result import Feasibility, RunEstimate
 from ..hardware.catalog import Accelerator, PriceQuote, list_accelerators
@@ -22,6 +23,7 @@ from .alternative_models import (
     AlternativeDetail,
     AlternativeKind,
     DifferentIdeaDetail,
+    FillMachineDetail,
     LoraDetail,
     MoreSeedsDetail,
     OtherHardwareDetail,
@@ -33,6 +35,7 @@ __all__ = [
     "MAX_SEEDS",
     "SEEDS_TO_HALVE",
     "different_idea_row",
+    "fill_machine_row",
     "from_estimate",
     "hardware_rows",
     "is_on_demand",
@@ -170,6 +173,27 @@ def hardware_rows(spec: RunSpec, original: RunEstimate) -> list[Alternative]:
                                       uncalibrated=uncalibrated,
                                       saving_usd_range=saving_range)))
     return rows
+
+
+def fill_machine_row(spec: RunSpec, original: RunEstimate) -> Alternative | None:
+    """The same run on every device its machines are paid for, when they are paid for more than
+    it uses (:attr:`..hardware.prices.PriceUsed.paid_gpus`): estimated at that count as the
+    original is (its MFU prior for the count, its layout and memory check, its price), and
+    offered only when it fits and costs less, or no more and finishes sooner."""
+    paid = original.price.paid_gpus
+    if paid is None or paid % spec.count_step or original.dollar_cost is None:
+        return None
+    try:
+        full = estimate_run(spec.model_copy(update={"gpu_count": paid}), in_time=False)
+    except (ComputeBudgetError, ValueError):  # a count the user's settings do not allow
+        return None
+    cost = full.dollar_cost
+    if full.feasibility == "does_not_fit" or cost is None or cost > original.dollar_cost or (
+            cost == original.dollar_cost and full.wall_hours >= original.wall_hours):
+        return None
+    return from_estimate("fill_machine", spec.resolved_kind, full, original,
+                         detail=FillMachineDetail(gpu_count_used=original.gpu_count,
+                                                  paid_gpus=paid))
 
 
 def _needs_qlora(lora: RunEstimate) -> bool:

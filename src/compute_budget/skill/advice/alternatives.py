@@ -9,6 +9,8 @@ Which alternatives make sense depends on the kind of run (``spec.resolved_kind``
                          different_idea; nothing from scratch
     ablation             smaller_scale, more_seeds, other_hardware, different_idea
 
+and every kind ``fill_machine`` (before ``other_hardware``) where it applies.
+
 The kinds:
 
 - ``smaller_scale``: half the parameters on half the tokens from scratch, so the same tokens per
@@ -44,6 +46,10 @@ The kinds:
   costs no more, each priced at its on-demand quote (one kind of price: devices without one are
   left out), at its own MFU prior (or the user's MFU carried over). A device whose prior is
   borrowed from another generation is uncalibrated: its saving range reaches down to no saving.
+- ``fill_machine`` (any kind of run): where the price rents more devices than the run uses
+  (2 T4 in a g4dn.12xlarge of 4, 4 MI300X in a droplet of 8), the same run on all of them,
+  estimated at that count (its own MFU prior, layout and memory check); offered only when it
+  fits and costs less, or no more and finishes sooner: the machine-hours are paid anyway.
 - ``different_idea``: the opportunity cost: what the same money buys elsewhere.
 
 Alternatives that cannot run say so: ``feasibility`` is each row's own memory check, or the
@@ -73,6 +79,7 @@ from .alternative_models import (
 )
 from .alternative_rows import (
     different_idea_row,
+    fill_machine_row,
     from_estimate,
     hardware_rows,
     lora_row,
@@ -156,6 +163,8 @@ def suggest_alternatives(
             distilled = _distillation(spec, original, teacher_params, distill_token_fraction)
             if distilled is not None:
                 rows.append(distilled)
+    filled = fill_machine_row(spec, original)
+    rows.extend([] if filled is None else [filled])
     rows.extend(hardware_rows(spec, original))
     rows.append(different_idea_row(original, reference))
     return AlternativesReport(kind=kind, original=original, alternatives=rows)
