@@ -547,3 +547,22 @@ def test_a_pool_over_several_device_types_says_it_counts_them_alike() -> None:
     assert said in render_comparison(mixed)
     alike = compare_candidates(CompareSpec(candidates=[_row("a"), _row("b")], pool_gpu_days=1000))
     assert "The pool counts" not in render_comparison(alike)
+
+
+def test_a_quantized_candidate_says_its_dequantisation_is_not_priced() -> None:
+    # A QLoRA row costs what the LoRA row costs; the estimate says the 4-bit base's
+    # dequantisation is not priced, and the comparison did not (review helper-56, finding 7)
+    from compute_budget.prompts import render_comparison
+
+    def tune(name: str, bits: int | None) -> dict[str, object]:
+        row: dict[str, object] = {"name": name, "preset": "llama-3.1-8b", "tokens": "500M",
+                                  "gpu": "a100-40gb", "gpu_count": 8, "predicted_gain": 2,
+                                  "gain_uncertainty": 0.5, "lora_rank": 16, "kind": "fine-tune"}
+        return row if bits is None else {**row, "weights_bits": bits}
+
+    text = render_comparison(compare_candidates(CompareSpec(
+        candidates=[tune("lora", None), tune("qlora", 4)])))
+    assert "qlora: the dequantisation of its quantized base is not priced" in text
+    plain = render_comparison(compare_candidates(CompareSpec(
+        candidates=[tune("lora", None), tune("other", None)])))
+    assert "dequantisation" not in plain
