@@ -49,6 +49,22 @@ def test_parse_quantity(text: object, value: float) -> None:
     assert parse_quantity(text) == pytest.approx(value)
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("8.37B", 8.37e9),  # 8.37 × 1e9 in floats is 8369999999.999999
+    ("7.69B", 7.69e9), ("153B", 153e9), ("0.1K", 100.0), ("2.2T", 2.2e12), ("1.53e2B", 153e9),
+    ("$400k", 4e5), ("-8.37B", -8.37e9)])
+def test_a_suffix_gives_the_number_its_exponent_form_does(text: str, value: float) -> None:
+    # exactly: a count read back from a reply ('8.37B') is the number the reply was made from
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["1e400K", "1e999999999999B"])
+def test_a_suffixed_number_past_the_float_range_is_refused(text: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_quantity(text, "tokens")
+    assert str(info.value).startswith("tokens: ") and "finite" in str(info.value)
+
+
 @pytest.mark.parametrize("text", ["seven", "7X", "", "B", "7BB", "1e400", "nan", "inf", None, True])
 def test_parse_quantity_rejects_and_names_the_field(text: object) -> None:
     with pytest.raises(InputError) as info:

@@ -18,6 +18,7 @@ import re
 import types
 import typing
 from collections.abc import Callable
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 from pydantic import (
@@ -83,6 +84,9 @@ _PATTERN = re.compile(
     re.VERBOSE,
 )
 
+_DECIMAL = Context(prec=40, Emax=MAX_EMAX, Emin=MIN_EMIN)
+"""Decimal arithmetic for a suffixed number: more digits than a float holds, no overflow."""
+
 ALLOWED_FORMS = "a positive number such as 7e9, or with a suffix K, M, B, T (7B, 1.5T, 350M)"
 
 
@@ -104,7 +108,10 @@ def parse_quantity(value: object, field: str = "value") -> float:
         number = float(match["number"])
         suffix = match["suffix"]
         if suffix:
-            number *= SUFFIXES[suffix.upper()]
+            # in decimal, rounded once: '8.37B' is 8.37e9, as '8.37e9' is (8.37 × 1e9 in
+            # floats is 8369999999.999999); past the float range it is inf, refused below
+            number = float(_DECIMAL.multiply(Decimal(match["number"]),
+                                             Decimal(SUFFIXES[suffix.upper()])))
     else:
         raise InputError(field, value, ALLOWED_FORMS)
     if not math.isfinite(number):
