@@ -290,22 +290,22 @@ def test_split_template_dollars() -> None:
     assert render_split(split) == snapshot("""\
 ### Budget split: $50,000 on 8 × H100 SXM
 
-**Best size at the median MFU (0.20): 6.99B parameters on 140B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
+**Best size at the median MFU (0.20): 6.98B parameters on 139B tokens** (20 tokens per parameter, Hoffmann et al. 2022).
 
-**Within $50,000 even at the slow end (MFU 0.09): 4.8B parameters on 96B tokens**: 21.6 days and $24,866 with the failure budget at the median MFU.
+**Within $50,000 even at the slow end (MFU 0.09): 4.8B parameters on 96B tokens**: 21.6 days and $24,841 with the failure budget at the median MFU.
 
-Each row spends 5.86 × 10²¹ FLOPs at the MFU prior for its size.
+Each row spends 5.86 × 10²¹ FLOPs at the MFU prior for its size. The bold row, rounded down to fit, spends 5.82 × 10²¹.
 
 | parameters | tokens | tokens per parameter | days (median – slow end) | nominal cost | with ×1.50 failure budget (median – slow end) | over $50,000? | fits |
 |---|---|---|---|---|---|---|---|
 | 1B | 977B | 977.1 | 56.0 – 113 | $42,919 | $64,379 – $129,605 | yes | yes |
 | 3B | 326B | 108.6 | 48.7 – 98.5 | $37,311 | $55,966 – $113,218 | yes | yes |
 | 7B | 140B | 19.94 | 43.5 – 88.4 | $33,333 | $50,000 – $101,546 | at slow end | yes |
-| **6.99B** | **140B** | **20** | 43.5 – 88.4 | $33,333 | $50,000 – $101,546 | at slow end | yes |
+| **6.98B** | **139B** | **19.91** | 43.2 – 87.7 | $33,099 | $49,648 – $100,831 | at slow end | yes |
 
 **Assumptions** (full detail: every source)
 - Devices: 8, given by you; the count sets the days, not the dollars.
-- MFU: 0.20 (0.10 – 0.30) at 6.99B parameters (each size has its own), a prior from 26 published runs on Hopper, calibrated 2026-12-06; give a measured one.
+- MFU: 0.20 (0.10 – 0.30) at 6.98B parameters (each size has its own), a prior from 26 published runs on Hopper, calibrated 2026-12-06; give a measured one.
 - Price: $3.99/GPU-h on-demand, 2026-11 (runpod.io/pricing); give yours.
 """)
 

@@ -124,8 +124,9 @@ async def test_how_big_a_model_for_50k_answers_in_days_and_dollars(client: Clien
         assert row["wall_days"] > 0 and row["dollar_cost_with_failures"] is not None
         low, high = row["dollar_cost_with_failures_range"]
         assert low < row["dollar_cost_with_failures"] < high
-    # the median size spends the budget; the safe size fits it even at the slow end
-    assert d["ratio_split"]["dollar_cost_with_failures"] == pytest.approx(50_000)
+    # the median size spends the budget (shown rounded down: 6.98B on 139B, a little under
+    # it); the safe size fits it even at the slow end
+    assert 0.99 * 50_000 < d["ratio_split"]["dollar_cost_with_failures"] <= 50_000
     assert d["safe_split"]["dollar_cost_with_failures_range"][1] <= 50_000 * (1 + 1e-9)
     assert d["safe_split"]["params"] < d["ratio_split"]["params"]
 

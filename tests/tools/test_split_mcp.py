@@ -76,3 +76,35 @@ async def test_the_structured_content_has_the_table_as_shown(client: Client) -> 
     assert (d["mfu_as_of"], d["peak_label"], d["ratio_source"]) == (
         "2026-12-06", "NVIDIA H100 page, 2022", "default")
     assert d["price"]["label"] == "runpod.io/pricing"  # H100 SXM, RunPod Secure Cloud
+
+
+async def test_the_best_size_as_read_goes_to_the_verdict_within_the_budget(
+        client: Client, cli: Cli) -> None:
+    """The review's case: split_budget on $60k and H100 read 7.7B on 154B, which the verdict on
+    the same 8 devices priced at $60,070 with failures, "$69.70 over budget" (MARGINAL). Rounded
+    down to the digits shown, 7.69B on 153B costs $59,602 (tests/skill/test_split_shown.py);
+    the markdown, the structured content and the relay say the same numbers and count."""
+    result = await client.call_tool("split_budget", {"budget_usd": "$60k", "gpu": "h100"})
+    text, d = _text(result), result.structured_content
+    assert d is not None
+    assert "**Best size at the median MFU (0.20): 7.69B parameters on 153B tokens**" in text
+    assert "on 8 × H100 SXM" in text
+    best = d["ratio_split"]
+    assert (best["params"], best["tokens"], d["gpu_count"]) == (7.69e9, 153e9, 8)
+    assert best["dollar_cost_with_failures"] == pytest.approx(59_602.1, abs=0.1)
+    assert d["relay"]["headline"].startswith(
+        "Best size at the median MFU on 8 × H100 SXM: 7.69B parameters on 153B tokens")
+    verdict = await client.call_tool("render_verdict", {
+        "params": "7.69B", "tokens": "153B", "gpu": "h100", "gpu_count": 8,
+        "budget_usd": "$60k", "predicted_gain": 0.02, "gain_uncertainty": 0.005})
+    v = verdict.structured_content
+    assert v is not None and v["verdict"] == "go", _text(verdict)
+    assert "| Budget | $60,000: within it |" in _text(verdict)
+    assert v["dollar_cost_with_failures"] == pytest.approx(best["dollar_cost_with_failures"])
+    # the command line reads the same size, and its verdict agrees
+    _, out, _ = cli("split", "--budget-usd", "60k", "--gpu", "h100")
+    assert "7.69B parameters on 153B tokens" in out
+    code, out, _ = cli("decide", "--params", "7.69B", "--tokens", "153B", "--gpu", "h100",
+                       "--gpus", "8", "--budget-usd", "60k", "--gain", "0.02",
+                       "--uncertainty", "0.005")
+    assert code == 0 and out.startswith("### Verdict: **GO**") and "within it" in out

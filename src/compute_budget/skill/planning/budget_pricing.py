@@ -263,9 +263,11 @@ def _memory(n: float, machine: Machine | None) -> dict[str, Any]:
 
 
 def price_row(flops: float, n: float, machine: Machine | None,
-              budget_usd: float | None = None) -> BudgetTableRow:
+              budget_usd: float | None = None, *, tokens: float | None = None
+              ) -> BudgetTableRow:
     """The row spending ``flops`` on a model of ``n`` parameters on ``machine`` (time, money
-    and memory None each without a machine), against ``budget_usd`` when given."""
+    and memory None each without a machine), against ``budget_usd`` when given; its tokens
+    ``flops / 6n``, or ``tokens`` as given when ``flops`` is 6·n·tokens (so they are exact)."""
     point = fast = slow = None
     if machine is not None:
         machine = machine.at(n, flops)
@@ -280,7 +282,7 @@ def price_row(flops: float, n: float, machine: Machine | None,
             return None
         return _range(getattr(fast, field), getattr(slow, field))
 
-    d = tokens_for_budget(flops, n)
+    d = tokens_for_budget(flops, n) if tokens is None else tokens
     return BudgetTableRow(
         params=n, tokens=d, tokens_per_param=d / n, flops=flops, **_memory(n, machine),
         seconds=None if point is None else point.wall_seconds,

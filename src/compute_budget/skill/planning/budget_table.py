@@ -10,7 +10,9 @@ FLOP/s (:mod:`.budget_pricing`, which also turns a dollar budget into C FLOPs at
 and C_safe at the slow end of the MFU band, after the failure budget is set aside). The ratio
 split of C is the best size if the run reaches the median MFU; at the slow end of the band it
 costs budget × central / low. The safe split is the ratio split of C_safe: it stays within the
-budget even at the slow end.
+budget even at the slow end. For a dollar budget both are given as the replies show them, N and
+D rounded down to three digits and priced as such (:mod:`.budget_shown`): the numbers a user
+reads, run through the estimate or the verdict on the same devices, fit the budget.
 
 With the MFU prior each row runs at the prior for its size, so the same FLOPs cost more on a
 smaller model; below and above the calibrated sizes the prior stops changing, and adjacent rows
@@ -54,6 +56,7 @@ from .budget_pricing import (
     mfu_clamps,
     price_row,
 )
+from .budget_shown import shown_split
 from .budget_spec import DEFAULT_GPU_COUNT, BudgetTableSpec
 
 __all__ = [
@@ -127,12 +130,14 @@ class BudgetTable(FiniteResult):
         description="Whether the ratio was given or the default (20: Hoffmann et al. 2022).")
     ratio_split: BudgetTableRow = Field(
         description="The split of budget_flops with D = ratio·N: for a dollar budget, the best "
-                    "size if the run reaches the central MFU."
+                    "size if the run reaches the central MFU, N and D rounded down to the three "
+                    "digits shown so that they cost at most budget_usd (flops a little under "
+                    "budget_flops)."
     )
     safe_split: BudgetTableRow | None = Field(
         description="With a dollar budget: the split with D = ratio·N that costs at most "
-                    "budget_usd (with failures) even at the slow end of the MFU band; None "
-                    "for a FLOP budget."
+                    "budget_usd (with failures) even at the slow end of the MFU band, rounded "
+                    "down as ratio_split; None for a FLOP budget."
     )
     rows: list[BudgetTableRow] = Field(description="Model sizes N spending budget_flops each.")
     row_groups: list[BudgetRowGroup] = Field(
@@ -254,16 +259,24 @@ def _machine(spec: BudgetTableSpec) -> tuple[Machine | None, RateBasis, dict[str
 
 def _budget(spec: BudgetTableSpec, machine: Machine | None
             ) -> tuple[float, BudgetTableRow | None]:
-    """The budget C in FLOPs and, for a dollar budget, the safe split."""
+    """The budget C in FLOPs and, for a dollar budget, the safe split (as shown)."""
     if spec.budget_usd is not None and machine is not None and machine.band is not None:
         c = flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=False)
         c_safe = flops_for_usd(spec.budget_usd, spec.ratio, machine, slow=True)
-        n_safe = split_budget(c_safe, spec.ratio)[0]
-        return c, price_row(c_safe, n_safe, machine, spec.budget_usd)
+        return c, shown_split(c_safe, spec.ratio, machine, spec.budget_usd, slow=True)
     if spec.budget_flops is not None:
         return spec.budget_flops, None
     # BudgetTableSpec guarantees one budget, and a device and price for a dollar budget
     raise InputError("budget_usd", spec.budget_usd, "a price and a device to convert it")
+
+
+def _ratio_split(spec: BudgetTableSpec, machine: Machine | None, c: float) -> BudgetTableRow:
+    """The ratio split of C: for a dollar budget as shown (:func:`.budget_shown.shown_split`,
+    N and D rounded down to the digits the replies show and within the budget at the central
+    MFU); for a FLOP budget exactly, 6·N·D = C."""
+    if spec.budget_usd is not None and machine is not None:
+        return shown_split(c, spec.ratio, machine, spec.budget_usd, slow=False)
+    return price_row(c, split_budget(c, spec.ratio)[0], machine, spec.budget_usd)
 
 
 def budget_table(spec: BudgetTableSpec) -> BudgetTable:
@@ -271,24 +284,26 @@ def budget_table(spec: BudgetTableSpec) -> BudgetTable:
     and, for a dollar budget, the split that stays within it at the slow end of the MFU band."""
     machine, rate_basis, hardware = _machine(spec)
     c, safe_split = _budget(spec, machine)
-    n_opt, _ = split_budget(c, spec.ratio)
+    best = _ratio_split(spec, machine, c)
     sizes = spec.params or default_sizes(c)
     rows = [price_row(c, n, machine, spec.budget_usd) for n in sizes]
     if machine is not None and "mfu_used" in hardware:
-        hardware |= _mfu_fields(hardware["mfu_used"], machine, n_opt, c, spec.calibration)
-    at_opt = None if machine is None else machine.at(n_opt, c)  # the header's: the ratio split's
-    rate = None if at_opt is None else at_opt.cost(c, at_opt.mfu)
+        hardware |= _mfu_fields(hardware["mfu_used"], machine, best.params, best.flops,
+                                spec.calibration)
+    # the header's rate: the ratio split's
+    at_opt = None if machine is None else machine.at(best.params, best.flops)
+    rate = None if at_opt is None else at_opt.cost(best.flops, at_opt.mfu)
     return BudgetTable(
         **(_NO_DEVICE | hardware),
         budget_flops=c,
         budget_usd=spec.budget_usd,
-        sustained_flops_per_sec=None if rate is None else c / rate.wall_seconds,
+        sustained_flops_per_sec=None if rate is None else best.flops / rate.wall_seconds,
         rate_basis=rate_basis,
         utilization=at_opt.mfu if at_opt is not None and rate_basis == "your_rate" else None,
         mfu=None if at_opt is None else at_opt.mfu,
         ratio=spec.ratio,
         ratio_source="user" if "ratio" in spec.model_fields_set else "default",
-        ratio_split=price_row(c, n_opt, machine, spec.budget_usd),
+        ratio_split=best,
         safe_split=safe_split,
         rows=rows,
         row_groups=group_rows(rows),
