@@ -86,3 +86,45 @@ def test_bad_runs_exit_2_naming_the_row_and_column(cli: Cli, tmp_path: Path, row
 def test_a_given_mfu_and_runs_exit_2(cli: Cli, runs_csv: Path) -> None:
     code, _, err = cli("estimate", *RUN, "--calibration", str(runs_csv), "--mfu", "0.4")
     assert code == 2 and "--calibration: '3 runs' is not allowed; not together with" in err
+
+
+@pytest.fixture
+def hopper_csv(tmp_path: Path) -> Path:
+    """Three 7B × 300B runs on 64 H100 at 0.11 end to end, the slow runs a review took for fast
+    ones: ×0.56 the Hopper prior, an A100 at 0.19 (tests/skill/test_own_runs.py by hand)."""
+    path = tmp_path / "hopper.csv"
+    rows = "".join(f"run{i},7B,300B,h100,64,{hours(0.11) * 0.3:.0f}\n" for i in range(3))
+    path.write_text("name,params,tokens,gpu,gpu_count,gpu_hours\n" + rows)
+    return path
+
+
+def test_a_plan_names_where_the_runs_ran_and_what_it_carried(cli: Cli, hopper_csv: Path) -> None:
+    # a review: A100 ranked first at 0.19 beside "an MFU from your 3 runs … on A100 80GB SXM",
+    # which the runs never ran on; nothing said their level was carried from Hopper
+    code, out, err = cli("plan", "--params", "7B", "--tokens", "500B", "--deadline-days", "30",
+                         "--gpu-types", "h100,a100", "--calibration", str(hopper_csv))
+    assert code == 0, err
+    rows = {line.split(" | ")[1]: line for line in out.splitlines() if line.startswith("| ")}
+    assert "| 0.19 (carried) |" in rows["136 × A100 80GB SXM"], rows
+    assert "(carried)" not in rows["72 × H100 SXM"]
+    assert "at an MFU from your 3 runs on H100 SXM: each device's" in out
+    assert "carried to A100 80GB SXM as a ratio to each generation's prior" in out
+    assert "runs (the published prior weighs 9%) on A100" not in out
+    code, out, err = cli("plan", "--params", "7B", "--tokens", "500B", "--deadline-days", "30",
+                         "--gpu-types", "h100", "--calibration", str(hopper_csv))
+    assert code == 0 and "carried" not in out, err
+
+
+def test_the_short_estimate_says_its_runs_ran_on_another_generation(cli: Cli,
+                                                                    hopper_csv: Path) -> None:
+    run = ["estimate", "--params", "7B", "--tokens", "500B", "--gpus", "64",
+           "--calibration", str(hopper_csv)]
+    code, out, err = cli(*run, "--gpu", "a100")
+    assert code == 0, err
+    assert ("MFU: 0.19, from your 3 runs on H100 SXM (the published prior weighs 9%), carried to "
+            "Ampere as a ratio to each generation's prior (×0.56 on average)") in out
+    assert len(out) <= 1500  # issue 9: the short estimate's cap
+    code, out, err = cli(*run, "--gpu", "h100")
+    assert code == 0, err
+    assert "MFU: 0.12, from your 3 runs (the published prior weighs 9%)." in out
+    assert "carried" not in out and "H100 SXM (the published" not in out

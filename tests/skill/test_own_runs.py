@@ -137,6 +137,36 @@ def test_runs_on_another_generation_count_through_their_own_generations_prior() 
     assert faster.mfu == pytest.approx(published.mfu * 1.5**fit.weight, rel=1e-3)
 
 
+def test_h100_runs_carry_to_a100_as_their_ratio_to_the_hopper_prior() -> None:
+    """A review read 0.19 for an A100 from "fast" H100 runs: that is what runs at 0.11 give.
+    By hand, at 7B (mfu_priors.json as of 2026-12-06): the Hopper prior 0.206 × the size term
+    10^(0.13 × log10(7/10)) = 0.9547 is 0.197, the Ampere one 0.343 × 0.9547 = 0.327; both
+    bands ÷2.02 to ×1.51 over 85% of the runs, so z = Φ⁻¹(0.925) = 1.4395 and
+    τ = log10(2.02 × 1.51) / 2z = 0.48433 / 2.8790 = 0.16823. Three agreeing runs: s = 0, so
+    σ² = 4 × 0.113² / (4 + 2) = 0.0085127 and w = (3/σ²) / (1/τ² + 3/σ²) = 352.42 / 387.76 =
+    0.90887. Runs at 0.11: log10(0.11 / 0.197) = −0.25306, so the A100's MFU is
+    0.327 × 10^(0.90887 × −0.25306) = 0.327 × 0.58884 = 0.1925 (the Hopper prior itself,
+    0.197, is not carried). Runs at 0.45: 0.327 × 10^(0.90887 × 0.35875) = 0.693, above the
+    fastest run, so held at it, 0.45."""
+    a100 = mfu_prior("dense", get_accelerator("a100"), "bf16", params=7e9)
+    h100 = mfu_prior("dense", get_accelerator("h100"), "bf16", params=7e9)
+    assert (h100.central, a100.central) == (0.197, 0.327)
+    slow = own_runs_mfu([PastRun(**past(0.11, tokens=300e9))] * 3, a100)
+    assert slow.weight == pytest.approx(0.90887, abs=1e-5)
+    assert slow.ratio == pytest.approx(0.11 / 0.197)
+    assert slow.central == pytest.approx(0.1925, abs=2e-4)
+    assert slow.central == pytest.approx(a100.central * slow.ratio ** slow.weight)
+    assert slow.same_generation == 0 and slow.carried_from == ("H100 SXM",)
+    assert slow.generation_label == "Ampere"
+    fast = own_runs_mfu([PastRun(**past(0.45, tokens=300e9))] * 3, a100)
+    assert a100.central * fast.ratio ** fast.weight == pytest.approx(0.693, abs=1e-3)
+    assert fast.central == pytest.approx(0.45) and fast.central_cap == pytest.approx(0.45)
+    # on their own generation nothing is carried, whichever Hopper or Ampere device it is
+    assert own_runs_mfu([PastRun(**past(0.11))] * 3, h100).carried_from == ()
+    mixed = own_runs_mfu([PastRun(**past(0.3, gpu=g)) for g in ("a100", "h100", "h100")], a100)
+    assert mixed.same_generation == 1 and mixed.carried_from == ("H100 SXM",)
+
+
 def test_wall_days_count_as_devices_times_days() -> None:
     by_hours = PastRun(**past(0.4))
     assert by_hours.gpu_hours is not None

@@ -114,3 +114,33 @@ async def test_estimate_run_cost_lists_calibration_with_the_keys_of_a_run(
         assert key in keys, key
     # the other tools take it too (test_every_tool_that_prices_time_uses_the_runs); which of
     # them list it is the schemas' choice (tool_specs.py)
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("estimate_run_cost", {**RUN, "gpu": "a100"}),
+    ("render_verdict", {**RUN, "gpu": "a100", "predicted_gain": 2, "gain_uncertainty": 1}),
+    ("split_budget", {"budget_usd": "$400k", "gpu": "a100"}),
+    ("plan_run", {"params": "7B", "tokens": "1T", "deadline_days": 30, "gpus": ["a100"]}),
+])
+async def test_the_relay_says_the_runs_ran_on_another_generation(
+        client: Client, tool: str, arguments: dict[str, Any]) -> None:
+    # a review: H100 runs priced an A100 with "fitted to your past runs" and nothing more
+    hopper = [past(0.45), past(0.42)]
+    result = await client.call_tool(tool, {**arguments, "calibration": hopper})
+    assert not result.is_error, _text(result)
+    relay = result.structured_content["relay"]
+    assert ("fitted to your past runs on H100 SXM, carried to Ampere as a ratio to each "
+            "generation's prior (×2.") in relay["mfu_source"], relay
+    assert "from your 2 runs" in _text(result) and "carried to " in _text(result)
+    same = await client.call_tool(tool, {**arguments, "calibration": [past(0.4, "a100")] * 2})
+    assert "carried to" not in same.structured_content["relay"]["mfu_source"]
+    assert "carried to" not in _text(same) and "from your 2 runs" in _text(same)
+
+
+async def test_the_brief_content_names_the_devices_a_level_was_carried_from(
+        client: Client) -> None:
+    data = (await client.call_tool("estimate_run_cost",
+                                   {**RUN, "calibration": CAL})).structured_content
+    own = data["mfu_used"]["own_runs"]
+    assert own["same_generation"] == 2 and own["carried_from"] == ["A100 80GB SXM"]
+    assert own["generation_label"] == "Hopper"

@@ -11,7 +11,10 @@ of the two, in log10: its software stack, its cluster, its restarts and evaluati
 **Runs on another generation** count through their own generation's prior, i.e. scaled by the
 published prior's generation ratio: the published levels are the evidence of what hardware does
 to end-to-end MFU, and the team's ratio to them is what stays with the team when it moves
-(``same_generation`` says how many ran on the target's generation).
+(``same_generation`` says how many ran on the target's generation, ``carried_from`` the devices
+of the others, which every reply names). Three runs at 0.11 on H100 (×0.56 the Hopper prior of
+0.197 at 7B) thus give an A100 run 0.327 × 0.56^w ≈ 0.19, not the A100 prior's 0.33; three at
+0.45 (×2.28) would carry past the fastest run and are held at it, 0.45.
 
 **The fit** is the normal–normal model in log10 MFU, precision-weighted (Gelman et al.,
 *Bayesian Data Analysis*, 3rd ed. 2013, §2.5 and §5.4). The team's log ratio δ has the prior
@@ -217,6 +220,11 @@ class OwnRunsMfu(BaseModel):
 
     n_runs: int = Field(description="Past runs given.")
     same_generation: int = Field(description="Of those, runs on the new run's generation.")
+    generation_label: str | None = Field(
+        default=None, description="The new run's generation (its prior's), readable.")
+    carried_from: tuple[str, ...] = Field(default=(), description=(
+        "Devices of the runs on another generation, each once: their ratio to their own "
+        "generation's prior is carried to this one; () when none."))
     runs: tuple[OwnRun, ...] = Field(description="Each run as the fit read it.")
     ratio: float = Field(description="The runs' geometric-mean MFU over the prior's (10^r̄).")
     level: float = Field(description="The runs alone, at this run: the prior's central × ratio.")
@@ -318,6 +326,9 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
                if fastest > FASTER_THAN_PUBLISHED * published else 0)
     return OwnRunsMfu(
         n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
+        generation_label=prior.generation_label,
+        carried_from=tuple(dict.fromkeys(r.accelerator for r in read
+                                         if r.generation != prior.generation)),
         runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
         spread=math.sqrt(sigma2), runs_spread=s, prior_spread=tau,
         central=central if held is None else held, low=low, high=high,
