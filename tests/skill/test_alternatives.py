@@ -10,6 +10,7 @@ from compute_budget.cli import main
 from compute_budget.prompts import render_alternatives
 from compute_budget.skill.advice import alternative_rows as alternatives_module
 from compute_budget.skill.advice.alternative_rows import is_on_demand, on_demand_quote, seeds_needed
+from compute_budget.skill.advice.alternatives import AlternativesSpec, alternatives_for
 from compute_budget.skill.errors import InputError
 from compute_budget.skill.estimate import estimate_run
 from compute_budget.skill.hardware.catalog import get_accelerator, list_accelerators
@@ -57,7 +58,7 @@ FROM_SCRATCH = {"smaller_scale", "shorter_run", "distillation"}
         ({"preset": "llama-3-70b"}, {}, {"smaller_scale"}, {"distillation"}),  # none larger
         # Continued pre-training of Llama 3 8B: nothing from scratch, and no smaller Llama 3
         # preset to start from.
-        ({"preset": "llama-3-8b", "kind": "continued-pretrain"}, {"teacher_params": 70e9},
+        ({"preset": "llama-3-8b", "kind": "continued-pretrain"}, {},
          {"fewer_tokens", "lora", "other_hardware", "different_idea"},
          FROM_SCRATCH | {"smaller_base", "more_seeds"}),
         ({"preset": "llama-2-70b", "kind": "fine-tune"}, {},
@@ -65,8 +66,9 @@ FROM_SCRATCH = {"smaller_scale", "shorter_run", "distillation"}
         # Already LoRA: no LoRA row; known only by size: no smaller base.
         ({"params": "7B", "kind": "fine-tune", "lora_rank": 8}, {}, {"fewer_tokens"},
          FROM_SCRATCH | {"lora", "smaller_base"}),
-        # An ablation: a smaller proxy and more seeds; no distillation even with a teacher.
-        ({"params": "1.3B", "kind": "ablation"}, {"teacher_params": 13e9},
+        # An ablation: a smaller proxy and more seeds; no distillation (a teacher is refused,
+        # test_a_teacher_only_where_distillation_is_offered).
+        ({"params": "1.3B", "kind": "ablation"}, {},
          {"smaller_scale", "more_seeds", "other_hardware", "different_idea"},
          {"distillation", "shorter_run", "lora", "fewer_tokens", "smaller_base"}),
     ],
@@ -83,6 +85,28 @@ def test_alternatives_follow_the_kind_of_run(
     assert report.kind == spec.resolved_kind
     assert {a.run_kind for a in report.alternatives} == {spec.resolved_kind}
     assert report.alternatives[-1].kind == "different_idea"
+
+
+@pytest.mark.parametrize(("fields", "allowed"), [
+    ({"preset": "llama-3-8b", "kind": "continued-pretrain"}, "only with kind pretrain"),
+    ({"params": "1.3B", "kind": "ablation"}, "only with kind pretrain"),
+    ({"params": "7B", "lora_rank": 8}, "only with kind pretrain"),  # fine-tune by default
+    ({"params": "7B", "kind": "pretrain", "trainable_params": "1B"}, "trains every weight"),
+])
+def test_a_teacher_only_where_distillation_is_offered(fields: dict[str, object],
+                                                      allowed: str) -> None:
+    # A teacher given to a run that gets no distillation row was dropped without a word
+    # (a CLI review: --kind continued-pretrain --teacher-params 70B): refused, naming the kind.
+    spec = RunSpec.model_validate({"tokens": "50B", "gpu": "h100", "gpu_count": 8, **fields})
+    with pytest.raises(InputError) as info:
+        suggest_alternatives(spec, teacher_params=70e9)
+    assert info.value.field == "teacher_params" and info.value.value == 70e9
+    assert allowed in info.value.allowed
+    if "kind" in allowed:
+        assert spec.resolved_kind in info.value.allowed
+    with pytest.raises(InputError, match=r"^teacher_params: 70B is not allowed; only "):
+        alternatives_for(AlternativesSpec.model_validate({
+            "tokens": "50B", "gpu": "h100", "gpu_count": 8, "teacher_params": "70B", **fields}))
 
 
 def test_every_row_but_the_different_idea_has_an_estimate() -> None:

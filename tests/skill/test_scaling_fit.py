@@ -16,6 +16,7 @@ from compute_budget.skill.scaling.points import (
     parse_points,
     points_from_objects,
 )
+from compute_budget.skill.scaling.specs import FitSpec
 
 # Synthetic truth for the compute form: L(C) = 1.8 + a·C^(−0.3), reducible loss 1.5 at 1e17.
 E_TRUE, B_TRUE = 1.8, 0.3
@@ -379,11 +380,21 @@ def test_missing_target_and_target_below_the_points() -> None:
     assert inside.predicted == pytest.approx(true_loss(1e19), rel=0.01)
 
 
-@pytest.mark.parametrize("level", [0.5, 0.99, 1.2, 0.0, math.nan, math.inf, True, "0.8"])
+@pytest.mark.parametrize("level", [0.49, 0.995, 1.2, 0.0, math.nan, math.inf, True, "0.8"])
 def test_level_outside_the_range(level: object) -> None:
     err = error_of(lambda: fit_scaling_law(compute_points(0), target_compute=3e21,
                                            level=level))  # type: ignore[arg-type]
-    assert err.field == "level" and "0.5" in err.allowed
+    assert err.field == "level" and "from 0.5 to 0.99" in err.allowed
+
+
+@pytest.mark.parametrize("level", [0.5, 0.99])
+def test_the_levels_bounds_are_allowed(level: float) -> None:
+    # the help says "0.5 to 0.99": both ends are levels the bootstrap can give (their quantiles
+    # lie among the draws), so the library, the spec and the help agree on them
+    fit = fit_scaling_law(compute_points(0), target_compute=3e21, level=level, resamples=60)
+    assert fit.level == level and fit.interval is not None
+    assert fit.interval[0] < fit.predicted < fit.interval[1]
+    assert FitSpec(target_compute=3e21, points=compute_points(0), level=level).level == level
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [

@@ -88,6 +88,19 @@ TABLE: list[tuple[str, str, dict[str, Any], list[str], set[str]]] = [
     ("fit_scaling_law", "fit", {"target_compute": -1, "level": 2},
      ["--target-compute", "-1", "--level", "2"], {"target_compute", "level"}),
     ("list_accelerators", "gpus", {"query": "x" * 200}, ["--query", "x" * 200], {"query"}),
+    # a CLI review's silently accepted inputs (tests/skill/test_refused_inputs.py)
+    ("estimate_memory", "memory", {"params": "70B", "preset": "llama-3-8b", "gpu_count": 8},
+     ["--params", "70B", "--preset", "llama-3-8b", "--gpus", "8"], {"params"}),
+    ("estimate_memory", "memory", {"params": "7B", "gpu": "h100", "gpu_count": 8, "sp": True,
+                                   "tp": 1},
+     ["--params", "7B", "--gpu", "h100", "--gpus", "8", "--sp", "--tp", "1"], {"sp"}),
+    ("suggest_alternatives", "alternatives",
+     {**RUN, "kind": "continued-pretrain", "teacher_params": "70B"},
+     [*RUN_FLAGS, "--kind", "continued-pretrain", "--teacher-params", "70B"], {"teacher_params"}),
+    ("fit_scaling_law", "fit", {"target_params": "7B", "target_tokens": "1T",
+                                "target_compute": 1e23},
+     ["--target-params", "7B", "--target-tokens", "1T", "--target-compute", "1e23"],
+     {"target_compute"}),
 ]
 
 

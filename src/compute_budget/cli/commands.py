@@ -125,7 +125,8 @@ def _split(p: argparse.ArgumentParser) -> None:
 def _split_fields(args: argparse.Namespace, model: Any) -> Fields:
     fields = given(args, *(f for f in model.model_fields if f != "params"))
     if args.params is not None:
-        fields["params"] = [s for s in args.params.split(",") if s.strip()]
+        # every entry, an empty one too: the spec names its place (--sizes[1]), never drops it
+        fields["params"] = [s.strip() for s in args.params.split(",")]
     return fields
 
 
@@ -220,7 +221,7 @@ def _plan(p: argparse.ArgumentParser) -> None:
 def _plan_fields(args: argparse.Namespace, model: Any) -> Fields:
     fields = given(args, *(f for f in model.model_fields if f not in ("gpus", "available")))
     if args.gpus is not None:
-        fields["gpus"] = [g.strip() for g in args.gpus.split(",") if g.strip()]
+        fields["gpus"] = [g.strip() for g in args.gpus.split(",")]  # an empty one is named
     if args.available is not None:
         fields["available"] = pairs(args.available, "available")
     return fields

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_FAILURE_BUDGET",
     "DEFAULT_RUN_KIND",
     "FLOPS_PER_PARAM_PER_TOKEN",
+    "FLOPS_TOLERANCE",
     "GPUS_PER_NODE",
     "HOURS_PER_DAY",
     "LAYOUT_KNOBS",
@@ -40,6 +41,7 @@ __all__ = [
     "RunKind",
     "Stack",
     "flops_6nd",
+    "flops_agree",
     "normalize_name",
     "starts_from_a_model",
 ]
@@ -56,6 +58,16 @@ def flops_6nd(params: float, tokens: float) -> float:
     """Training compute C = 6·N·D in FLOPs (Kaplan et al. 2020), unchecked: for numbers a spec
     or a validated call already checked. Users call ``train_flops``, which checks them."""
     return FLOPS_PER_PARAM_PER_TOKEN * params * tokens
+
+
+FLOPS_TOLERANCE = 0.01
+"""How far a compute budget given beside the model and tokens may be from their 6·N·D: the
+three must describe one run (1% lets a budget rounded to three figures through)."""
+
+
+def flops_agree(flops: float, params: float, tokens: float) -> bool:
+    """True when ``flops`` is 6·params·tokens within :data:`FLOPS_TOLERANCE`."""
+    return abs(flops_6nd(params, tokens) / flops - 1) <= FLOPS_TOLERANCE
 
 
 SECONDS_PER_HOUR = 3600.0

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict
 
+from ..errors import InputError
 from ..estimate import estimate_run
 from ..estimate_result import RunEstimate
 from ..model.presets import PRESETS
@@ -125,13 +126,15 @@ def suggest_alternatives(
 ) -> AlternativesReport:
     """The original estimate and the alternatives that fit its kind, each fully estimated.
 
-    ``teacher_params`` is the size of an existing model to distil from (pre-training only;
-    default: the next larger model of the same family, else no distillation). The fractions are
+    ``teacher_params`` is the size of an existing model to distil from (pre-training every
+    weight only: refused for another kind, which gets no distillation row; default: the next
+    larger model of the same family, else no distillation). The fractions are
     the shares of the original tokens the runs train on. ``predicted_gain`` and
     ``gain_uncertainty`` (the user's metric, 1σ) set the fewer-tokens stop rule and the seeds an
     ablation needs.
     """
     kind = spec.resolved_kind
+    _check_teacher(spec, teacher_params)
     original = estimate_run(spec)
     # The smaller-scale run keeps the original's recomputation (and so its hardware FLOPs per
     # model FLOP), so that its saving compares like with like.
@@ -168,6 +171,20 @@ def suggest_alternatives(
     rows.extend(hardware_rows(spec, original))
     rows.append(different_idea_row(original, reference))
     return AlternativesReport(kind=kind, original=original, alternatives=rows)
+
+
+def _check_teacher(spec: RunSpec, teacher_params: float | None) -> None:
+    """A teacher only where a distillation row can be: pre-training every weight."""
+    if teacher_params is None:
+        return
+    if spec.resolved_kind != "pretrain":
+        raise InputError("teacher_params", teacher_params,
+                         f"only with kind pretrain (distillation trains a model anew), not "
+                         f"{spec.resolved_kind}; leave it out")
+    if spec.trainable_params is not None:
+        raise InputError("teacher_params", teacher_params,
+                         "only for a run that trains every weight, not with trainable_params "
+                         "(distilling into a model trains all of it); leave one out")
 
 
 def _smaller_scale(spec: RunSpec, derived: RunSpec, original: RunEstimate,

@@ -51,7 +51,7 @@ import math
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..errors import InputError
 from ..estimate import RunEstimate, estimate_run
@@ -127,6 +127,16 @@ class CompareSpec(BaseModel):
     @classmethod
     def _rows(cls, value: Any) -> list[Candidate]:
         return validate_candidates(value)
+
+    @model_validator(mode="after")
+    def _horizon_with_pool(self) -> CompareSpec:
+        # The horizon is the pool's window: it decides who may join the best set of the pool,
+        # and without a pool it would change no answer (each verdict stands alone).
+        if self.horizon_days is not None and self.pool_gpu_days is None:
+            raise InputError("horizon_days", self.horizon_days,
+                             "only together with pool_gpu_days (the horizon is the pool's time "
+                             "window); give both, or leave horizon_days out")
+        return self
 
 
 class CandidateResult(BaseModel):

@@ -209,6 +209,10 @@ class ModelAndLayout(ModelFields, FineTuningFields, LayoutFields):
             raise InputError("offload", True,
                              "not with zero 0: ZeRO-Offload moves the sharded optimizer state, "
                              "so give zero 1, 2 or 3 (or leave zero unset)")
+        if self.sp and self.tp == 1:
+            raise InputError("sp", True, "only with tp above 1: sequence parallelism splits the "
+                                         "activations over the tensor-parallel ranks (give tp 2 "
+                                         "or more, or leave sp out)")
         self.check_parallel(self.tp, self.pp or 1, self.ep or 1)
         check_seq_len(self.resolved_seq_len, self.architecture)
         return self

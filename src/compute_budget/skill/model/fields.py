@@ -33,7 +33,7 @@ from .shape import (
     shape_from_architecture,
     shape_given,
 )
-from .source import ModelSource
+from .source import ModelSource, check_counts
 
 __all__ = ["ModelFields", "ModelSize"]
 
@@ -99,6 +99,7 @@ class ModelFields(ModelSource):
                 raise InputError("heads", self.heads, f"a divisor of hidden ({self.hidden})")
         if self.params is None and arch is None:
             raise self._no_model()
+        check_counts(self, self.params, self.active_params)
         total = self.size.total
         if self.active_params is not None and self.active_params > total:
             raise InputError("active_params", self.active_params,

@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import ConfigError, InputError, UnreachableError
+from ..errors import ConfigError, InputError, UnreachableError, shown_value
 from ..vocabulary import FiniteResult
 from .architecture import Architecture, ConfigNote, ParamBreakdown
 from .config_file import (
@@ -44,15 +44,17 @@ from .config_file import (
 )
 from .hf_config import from_hf_config, value_not_shown
 from .hub import check_model_id, fetch_config
-from .param_count import count_params
+from .param_count import count_params, counts_of
 from .presets import PRESETS, get_preset, preset_config
 
 __all__ = [
+    "COUNT_TOLERANCE",
     "DEFAULT_SEQ_LEN",
     "MAX_CONFIG_BYTES",
     "ConfigPolicy",
     "ModelSource",
     "ParamReport",
+    "check_counts",
     "check_seq_len",
     "default_seq_len",
     "differs",
@@ -259,6 +261,39 @@ def report_of(source: ModelSource) -> ParamReport:
 def differs(given: float | None, counted: float, tolerance: float = 0.02) -> bool:
     """True when a user-given count is more than ``tolerance`` away from the counted one."""
     return given is not None and not math.isclose(given, counted, rel_tol=tolerance)
+
+
+COUNT_TOLERANCE = 0.25
+"""How far ``params`` (or ``active_params``) given beside a config, model id or preset may be
+from the count of the model it names, as a share of that count. A model's name rounds its count:
+gemma-2-2b counts 2.61B (its name's 2B is 23% below), qwen3-30b-a3b 3.35B active (3B: 11%),
+qwen2.5-7b 7.62B (7B: 8%); 25% lets such a name's count through, while the next size of a
+family is at least 1.8× away (1B/3B, 7B/14B, 8B/70B): a count outside it names another model.
+Within it, the exact count is used (an estimate notes a gap above 2%, :func:`differs`)."""
+
+
+def check_counts(source: ModelSource, params: float | None,
+                 active_params: float | None) -> None:
+    """``params`` and ``active_params`` agree with the count of the model ``source`` gives,
+    within :data:`COUNT_TOLERANCE`; InputError naming both otherwise (no model: nothing to
+    check)."""
+    arch = source.architecture
+    if arch is None:
+        return
+    counts = counts_of(arch)
+    if source.preset is not None:
+        named = f"preset {source.preset!r}"
+    elif source.model_id is not None:
+        named = f"model {source.model_id!r}"
+    else:
+        named = "config"
+    for name, given, counted in (("params", params, counts.total),
+                                 ("active_params", active_params, counts.active)):
+        if given is not None and abs(given - counted) > COUNT_TOLERANCE * counted:
+            shown = shown_value(float(f"{counted:.3g}"))
+            raise InputError(name, given, f"within {COUNT_TOLERANCE:.0%} of {shown}, what the "
+                                          f"model given as {named} counts (or leave it out: "
+                                          "that model gives the count)")
 
 
 def hf_config_of(source: ModelSource) -> dict[str, Any]:

@@ -73,7 +73,7 @@ from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN
 from .curve import Array, Curve, curve_value, grid_starts, solve
 from .lesson import split_budget
 from .next_run import NEXT_RUN_MAX_SHARE, next_run
-from .points import ScalingPoint, as_points
+from .points import ScalingPoint, as_points, check_target
 from .reach import off_the_runs_line
 from .result import LEVEL_RANGE, FitWarning, Form, LossCheckpoint, NextRun, Note, ScalingFit
 from .small_sample import rank_correlation, t_over_z
@@ -143,10 +143,7 @@ def _resolve_target(curve: Curve, c: float | None, n: float | None,
                     d: float | None) -> tuple[float, float | None, float | None, list[Note]]:
     six = FLOPS_PER_PARAM_PER_TOKEN
     if c is not None and n is not None and d is not None:
-        if abs(six * n * d / c - 1) > 0.01:
-            raise InputError("target_compute", c, f"6·target_params·target_tokens "
-                                                  f"({six * n * d:.3g}) within 1%, or leave "
-                                                  "one of the three out")
+        check_target(c, n, d)
     elif c is not None and n is not None:
         d = c / (six * n)
     elif c is not None and d is not None:
@@ -219,8 +216,8 @@ def _check_options(level: object, baseline_loss: object, seed: object, resamples
                    higher_is_better: object) -> tuple[float, float | None]:
     """The checked ``level`` and baseline; the other options are checked and left as given."""
     low, high = LEVEL_RANGE
-    checked = _number(level, "level", lambda v: low < v < high,
-                      f"a probability strictly between {low} and {high}, such as 0.8")
+    checked = _number(level, "level", lambda v: low <= v <= high,
+                      f"a probability from {low} to {high}, such as 0.8")
     baseline = None if baseline_loss is None else _number(
         baseline_loss, "baseline_loss", lambda v: abs(v) <= GAIN_LIMIT,
         "a finite number, the baseline run's loss (or metric)")

@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..errors import InputError
 from ..model.config_file import data_csv_rows, data_json
 from ..quantities import GAIN_LIMIT, FlopCount, Gain, ParamCount, TokenCount, parse_quantity
-from ..vocabulary import flops_6nd
+from ..vocabulary import FLOPS_TOLERANCE, flops_6nd, flops_agree
 
-__all__ = ["COLUMNS", "MAX_POINTS", "ScalingPoint", "as_points", "parse_points",
+__all__ = ["COLUMNS", "MAX_POINTS", "ScalingPoint", "as_points", "check_target", "parse_points",
            "points_from_objects"]
 
 MAX_POINTS = 10_000
@@ -205,3 +205,14 @@ def parse_points(text: str, *,
     if fmt == "json" or (fmt is None and stripped[0] in "[{"):
         return points_from_objects(data_json(stripped, "points"))
     return _csv_points(text)
+
+
+def check_target(compute: float | None, params: float | None, tokens: float | None) -> None:
+    """A target given by all three agrees: compute = 6·params·tokens within
+    :data:`~..vocabulary.FLOPS_TOLERANCE` (the rule ``optimal`` holds its flops to)."""
+    if compute is None or params is None or tokens is None or flops_agree(compute, params,
+                                                                           tokens):
+        return
+    raise InputError("target_compute", compute,
+                     f"6·target_params·target_tokens ({flops_6nd(params, tokens):.3g}) within "
+                     f"{FLOPS_TOLERANCE:.0%}, or leave one of the three out")

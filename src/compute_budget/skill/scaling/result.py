@@ -14,7 +14,9 @@ __all__ = ["LEVEL_RANGE", "FitWarning", "Form", "LossCheckpoint", "NextRun", "No
            "WarningCode"]
 
 LEVEL_RANGE = (0.5, 0.99)
-"""An interval's probability lies strictly between these."""
+"""An interval's probability lies between these, both included: its ends are the bootstrap's
+(1 − level)/2 and (1 + level)/2 quantiles, interpolated between draws, so they exist at either
+bound (at 0.99 about the 2nd of the default 400 draws from each end; at 0.5 the quartiles)."""
 
 Form = Literal["compute", "params_tokens"]
 WarningCode = Literal["too_few_spare_points", "exact_fit", "off_the_runs_line",

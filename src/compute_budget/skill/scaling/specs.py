@@ -21,18 +21,18 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError
 from ..model.param_count import counts_of
-from ..model.source import ModelSource, differs
+from ..model.source import ModelSource, check_counts
 from ..quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
-from ..vocabulary import flops_6nd
-from .points import MAX_POINTS, ScalingPoint
+from ..vocabulary import flops_6nd, flops_agree
+from .points import MAX_POINTS, ScalingPoint, check_target
 from .published import OptimalSplit, PublishedPrediction, compute_optimal, published_prediction
 from .result import LEVEL_RANGE, ScalingFit
 
 __all__ = ["FitSpec", "OptimalSpec", "optimal", "predict"]
 
-Level = Annotated[float, Field(gt=LEVEL_RANGE[0], lt=LEVEL_RANGE[1], allow_inf_nan=False),
+Level = Annotated[float, Field(ge=LEVEL_RANGE[0], le=LEVEL_RANGE[1], allow_inf_nan=False),
                   NotBool]
-"""The probability an interval covers, strictly between 0.5 and 0.99."""
+"""The probability an interval covers, from 0.5 to 0.99 (both included)."""
 
 
 class FitSpec(BaseModel):
@@ -89,6 +89,7 @@ class FitSpec(BaseModel):
             field = "baseline_params" if self.baseline_params is not None else "baseline_tokens"
             raise InputError(field, getattr(self, field),
                              "only without points (with points, give baseline_loss)")
+        check_target(self.target_compute, self.target_params, self.target_tokens)
         return self
 
 
@@ -142,7 +143,7 @@ class OptimalSpec(ModelSource):
                 raise InputError("flops", None, "a compute budget, or params and tokens")
             return self
         implied = flops_6nd(self.active, self.tokens)
-        if self.flops is not None and abs(implied / self.flops - 1) > 0.01:
+        if self.flops is not None and not flops_agree(self.flops, self.active, self.tokens):
             n = "active_params" if self.active < self.total else "params"
             raise InputError("tokens", self.tokens,
                              f"with {n}, a run of 6·{n}·tokens = flops ({implied:.3g} "
@@ -151,14 +152,8 @@ class OptimalSpec(ModelSource):
         return self
 
     def _check_model(self) -> None:
-        arch = self.architecture
-        if arch is not None:
-            counts = counts_of(arch)
-            for name, given, counted in (("params", self.params, counts.total),
-                                         ("active_params", self.active_params, counts.active)):
-                if differs(given, counted):
-                    raise InputError(name, given, f"{counted:.4g}, as the config or preset "
-                                                  "counts (or leave it out)")
+        if self.architecture is not None:
+            check_counts(self, self.params, self.active_params)
             return
         if self.active_params is None:
             return
