@@ -68,10 +68,11 @@ def test_every_command_that_prices_time_takes_the_file(cli: Cli, runs_csv: Path,
 
 
 @pytest.mark.parametrize(("rows", "named"), [
-    ("7B,1T,h100,-5,,\n", "calibration[0].gpu-hours: must be > 0"),
+    # the file's columns as it names them, not as flags (it read "(with --gpu-count)")
+    ("7B,1T,h100,-5,,\n", "calibration[0].gpu_hours: must be > 0"),
     ("7B,1T,h100,30000,,\n7B,1T,h999,30000,,\n", "calibration[1].gpu: unknown accelerator"),
-    ("7B,1T,h100,,,\n", "calibration[0].gpu-hours: give gpu-hours or wall-days"),
-    ("7B,1T,h100,,3,\n", "calibration[0].gpu-count: the number of devices, with wall-days"),
+    ("7B,1T,h100,,,\n", "calibration[0].gpu_hours: give gpu_hours or wall_days (with gpu_count)"),
+    ("7B,1T,h100,,3,\n", "calibration[0].gpu_count: the number of devices, with wall_days"),
 ])
 def test_bad_runs_exit_2_naming_the_row_and_column(cli: Cli, tmp_path: Path, rows: str,
                                                    named: str) -> None:
@@ -85,7 +86,10 @@ def test_bad_runs_exit_2_naming_the_row_and_column(cli: Cli, tmp_path: Path, row
 
 def test_a_given_mfu_and_runs_exit_2(cli: Cli, runs_csv: Path) -> None:
     code, _, err = cli("estimate", *RUN, "--calibration", str(runs_csv), "--mfu", "0.4")
-    assert code == 2 and "--calibration: '3 runs' is not allowed; not together with" in err
+    # the flags given and what is allowed; the file as given, not "'3 runs' is not allowed"
+    assert code == 2 and err == (f"error: --calibration: {str(runs_csv)!r} is not allowed; not "
+                                 "together with --mfu: your runs adjust the prior, which a given "
+                                 "MFU replaces; give one or the other\n"), err
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ here is imported on first use, so the CLI builds only the models of the command 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +26,13 @@ __all__ = ["OPERATIONS", "Operation", "Reply", "by_command", "by_tool", "reply_t
 @dataclass(frozen=True)
 class Reply:
     """How a door wants the reply: ``full`` every source and breakdown; ``assistant`` the
-    closing question step 3 of the procedure asks (the MCP door)."""
+    closing question step 3 of the procedure asks, and arguments named as the tools take them
+    (the MCP door); ``flags`` the CLI command's flag for each argument, which its reply names
+    (:mod:`.prompts.naming`; None: flags spelled from the names)."""
 
     full: bool = False
     assistant: bool = False
+    flags: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -166,10 +169,13 @@ def by_tool(tool: str) -> Operation:
 
 
 def reply_text(operation: Operation, result: Any, reply: Reply) -> str:
-    """The operation's markdown reply, other operations named as the door knows them: the
-    MCP tool for an assistant, the command for the CLI."""
+    """The operation's markdown reply, other operations and arguments named as the door knows
+    them: the MCP tool and the argument for an assistant, the command and the flag for the
+    CLI."""
     def name_of(command: str) -> str:
         other = by_command(command)
         return f"`{other.tool}`" if reply.assistant else f"`compute-budget {other.command}`"
 
-    return prompts.name_tools(operation.reply(result, reply), name_of)
+    with prompts.naming(None if reply.assistant else reply.flags or {}):
+        text = operation.reply(result, reply)
+    return prompts.name_tools(text, name_of)

@@ -7,7 +7,7 @@ import pytest
 
 from compute_budget import RunSpec, suggest_alternatives
 from compute_budget.cli import main
-from compute_budget.prompts import render_alternatives
+from compute_budget.prompts import naming, render_alternatives
 from compute_budget.skill.advice import alternative_rows as alternatives_module
 from compute_budget.skill.advice.alternative_rows import is_on_demand, on_demand_quote, seeds_needed
 from compute_budget.skill.advice.alternatives import AlternativesSpec, alternatives_for
@@ -374,6 +374,10 @@ def test_more_seeds_without_the_gain_halves_sigma_and_asks_for_it() -> None:
     assert seeds.detail.runs == 4 and seeds.dollar_cost == pytest.approx(4 * ABLATION_COST)
     text = render_alternatives(suggest_alternatives(ABLATION))
     assert "σ/√4 halves the noise" in text
+    # the command line's flags; an assistant is named the tool's arguments
+    assert "give --gain and --uncertainty for the number" in text
+    with naming(None):
+        text = render_alternatives(suggest_alternatives(ABLATION))
     assert "give predicted_gain and gain_uncertainty for the number" in text
 
 

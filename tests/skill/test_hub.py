@@ -287,7 +287,7 @@ def test_malformed_ids_are_refused_without_a_request(hub: Hub, model: str) -> No
 def test_hints_for_a_page_address_and_a_local_file() -> None:
     with pytest.raises(InputError, match="the id, not the address of its page"):
         split_model_id("https://huggingface.co/Qwen/Qwen2.5-7B")
-    with pytest.raises(InputError, match=r"a local config\.json goes in config"):
+    with pytest.raises(InputError, match=r"give a local config\.json as config"):
         split_model_id("models/llama/config.json")
 
 

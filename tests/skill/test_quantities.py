@@ -177,9 +177,9 @@ def test_gain_schemas_state_their_bounds() -> None:
 
 def test_a_nested_field_keeps_its_name_when_errors_use_flag_names() -> None:
     # issue 17's calibration: "calibration[0].gpu_count" must not become "…[0].--gpus"
-    from compute_budget.skill.errors import _rename
+    from compute_budget.skill.errors import rename_fields
 
     aliases = {"gpu_count": "--gpus", "max_gpu_count": "--max-gpus"}
-    assert _rename("calibration[0].gpu_count: bad; see max_gpu_count", aliases) == \
+    assert rename_fields("calibration[0].gpu_count: bad; see max_gpu_count", aliases) == \
         "calibration[0].gpu_count: bad; see --max-gpus"
-    assert _rename("gpu_count: bad", aliases) == "--gpus: bad"
+    assert rename_fields("gpu_count: bad", aliases) == "--gpus: bad"

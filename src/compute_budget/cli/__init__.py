@@ -15,7 +15,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic_core import ValidationError
@@ -24,12 +24,15 @@ from .. import __version__
 from ..operations import OPERATIONS, Reply, by_command, reply_text
 from ..skill.errors import ComputeBudgetError, describe_error, not_finite_cause
 from .commands import FLAGS
+from .files import DataFileError
 from .parser import Parser, UsageError, attach_negative_values, flag_names, help_names_flags
 
 __all__ = ["build_parser", "main"]
 
 EXIT_USAGE = 2
 CATALOG_HINT = "`compute-budget gpus` lists the catalog"
+FILE_FIELDS = ("calibration", "probe", "points")
+"""Fields the command line reads from a file: an error on one quotes the file's path."""
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -93,8 +96,9 @@ def _write_plot(path: str, picture: Any, force: bool) -> None:
     write_picture(path, draw_png(picture), force=force)
 
 
-def run(args: argparse.Namespace) -> str:
-    """The reply of the command ``args`` names (raises on bad input)."""
+def run(args: argparse.Namespace, names: Mapping[str, str] | None = None) -> str:
+    """The reply of the command ``args`` names (raises on bad input), naming arguments by
+    ``names``, the command's flag of each (:func:`.parser.flag_names`)."""
     if getattr(args, "list_presets", False):
         return _presets(args.json)
     operation, flags = by_command(args.command), FLAGS[args.command]
@@ -108,19 +112,23 @@ def run(args: argparse.Namespace) -> str:
     if operation.picture is not None and getattr(args, "plot", None) is not None:
         _write_plot(args.plot, operation.picture(spec, result), getattr(args, "force", False))
     full = args.detail == "full" or getattr(args, "sources", False)
-    markdown = reply_text(operation, result, Reply(full=full, assistant=False))
+    markdown = reply_text(operation, result, Reply(full=full, assistant=False, flags=names))
     payload = result if flags.json is None else flags.json(result)
     return _emit(payload, markdown, args.json)
 
 
 def _message(exc: BaseException, parser: argparse.ArgumentParser,
              args: argparse.Namespace) -> str:
-    """The error, with fields named by the flags the user typed."""
+    """The error, with fields named by the flags the user typed (a data file's by its columns,
+    as it names them) and a file's path quoted for what was read from it."""
     flag_of = flag_names(parser, args.command)
+    paths = {f: v for f in FILE_FIELDS if isinstance(v := getattr(args, f, None), str)}
+    text = describe_error(exc, None if isinstance(exc, DataFileError) else flag_of,
+                          catalog_hint=CATALOG_HINT, shown_as=paths)
     message = re.sub(  # fields named together ("layers/hidden/heads:") by their flags too
         r"^(\w+(?:/\w+)+):",
-        lambda m: "/".join(flag_of.get(f, f) for f in m[1].split("/")) + ":",
-        describe_error(exc, flag_of, catalog_hint=CATALOG_HINT), flags=re.MULTILINE)
+        lambda m: "/".join(flag_of.get(f, f) for f in m[1].split("/")) + ":", text,
+        flags=re.MULTILINE)
     if not_finite_cause(exc) is not None:
         numbers = ", ".join(f"{flag_of[dest]} {value}" for dest, value in vars(args).items()
                             if dest in flag_of and isinstance(value, str))
@@ -134,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(tokens[0] if tokens else "")
     try:
         args = parser.parse_args(tokens)
-        reply = run(args)
+        reply = run(args, flag_names(parser, args.command))
     except UsageError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE

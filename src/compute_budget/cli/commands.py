@@ -7,7 +7,18 @@ from typing import Any
 
 from .. import skill as sk
 from .files import read_data
-from .flags import CommandFlags, Fields, flag, given, offload_flags, pairs, run_flags
+from .flags import (
+    CommandFlags,
+    Fields,
+    fine_tuning_flags,
+    flag,
+    given,
+    layout_flags,
+    model_flags,
+    offload_flags,
+    pairs,
+    run_flags,
+)
 
 __all__ = ["FLAGS"]
 
@@ -193,24 +204,16 @@ def _plan(p: argparse.ArgumentParser) -> None:
                         "dropped).")
     flag(p, model, "max_batch_tokens", metavar="T")
     flag(p, model, "top", metavar="K", type=int)
-    for field in ("params", "model_id", "config", "preset", "active_params", "trainable_params",
-                  "lora_rank", "lora_targets", "weights_bits", "layers", "hidden", "heads",
-                  "experts", "experts_per_token",
-                  "tokens", "mfu", "achieved_tflops", "usd_per_gpu_hour", "peak_tflops",
-                  "precision", "failure_budget", "kind", "family", "mfu_convention", "seq_len",
-                  "micro_batch", "zero", "tp", "pp", "ep", "recompute", "optimizer", "stack"):
-        name = {"model_id": "--model", "usd_per_gpu_hour": "--price"}.get(field)
-        if field in ("lora_rank", "weights_bits"):
-            flag(p, model, field, name, type=int)
-        else:
-            flag(p, model, field, name)
-    flag(p, model, "sp", action="store_const", const=True)
-    offload_flags(p, model)
-    flag(p, model, "host_ram_gib", metavar="GIB")
-    flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
-         const=False, note="Give this flag for attention that stores the s×s attention scores.")
-    flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
-         note="Give this flag to count FlashAttention where transformers' default is eager.")
+    model_flags(p, model)
+    fine_tuning_flags(p, model)
+    for field, name, metavar in (("tokens", None, "T"), ("mfu", None, "F"),
+                                 ("achieved_tflops", None, "TF"),
+                                 ("usd_per_gpu_hour", "--price", "USD"),
+                                 ("peak_tflops", None, "TF"), ("failure_budget", None, "X")):
+        flag(p, model, field, name, metavar=metavar)
+    for field in ("precision", "kind", "family", "mfu_convention"):
+        flag(p, model, field)
+    layout_flags(p, model)
     flag(p, model, "calibration", metavar="FILE")
     flag(p, model, "probe", metavar="FILE")
     p.add_argument("--plot", metavar="PNG",

@@ -25,7 +25,8 @@ from .files import read_data
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["CommandFlags", "flag", "given", "pairs", "read_data_file", "run_flags"]
+__all__ = ["CommandFlags", "fine_tuning_flags", "flag", "given", "layout_flags", "model_flags",
+           "pairs", "read_data_file", "run_flags"]
 
 Fields = dict[str, Any]
 _FILE_HELP = {
@@ -118,7 +119,7 @@ def offload_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
          note="Give this flag to offload whatever the cost.")
 
 
-def _model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+def model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     flag(p, model, "params", metavar="N")
     flag(p, model, "model_id", "--model", metavar="ORG/NAME")
     flag(p, model, "config", metavar="PATH")
@@ -129,14 +130,14 @@ def _model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
         flag(p, model, field, metavar=metavar)
 
 
-def _fine_tuning_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+def fine_tuning_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     flag(p, model, "trainable_params", metavar="N")
     flag(p, model, "lora_rank", metavar="R", type=int)
     flag(p, model, "lora_targets")
     flag(p, model, "weights_bits", type=int)
 
 
-def _layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+def layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     for field, metavar in (("seq_len", "S"), ("micro_batch", "B"), ("zero", "0-3"), ("tp", "T"),
                            ("pp", "P"), ("ep", "E")):
         flag(p, model, field, metavar=metavar)
@@ -165,25 +166,15 @@ def _run_option_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> Non
     flag(p, model, "probe", metavar="FILE")
 
 
-def _hyphens(text: str) -> str:
-    """The columns of a calibration table as its help names them (``gpu-count``): an error
-    then does not read ``gpu_count`` as the flag ``--gpus``."""
-    for column in sk.PAST_RUN_COLUMNS:
-        text = re.sub(rf"\b{column}\b", column.replace("_", "-"), text)
-    return text
-
-
 def _parse_calibration(text: str, *, fmt: str | None = None) -> list[Any]:
-    """The skill's parser; its first error names the row and the column as the help does."""
+    """The skill's parser; its first error names the row and the column as the file has them
+    (``calibration[0].gpu_hours``: a column, which the error names as such, not a flag)."""
     try:
         return sk.parse_calibration(text, fmt=fmt)  # type: ignore[arg-type]
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"][1:])
-        message = plain_message(error["msg"])
-        raise InputError(_hyphens("calibration" + where), None, _hyphens(message)) from None
-    except InputError as exc:
-        raise InputError(_hyphens(exc.field), exc.value, _hyphens(exc.allowed)) from None
+        raise InputError("calibration" + where, None, plain_message(error["msg"])) from None
 
 
 def _parse_probe(text: str, *, fmt: str | None = None) -> Any:
@@ -212,13 +203,13 @@ def run_flags(p: argparse.ArgumentParser, model: type[BaseModel] | None = None) 
     model = model or sk.RunSpec
     flag(p, model, "gpu", metavar="NAME", note="(required; `compute-budget gpus`)")
     flag(p, model, "gpu_count", "--gpus", metavar="K", note="(required)")
-    _model_flags(p, model)
-    _fine_tuning_flags(p, model)
+    model_flags(p, model)
+    fine_tuning_flags(p, model)
     _run_option_flags(p, model)
     flag(p, model, "price_kind")
     for field, metavar in (("board_power_w", "W"), ("pue", "X"), ("grid_kg_co2_per_kwh", "KG")):
         flag(p, model, field, metavar=metavar)
-    _layout_flags(p, model)
+    layout_flags(p, model)
 
 
 @dataclass(frozen=True)

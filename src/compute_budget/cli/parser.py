@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,15 +91,15 @@ count: plan's ``gpus`` lists device types (``--gpu-types``); its counts are thes
 
 def help_names_flags(p: argparse.ArgumentParser) -> None:
     """Help texts come from the model fields, which name other fields (``metric_now``,
-    ```recompute```); on the command line they name the flags (``--metric-now``)."""
+    ```recompute```, "not together with mfu"); on the command line they name the flags
+    (``--metric-now``), as its errors do (:func:`~compute_budget.skill.errors.rename_fields`)."""
+    from ..skill.errors import rename_fields
+
     flag_of = {a.dest: a.option_strings[0] for a in p._actions
                if a.option_strings and a.dest not in ("help", "json", "detail")}
-    quoted = "|".join(map(re.escape, flag_of))
-    bare = "|".join(re.escape(dest) for dest in flag_of if "_" in dest)
-    names = re.compile(rf"`({quoted})`" + (rf"|\b({bare})\b" if bare else ""))
     for action in p._actions:
         if action.help:
-            action.help = names.sub(lambda m: flag_of[m[1] or m[2]], action.help)
+            action.help = rename_fields(action.help, flag_of)
 
 
 def flag_names(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
+from .naming import arg, naming
 from .render import render
 
 if TYPE_CHECKING:
@@ -26,7 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TOOL_PHRASES",
+    "arg",
     "name_tools",
+    "naming",
     "render",
     "render_accelerators",
     "render_alternatives",
@@ -58,8 +62,9 @@ def render_memory(memory: MemoryEstimate) -> str:
 
 def render_decision(decision: Decision, *, assistant: bool = False) -> str:
     """The verdict, its reason, the checks and the next step; ``assistant``: arguments named as
-    the MCP tool takes them, else as the CLI's flags."""
-    return render("verdict", decision=decision, assistant=assistant)
+    the MCP tool takes them, else as the CLI's flags (:mod:`.naming`)."""
+    with naming(None) if assistant else nullcontext():
+        return render("verdict", decision=decision, assistant=assistant)
 
 
 def render_alternatives(report: AlternativesReport) -> str:
@@ -91,7 +96,8 @@ def render_optimal(optimal: OptimalSplit) -> str:
 def render_plan(report: PlanReport, *, assistant: bool = False) -> str:
     """The cheapest and fastest plans for a deadline, or what keeps every plan out;
     ``assistant``: arguments named as the MCP tool takes them, not as CLI flags."""
-    return render("plan", report=report, assistant=assistant)
+    with naming(None) if assistant else nullcontext():
+        return render("plan", report=report, assistant=assistant)
 
 
 def render_split(split: BudgetTable, *, detail: str | None = None) -> str:

@@ -20,6 +20,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from jinja2.bccache import Bucket, FileSystemBytecodeCache
 
+from .naming import arg, naming
+
 __all__ = [
     "environment",
     "fmt_bytes",
@@ -313,8 +315,8 @@ def template_cache_dir() -> Path | None:
 
 @cache
 def environment() -> Environment:
-    """The Jinja environment: package templates, strict undefined, number filters, and the
-    compiled-template cache."""
+    """The Jinja environment: package templates, strict undefined, number filters, ``arg()``
+    (:mod:`.naming`), and the compiled-template cache."""
     directory = template_cache_dir()
     env = Environment(
         loader=PackageLoader("compute_budget.prompts", "templates"),
@@ -335,12 +337,19 @@ def environment() -> Environment:
         prob=fmt_prob,
         inert=inert,
     )
+    env.globals["arg"] = arg
     return env
 
 
 def render(template: str, **context: Any) -> str:
-    """Render ``templates/<template>.md.j2`` with ``context``; collapse runs of blank lines."""
-    text = environment().get_template(f"{template}.md.j2").render(**context)
+    """Render ``templates/<template>.md.j2`` with ``context``; collapse runs of blank lines.
+    The ``mcp/`` templates speak to an assistant: ``arg()`` names arguments, not flags."""
+    page = environment().get_template(f"{template}.md.j2")
+    if template.startswith("mcp/"):
+        with naming(None):
+            text = page.render(**context)
+    else:
+        text = page.render(**context)
     lines: list[str] = []
     for line in text.splitlines():
         if line.strip() or (lines and lines[-1].strip()):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -39,6 +39,7 @@ __all__ = [
     "describe_validation_error",
     "not_finite_cause",
     "plain_message",
+    "rename_fields",
     "shown_field",
     "shown_value",
 ]
@@ -201,9 +202,12 @@ def plain_message(msg: str) -> str:
     return msg
 
 
-def _hinted(error: BaseException, catalog_hint: str | None) -> str:
+def _hinted(error: BaseException, catalog_hint: str | None,
+            shown_as: Mapping[str, object] | None = None) -> str:
     if isinstance(error, MultipleInputError):
-        return "\n".join(_hinted(e, catalog_hint) for e in error.errors)
+        return "\n".join(_hinted(e, catalog_hint, shown_as) for e in error.errors)
+    if shown_as and type(error) is InputError and error.field in shown_as:
+        error = InputError(error.field, shown_as[error.field], error.allowed)
     text = str(error)
     if catalog_hint and isinstance(error, UnknownAcceleratorError):
         text += f"; {catalog_hint}"
@@ -211,9 +215,11 @@ def _hinted(error: BaseException, catalog_hint: str | None) -> str:
 
 
 def describe_validation_error(exc: ValidationError, catalog_hint: str | None = None,
-                              skip: frozenset[str] = frozenset()) -> str:
+                              skip: frozenset[str] = frozenset(),
+                              shown_as: Mapping[str, object] | None = None) -> str:
     """Turn a pydantic ``ValidationError`` into lines that name field, value and what is allowed
-    (leaving out the fields named in ``skip`` that are missing: a door that asks for them)."""
+    (leaving out the fields named in ``skip`` that are missing: a door that asks for them;
+    quoting the value of a field in ``shown_as`` as given there)."""
     lines: list[str] = []
     for err in exc.errors(include_url=False):
         if err.get("type") == "missing" and str((err.get("loc") or ("",))[0]) in skip:
@@ -223,7 +229,7 @@ def describe_validation_error(exc: ValidationError, catalog_hint: str | None = N
         kind = err.get("type", "")
         original = (err.get("ctx") or {}).get("error")
         if isinstance(original, ComputeBudgetError):
-            lines.append(_hinted(original, catalog_hint))
+            lines.append(_hinted(original, catalog_hint, shown_as))
         elif kind == "missing":
             lines.append(f"{loc}: required but missing")
         elif kind == "extra_forbidden":
@@ -234,32 +240,63 @@ def describe_validation_error(exc: ValidationError, catalog_hint: str | None = N
     return "\n".join(lines)
 
 
-def _rename(text: str, aliases: dict[str, str]) -> str:
-    """Name fields as the caller knows them: the leading ``field:`` always, and snake_case
-    field names anywhere in the sentence (plain words like ``params`` only at the start and
-    after "with")."""
+PLAIN_AFTER = ("with", "as", "give", "given", "than", "most", "least", "from", "leave")
+"""Words after which a plain name (``experts``, ``mfu``) names a field: "give experts", "at most
+params", "not together with mfu"; elsewhere such a name is an English word."""
+_BESIDE_MATH = re.compile(r" (?:\(\d|[×/<>≤≥] )")
+"""After a name: its value quoted (``hidden (4096)``) or arithmetic (``tp × pp``, ``tp > 1``)."""
+_AFTER = re.compile(rf"(?:\b(?:{'|'.join(PLAIN_AFTER)})|[×/]) $")
+_JOINED = re.compile(r",? (?:and|or) |, ")
+
+
+def _names_a_field(text: str, start: int, end: int, joined_to: int | None) -> bool:
+    """Whether the plain name at ``text[start:end]`` names a field (``joined_to``: where the
+    name renamed last ends)."""
+    if "·" in (text[start - 1 : start], text[end : end + 1]):  # a formula's: 6·params·tokens
+        return False
+    return bool(_AFTER.search(text, 0, start) or _BESIDE_MATH.match(text, end)
+                or (joined_to is not None and _JOINED.fullmatch(text, joined_to, start)))
+
+
+def rename_fields(text: str, aliases: Mapping[str, str]) -> str:
+    """``text`` with the fields it names as the caller knows them (``aliases``: field → its
+    name there, the CLI's flag): the leading ``field:`` always; a snake_case name, or a name in
+    backticks, anywhere; a plain one (``experts``) where it names the field, not an English
+    word: after a word of :data:`PLAIN_AFTER`, beside its value or arithmetic (``hidden
+    (4096)``, ``tp × pp``), or joined by "and", "or" or a comma to a name renamed just before
+    (``with hidden and heads``)."""
     for name, alias in aliases.items():
         if text.startswith((f"{name}:", f"{name}.", f"{name}[")):
             text = alias + text[len(name) :]
             break
-    for name, alias in aliases.items():
-        # "not together with mfu", "give it as config"
-        before = r"(?<![\w.-])" if "_" in name else r"(?:(?<=\bwith )|(?<=\bas ))"
-        text = re.sub(rf"{before}{re.escape(name)}(?!\w)", alias, text)
-    return text
+    if not aliases:
+        return text
+    names = "|".join(re.escape(n) for n in sorted(aliases, key=len, reverse=True))
+    parts, last, joined_to = [], 0, None
+    for m in re.finditer(rf"`({names})`|(?<![\w.`-])({names})(?![\w`-])", text):
+        name = m[1] or m[2]
+        if m[1] is None and "_" not in name and not _names_a_field(
+                text, m.start(), m.end(), joined_to):
+            continue
+        parts += [text[last : m.start()], aliases[name]]
+        last = joined_to = m.end()
+    return "".join(parts) + text[last:]
 
 
-def describe_error(exc: BaseException, aliases: dict[str, str] | None = None,
-                   catalog_hint: str | None = None, skip: frozenset[str] = frozenset()) -> str:
+def describe_error(exc: BaseException, aliases: Mapping[str, str] | None = None,
+                   catalog_hint: str | None = None, skip: frozenset[str] = frozenset(),
+                   shown_as: Mapping[str, object] | None = None) -> str:
     """A user-facing message for any error compute-budget expects to see from bad input.
 
-    ``aliases`` renames fields as the caller knows them (CLI flags); ``catalog_hint`` is added
-    to an unknown accelerator: where the caller lists the catalog (a tool or a subcommand);
-    ``skip`` leaves out missing fields the caller asks for itself."""
-    text = (describe_validation_error(exc, catalog_hint, skip) if isinstance(exc, ValidationError)
-            else _hinted(exc, catalog_hint))
+    ``aliases`` renames fields as the caller knows them (CLI flags, :func:`rename_fields`);
+    ``catalog_hint`` is added to an unknown accelerator: where the caller lists the catalog (a
+    tool or a subcommand); ``skip`` leaves out missing fields the caller asks for itself;
+    ``shown_as`` quotes a field's value as the caller gave it (a file's path, where the spec
+    holds what was read from it)."""
+    text = (describe_validation_error(exc, catalog_hint, skip, shown_as)
+            if isinstance(exc, ValidationError) else _hinted(exc, catalog_hint, shown_as))
     if aliases:
-        text = "\n".join(_rename(line, aliases) for line in text.splitlines())
+        text = "\n".join(rename_fields(line, aliases) for line in text.splitlines())
     return text
 
 

@@ -353,7 +353,7 @@ def check_runs_use(runs: Sequence[PastRun] | None, replaced_by: dict[str, object
     if given:
         raise InputError("calibration", count,
                          f"not together with {' or '.join(given)}: your runs adjust the "
-                         "prior, which a given MFU replaces")
+                         "prior, which a given MFU replaces; give one or the other")
 
 
 def own_runs_prior(runs: Sequence[PastRun] | None, prior: MfuPrior) -> MfuPrior:

@@ -75,7 +75,7 @@ def split_model_id(value: str) -> tuple[str, str | None]:
     if text.lower().startswith(("http://", "https://", "hf.co/", "huggingface.co/")):
         raise _malformed(value, "the id, not the address of its page")
     if repo_id.lower().endswith(".json") or repo_id.startswith(("/", ".", "~")):
-        raise _malformed(value, "a Hub id, not a file: a local config.json goes in config")
+        raise _malformed(value, "a Hub id, not a file: give a local config.json as config")
     if (len(repo_id) > _MAX_REPO_ID or not _REPO_ID.fullmatch(repo_id) or "--" in repo_id
             or ".." in repo_id or repo_id.endswith(".git")):
         raise _malformed(value)

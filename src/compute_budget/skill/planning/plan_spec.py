@@ -86,7 +86,7 @@ class PlanConstraints(BaseModel):
     budget_usd: UsdAmount | None = Field(
         default=None,
         description="Optional budget cap in US dollars (e.g. '$400k'): a plan's cost with the "
-                    "failure budget must be at most this (a go on within_budget).")
+                    "failure budget must be at most this, as a go verdict asks.")
     gpus: list[str] | None = Field(
         default=None, min_length=1, max_length=100,
         description="Device types to choose from, e.g. ['h100', 'a100']. "
