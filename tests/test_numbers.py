@@ -351,6 +351,7 @@ def _command_lines(draw: st.DrawFn, command: str) -> list[str]:
     return argv + draw(st.sampled_from([[], ["--json"]]))
 
 
+@pytest.mark.slow  # 3.6 s of the quick set's minute; the slow set runs it
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

@@ -14,6 +14,8 @@ from compute_budget.prompts import render_estimate
 from compute_budget.prompts.render import CACHE_ENV, environment, template_cache_dir
 from compute_budget.skill import RunSpec, estimate_run
 
+pytestmark = pytest.mark.slow  # 2 s of the quick set's minute (each test starts renders afresh)
+
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -21,7 +21,8 @@ counts = st.integers(min_value=1, max_value=100_000)
 mfus = st.one_of(st.none(), st.floats(min_value=0.01, max_value=1.0))
 
 
-@settings(max_examples=100, deadline=None)  # each example searches layouts: the quick set
+@pytest.mark.slow  # 1.4 s of the quick set's minute; the slow set runs it
+@settings(max_examples=100, deadline=None)  # each example searches layouts
 @given(n=params, t=tokens, more=st.floats(min_value=1.0, max_value=100.0), gpus=counts,
        gpu=st.sampled_from(PRICED), mfu=mfus)
 def test_more_tokens_never_cost_less(n: float, t: float, more: float, gpus: int, gpu: str,
@@ -56,6 +57,7 @@ def test_dollars_are_hours_times_devices_times_rate(n: float, t: float, gpus: in
     assert lo <= e.wall_hours * (1 + 1e-12) and e.wall_hours <= hi * (1 + 1e-12)
 
 
+@pytest.mark.slow  # 1.2 s of the quick set's minute; the slow set runs it
 @settings(max_examples=40, deadline=None)
 @given(n=st.floats(min_value=1e8, max_value=5e11), t=st.floats(min_value=1e12, max_value=5e13),
        gpus=st.integers(min_value=1, max_value=512), gpu=st.sampled_from(PRICED))

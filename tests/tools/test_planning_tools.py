@@ -23,6 +23,7 @@ def _png(result: Any) -> bytes:
     return data
 
 
+@pytest.mark.slow  # 1.6 s (draws the picture); the slow set runs it
 async def test_fit_returns_the_cli_keys_and_a_picture_on_request(client: Client) -> None:
     plain = await client.call_tool("fit_scaling_law", {
         "points": POINTS, "target_compute": "1e22", "baseline_loss": 2.6})

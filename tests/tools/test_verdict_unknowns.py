@@ -29,6 +29,7 @@ async def _call(client: Client, tool: str,
     return result.structured_content, text
 
 
+@pytest.mark.slow  # 2.3 s (a bootstrap of six points); the slow set runs it
 async def test_six_points_no_longer_give_a_near_zero_sigma(client: Client) -> None:
     data, text = await _call(client, "render_verdict",
                              {**RUN, "points": SIX, "baseline_loss": 2.65})
