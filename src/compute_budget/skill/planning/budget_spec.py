@@ -83,7 +83,7 @@ class BudgetTableSpec(BaseModel):
                                   "MFU prices every size (not with mfu or calibration).")
 
     utilization: Mfu | None = Field(
-        default=None, description="Deprecated: the old name of mfu; give mfu.")
+        default=None, description="Deprecated: the old name of `mfu`; give `mfu`.")
 
     @model_validator(mode="after")
     def _renamed(self) -> BudgetTableSpec:
