@@ -46,6 +46,10 @@ def test_params_of_another_model_than_the_preset_are_refused(model: type[BaseMod
     fields = {k: v for k, v in fields.items() if k in model.model_fields}
     err = _refusal(model, **fields)
     assert (err.field, err.value) == ("params", 70e9)
+    if model is OptimalSpec:  # strict: the split is placed by the count (7B beside 8.03B too)
+        assert err.allowed == "8.03B, as the config or preset counts (or leave it out)"
+        assert _refusal(model, **{**fields, "params": "7B"}).allowed.startswith("8.03B")
+        return
     assert err.allowed.startswith("within 25% of 8.03B, what the model given as preset "
                                   "'llama-3-8b' counts")
 

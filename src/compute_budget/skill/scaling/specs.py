@@ -19,9 +19,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import InputError
+from ..errors import InputError, shown_value
 from ..model.param_count import counts_of
-from ..model.source import ModelSource, check_counts
+from ..model.source import ModelSource, differs
 from ..quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
 from ..vocabulary import flops_6nd, flops_agree
 from .points import MAX_POINTS, ScalingPoint, check_target
@@ -152,8 +152,15 @@ class OptimalSpec(ModelSource):
         return self
 
     def _check_model(self) -> None:
-        if self.architecture is not None:
-            check_counts(self, self.params, self.active_params)
+        arch = self.architecture
+        if arch is not None:  # strict, unlike a run's 25%: the split is placed by this count
+            counts = counts_of(arch)
+            for name, given, counted in (("params", self.params, counts.total),
+                                         ("active_params", self.active_params, counts.active)):
+                if differs(given, counted):
+                    raise InputError(name, given, f"{shown_value(float(f'{counted:.4g}'))}, "
+                                                  "as the config or preset counts (or leave it "
+                                                  "out)")
             return
         if self.active_params is None:
             return
