@@ -199,3 +199,15 @@ def test_a_count_given_to_plan_as_gpus_is_pointed_to_its_count_flags(cli: Cli) -
                          "--gpus", "64")
     assert code == 2 and out == ""
     assert "(--gpus: device types are --gpu-types here, counts --max-gpus or --available)" in err
+
+
+def test_a_value_and_a_formula_are_not_renamed_as_flags(cli: Cli) -> None:
+    # the naming of fields as flags rewrote the user's own value ("--gpu: '--seq-len' is not
+    # allowed") and formulas ("6·--target-params·--target-tokens") (review helper-63, finding 4)
+    code, _, err = cli("estimate", "--params", "7B", "--tokens", "1T", "--gpu", "seq_len",
+                       "--gpus", "8")
+    assert code == 2 and err.startswith("error: --gpu: 'seq_len' is not allowed; unknown")
+    code, _, err = cli("fit", "--target-compute", "1e21", "--target-params", "1B",
+                       "--target-tokens", "20B")
+    assert code == 2 and "6 × target params × target tokens (1.2e+20)" in err
+    assert err.startswith("error: --target-compute: ")

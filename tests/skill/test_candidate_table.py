@@ -105,3 +105,16 @@ def test_every_bad_header_cell_and_row_of_a_csv_table_at_once() -> None:
 def test_input_errors_needs_an_error() -> None:
     with pytest.raises(ValueError, match="at least one"):
         MultipleInputError([])
+
+
+def test_the_known_columns_are_listed_once_however_many_keys_are_unknown() -> None:
+    # a JSON list with three unknown keys repeated the 700-character list of columns three times
+    # (review helper-63, finding 6); each key keeps its place and its nearest known column
+    rows = [{"name": "a", "mfuu": 0.3}, {"name": "b", "prise": 2, "mfuu": 1}]
+    with pytest.raises(MultipleInputError) as caught:
+        parse_candidates(json.dumps(rows))
+    text = str(caught.value)
+    assert text.count("the columns are name, params") == 1
+    assert [e.field for e in caught.value.errors] == [
+        "candidates[0].mfuu", "candidates[1].prise", "candidates[1].mfuu"]
+    assert "unknown column 'prise' (did you mean `usd_per_gpu_hour`?)" in text

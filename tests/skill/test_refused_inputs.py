@@ -128,7 +128,7 @@ def test_a_target_compute_that_disagrees_is_refused() -> None:
     err = _refusal(FitSpec, target_params="7B", target_tokens="1T", target_compute=1e23)
     assert (err.field, err.value) == ("target_compute", 1e23)
     # 6 · 7e9 · 1e12 = 4.2e22 (Kaplan et al. 2020's C = 6·N·D)
-    assert err.allowed.startswith("6·target_params·target_tokens (4.2e+22) within 1%")
+    assert err.allowed.startswith("6 × target params × target tokens (4.2e+22) within 1%")
     # within 1% it is the same run, as optimal's flops beside params and tokens
     assert FitSpec(target_params="7B", target_tokens="1T", target_compute=4.23e22)
     assert OptimalSpec(params="7B", tokens="1T", flops=4.23e22)

@@ -258,6 +258,10 @@ def _names_a_field(text: str, start: int, end: int, joined_to: int | None) -> bo
                 or (joined_to is not None and _JOINED.fullmatch(text, joined_to, start)))
 
 
+_QUOTED_VALUE = re.compile(r"'[^']*'|\"[^\"]*\"")
+"""A value quoted in a message (its repr): never renamed, it is what the user gave."""
+
+
 def rename_fields(text: str, aliases: Mapping[str, str]) -> str:
     """``text`` with the fields it names as the caller knows them (``aliases``: field → its
     name there, the CLI's flag): the leading ``field:`` always; a snake_case name, or a name in
@@ -272,9 +276,12 @@ def rename_fields(text: str, aliases: Mapping[str, str]) -> str:
     if not aliases:
         return text
     names = "|".join(re.escape(n) for n in sorted(aliases, key=len, reverse=True))
+    quoted = [q.span() for q in _QUOTED_VALUE.finditer(text)]  # the user's values, as given
     parts, last, joined_to = [], 0, None
-    for m in re.finditer(rf"`({names})`|(?<![\w.`-])({names})(?![\w`-])", text):
+    for m in re.finditer(rf"`({names})`|(?<![\w.`·-])({names})(?![\w`·-])", text):
         name = m[1] or m[2]
+        if any(a <= m.start() < b for a, b in quoted):
+            continue
         if m[1] is None and "_" not in name and not _names_a_field(
                 text, m.start(), m.end(), joined_to):
             continue

@@ -119,9 +119,14 @@ def _count_check(count: int) -> None:
 
 
 def _raise_all(errors: Sequence[InputError]) -> None:
-    """Nothing when there is no error, the one error, or every one as a MultipleInputError."""
+    """Nothing when there is no error, the one error, or every one as a MultipleInputError
+    (the list of known columns said once, by the last unknown column)."""
     if len(errors) > 1:
-        raise MultipleInputError(errors)
+        listed = f"; {_known_columns_text()}"
+        last = max((i for i, e in enumerate(errors) if e.allowed.endswith(listed)), default=-1)
+        raise MultipleInputError([
+            InputError(e.field, e.value, e.allowed.removesuffix(listed))
+            if i != last and type(e) is InputError else e for i, e in enumerate(errors)])
     if errors:
         raise errors[0]
 

@@ -214,5 +214,5 @@ def check_target(compute: float | None, params: float | None, tokens: float | No
                                                                            tokens):
         return
     raise InputError("target_compute", compute,
-                     f"6·target_params·target_tokens ({flops_6nd(params, tokens):.3g}) within "
+                     f"6 × target params × target tokens ({flops_6nd(params, tokens):.3g}) within "
                      f"{FLOPS_TOLERANCE:.0%}, or leave one of the three out")

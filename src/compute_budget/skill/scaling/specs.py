@@ -125,8 +125,8 @@ class OptimalSpec(ModelSource):
     active_params: ParamCount | None = Field(
         default=None,
         description="For a mixture of experts: its parameters active per token, at most "
-                    "params. The run's FLOPs are 6·active_params·tokens and it is placed by "
-                    "them.")
+                    "params. The run's FLOPs are 6 × active parameters × tokens and it is "
+                    "placed by them.")
     tokens: TokenCount | None = Field(
         default=None, description="The proposed run's tokens.")
 
@@ -146,9 +146,9 @@ class OptimalSpec(ModelSource):
         if self.flops is not None and not flops_agree(self.flops, self.active, self.tokens):
             n = "active_params" if self.active < self.total else "params"
             raise InputError("tokens", self.tokens,
-                             f"with {n}, a run of 6·{n}·tokens = flops ({implied:.3g} "
-                             f"is not {self.flops:.3g}); give flops alone, or the model and "
-                             "tokens alone")
+                             f"with {n}, a run of 6 × {n.replace('_', ' ')} × tokens = flops "
+                             f"({implied:.3g} is not {self.flops:.3g}); give flops alone, or "
+                             "the model and tokens alone")
         return self
 
     def _check_model(self) -> None:
