@@ -197,8 +197,8 @@ def fitting_groups(pins: Pins, model: ResolvedModel, setup: Setup) -> frozenset[
     allowed = host_pins(pins, model, setup.sizing())
     if usable is None or allowed is None:
         return frozenset()
-    least = _frugal_bytes(allowed, model,
-                          replace(setup.sizing(), capacity_bytes=None, host_capacity_bytes=None))
+    least = _frugal_bytes(allowed, model, replace(setup.sizing(), capacity_bytes=None,
+                                                  host_capacity_bytes=None, gpu=None))
     return frozenset(key for key, total in least.items() if total <= usable)
 
 
