@@ -68,3 +68,13 @@ def test_an_under_trained_named_model_is_asked_for_its_kind() -> None:
     assert "the default kind: give the kind (fine-tune, continued-pretrain) if it tunes" in asked
     given = render_estimate(estimate_run(RunSpec(**spec, kind="pretrain")))
     assert "tokens per parameter: under-trained" in given and "the default kind" not in given
+
+
+def test_the_relay_of_a_flat_prior_says_what_its_flops_assume() -> None:
+    # the relay read "the skill's flat prior for CNN-heavy model (…)" with no word on 6·N per
+    # token (review helper-63, finding 9)
+    told = relay("estimate_run_cost", estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100",
+                                                           gpu_count=8, family="snn")))
+    assert told is not None
+    assert told["mfu_source"].startswith("0.15, the skill's flat prior for a spiking (SNN) model")
+    assert "its FLOPs are 6·N per token, a transformer's count" in told["mfu_source"]
