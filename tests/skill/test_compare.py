@@ -566,3 +566,18 @@ def test_a_quantized_candidate_says_its_dequantisation_is_not_priced() -> None:
     plain = render_comparison(compare_candidates(CompareSpec(
         candidates=[tune("lora", None), tune("other", None)])))
     assert "dequantisation" not in plain
+
+
+def test_a_candidate_priced_from_runs_on_another_generation_says_so() -> None:
+    # compare read "0.08 (fitted to your runs)" for an A100 candidate fitted to H100 runs; the
+    # other replies say the level was carried (review helper-63, finding 7)
+    from compute_budget.prompts import render_comparison
+
+    runs = [{"params": "7B", "tokens": "300B", "gpu": "h100", "gpu_count": 64,
+             "gpu_hours": 29000},
+            {"params": "3B", "tokens": "200B", "gpu": "h100", "gpu_count": 32, "gpu_hours": 8000}]
+    text = render_comparison(compare_candidates(CompareSpec(candidates=[
+        {**_row("a", gpu="a100-80gb", mfu=""), "calibration": runs},
+        {**_row("b", mfu=""), "calibration": runs}])))
+    assert "(carried from your runs on H100 SXM)" in text
+    assert text.count("(fitted to your runs)") == 1  # b ran where its runs did
