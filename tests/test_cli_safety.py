@@ -199,6 +199,9 @@ def test_a_count_given_to_plan_as_gpus_is_pointed_to_its_count_flags(cli: Cli) -
                          "--gpus", "64")
     assert code == 2 and out == ""
     assert "(--gpus: device types are --gpu-types here, counts --max-gpus or --available)" in err
+    code, _, err = cli("plan", "--params", "7B", "--tokens", "1T", "--deadline-days", "30",
+                       "--gpu", "h100")
+    assert code == 2 and "(--gpu is --gpu-types here)" in err
 
 
 def test_a_value_and_a_formula_are_not_renamed_as_flags(cli: Cli) -> None:

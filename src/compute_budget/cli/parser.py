@@ -56,7 +56,7 @@ class Parser(argparse.ArgumentParser):
         flags = [f for f in flag_of.values() if f.startswith("--")]
         meant: list[dict[str, Any]] = []
         for given in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
-            flag = flag_of.get(given[2:].replace("-", "_"))
+            flag = flag_of.get(given[2:].replace("-", "_")) or OTHER_NAMES.get((command, given))
             if (command, given) in COUNT_FLAGS:  # plan's gpus are types; a count has its flags
                 meant.append({"given": given, "flag": flag, "counts": COUNT_FLAGS[command, given]})
             elif flag is not None and flag.startswith("--") and flag != given:
@@ -84,6 +84,8 @@ class Parser(argparse.ArgumentParser):
         return type(kind.__name__, (kind,), {"__call__": call})
 
 
+OTHER_NAMES = {("plan", "--gpu"): "--gpu-types"}
+"""Flags of other commands whose field this command names otherwise: plan searches types."""
 COUNT_FLAGS = {("plan", "--gpus"): ("--max-gpus", "--available")}
 """Flags other commands take a count with, where this command's field of that name is not a
 count: plan's ``gpus`` lists device types (``--gpu-types``); its counts are these flags."""
