@@ -79,7 +79,7 @@ def test_a_run_that_pays_for_no_idle_device_gets_no_such_row(spec: RunSpec) -> N
     assert report.original.price.paid_gpus is None
     assert fill is None
     assert "All devices paid for" not in render_alternatives(report)
-    assert "prices all" not in render_estimate(report.original)
+    assert "tries all" not in render_estimate(report.original)
 
 
 def test_two_t4_in_a_machine_of_four() -> None:
@@ -136,12 +136,12 @@ def test_the_estimate_points_at_the_row_in_each_doors_words() -> None:
     op = by_command("estimate")
     cli = reply_text(op, e, Reply())
     mcp = reply_text(op, e, Reply(assistant=True))
-    assert "8 paid for 4 used: `compute-budget alternatives` prices all 8)" in cli
-    assert "8 paid for 4 used: `suggest_alternatives` prices all 8)" in mcp
-    assert "prices all 8" in reply_text(op, e, Reply(full=True))
+    assert "8 paid for 4 used: `compute-budget alternatives` tries all 8)" in cli
+    assert "8 paid for 4 used: `suggest_alternatives` tries all 8)" in mcp
+    assert "tries all 8" in reply_text(op, e, Reply(full=True))
     assert len(cli) <= 1500  # issue 9: the short estimate reply (1,486 characters here)
     price_source = relay("estimate_run_cost", e)["price_source"]
-    assert price_source.endswith("8 paid for 4 used: suggest_alternatives prices all 8)")
+    assert price_source.endswith("8 paid for 4 used: suggest_alternatives tries all 8)")
     # the other tools' price lines name no tool
     report = suggest_alternatives(MOE_ON_4)
-    assert "prices all" not in relay("suggest_alternatives", report)["price_source"]
+    assert "tries all" not in relay("suggest_alternatives", report)["price_source"]

@@ -106,6 +106,6 @@ async def test_a_partly_used_machine_is_offered_whole(client: Client) -> None:
     assert report["relay"]["same_run"] == ("on all 8 devices paid for, the same run costs $756 "
                                            "less, in 1.52 days (the original: 3.04).")
     estimate = await client.call_tool("estimate_run_cost", run)
-    assert "8 paid for 4 used: `suggest_alternatives` prices all 8)" in _text(estimate)
+    assert "8 paid for 4 used: `suggest_alternatives` tries all 8)" in _text(estimate)
     assert estimate.structured_content["relay"]["price_source"].endswith(
-        "8 paid for 4 used: suggest_alternatives prices all 8)")
+        "8 paid for 4 used: suggest_alternatives tries all 8)")
