@@ -82,6 +82,7 @@ def test_bad_runs_exit_2_naming_the_row_and_column(cli: Cli, tmp_path: Path, row
     assert code == 2 and out == ""
     assert err.startswith(f"error: --calibration: {str(path)!r} is not allowed; {named}"), err
     assert "(contents not shown)" in err
+    assert "--gpu-" not in err and "--wall" not in err  # a file's columns, not flags
 
 
 def test_a_given_mfu_and_runs_exit_2(cli: Cli, runs_csv: Path) -> None:

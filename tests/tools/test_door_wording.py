@@ -139,20 +139,6 @@ async def test_runs_with_a_given_mfu_name_both_arguments(client: Client) -> None
             "prior, which a given MFU replaces; give one or the other") in text
 
 
-@pytest.mark.parametrize(("rows", "said"), [
-    ("7B,1T,h100,,,\n", "calibration[0].gpu_hours: give gpu_hours or wall_days (with gpu_count)"),
-    ("7B,1T,h100,,3,\n", "calibration[0].gpu_count: the number of devices, with wall_days"),
-])
-def test_a_calibration_file_is_named_by_its_columns(cli: Cli, tmp_path: Path, rows: str,
-                                                    said: str) -> None:
-    path = tmp_path / "bad.csv"
-    path.write_text("params,tokens,gpu,gpu_hours,wall_days,gpu_count\n" + rows)
-    code, _, err = cli("estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus",
-                       "8", "--calibration", str(path))
-    assert code == 2 and said in err, err
-    assert "--gpu-" not in err and "--gpus" not in err and "--wall" not in err
-
-
 def test_plan_help_reads_like_the_other_commands(capsys: pytest.CaptureFixture[str]) -> None:
     text = _help("plan", capsys)
     assert "[--price USD]" in text and "[--params N]" in text and "[--model ORG/NAME]" in text
