@@ -104,7 +104,7 @@ async def test_a_partly_used_machine_is_offered_whole(client: Client) -> None:
     # the relay's headline names the largest saving (a smaller scale here); the same run on the
     # whole machine, cheaper and faster at no change to the run, gets its own line
     assert report["relay"]["same_run"] == ("on all 8 devices paid for, the same run costs $756 "
-                                           "less, in 1.52 days (the original: 3.04).")
+                                           "less, in 1.52 days (the original: 3.04 days).")
     estimate = await client.call_tool("estimate_run_cost", run)
     assert "8 paid for 4 used: `suggest_alternatives` tries all 8)" in _text(estimate)
     assert estimate.structured_content["relay"]["price_source"].endswith(

@@ -14,20 +14,17 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..skill.errors import ComputeBudgetError, InputError, MultipleInputError
+from ..skill.errors import QUOTED_VALUE, ComputeBudgetError, InputError, MultipleInputError
 
 __all__ = ["MAX_DATA_BYTES", "DataFileError", "read_data"]
 
 MAX_DATA_BYTES = 1_000_000
 """A data file larger than this is refused before it is parsed."""
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-"""Quoted text in an error's explanation: possibly read from the file, so left out."""
 _T = TypeVar("_T")
 
 
@@ -49,11 +46,11 @@ def _where(exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, InputError):
         place = exc.value if isinstance(exc.value, str) and exc.value.startswith("(") else ""
         where = f"{exc.field} {place}" if place.endswith(")") and "line" in place else exc.field
-        return where, _QUOTED.sub("…", exc.allowed)
+        return where, QUOTED_VALUE.sub("…", exc.allowed)
     if isinstance(exc, ValidationError):
         first = exc.errors(include_input=False)[0]
         where = ".".join(str(part) for part in first["loc"])
-        return where, _QUOTED.sub("…", first["msg"])
+        return where, QUOTED_VALUE.sub("…", first["msg"])
     return "", "a CSV or JSON file the parser accepts"
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 __all__ = [
+    "QUOTED_VALUE",
     "ArgumentsError",
     "ComputeBudgetError",
     "ConfigError",
@@ -258,8 +259,9 @@ def _names_a_field(text: str, start: int, end: int, joined_to: int | None) -> bo
                 or (joined_to is not None and _JOINED.fullmatch(text, joined_to, start)))
 
 
-_QUOTED_VALUE = re.compile(r"'[^']*'|\"[^\"]*\"")
-"""A value quoted in a message (its repr): never renamed, it is what the user gave."""
+QUOTED_VALUE = re.compile(r"'[^']*'|\"[^\"]*\"")
+"""A value quoted in a message (its repr): never renamed (it is what the user gave), and left
+out where it may have been read from a file (:mod:`..cli.files`)."""
 
 
 def rename_fields(text: str, aliases: Mapping[str, str]) -> str:
@@ -276,7 +278,7 @@ def rename_fields(text: str, aliases: Mapping[str, str]) -> str:
     if not aliases:
         return text
     names = "|".join(re.escape(n) for n in sorted(aliases, key=len, reverse=True))
-    quoted = [q.span() for q in _QUOTED_VALUE.finditer(text)]  # the user's values, as given
+    quoted = [q.span() for q in QUOTED_VALUE.finditer(text)]  # the user's values, as given
     parts, last, joined_to = [], 0, None
     for m in re.finditer(rf"`({names})`|(?<![\w.`·-])({names})(?![\w`·-])", text):
         name = m[1] or m[2]
