@@ -226,12 +226,12 @@ class Accelerator(BaseModel):
         return (quote.host_ram_gib * machines / gpu_count,
                 f"{each}: {quote.host_ram_gib:g} GiB for {gpus}{used}, the instance priced")
 
-    def rented_count(self, gpu_count: int) -> int | None:
+    def rented_count(self, gpu_count: int | None) -> int | None:
         """The devices the default price's machines pay for to hold ``gpu_count`` (20 TPU v5p:
         a v5p-64 of 32; 2 T4: a g4dn.12xlarge of 4), when more; None when they are as many, the
-        price is per device or there is none."""
+        price is per device, there is none, or the count is None (unknown)."""
         base = self.default_price
-        if base is None or base.instance is None:
+        if gpu_count is None or base is None or base.instance is None:
             return None
         paid = rental(self.prices, base, gpu_count).paid
         return paid if paid > gpu_count else None

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..hardware.catalog import Accelerator, get_accelerator
+from ..hardware.catalog import get_accelerator
 from ..hardware.peer_link import PeerLink
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER, Stack
 from .costs import ZERO3_SLOWDOWN, Costs, Slowdown, costs
@@ -227,10 +227,6 @@ def _at_fewest(remedy: Remedy, pins: Pins, model: ResolvedModel, setup: Setup) -
         update={"tp": found[0].tp, "pp": found[0].pp})
 
 
-def _rented(acc: Accelerator | None, count: int | None) -> int | None:
-    return None if acc is None or count is None else acc.rented_count(count)
-
-
 def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
             open_knobs: tuple[str, ...], tried: dict[str, list[int | str | bool]],
             slowdown: Slowdown, pins: Pins, model: ResolvedModel, setup: Setup,
@@ -255,8 +251,9 @@ def _choice(chosen_by: Literal["given", "search", "default"], fits: bool | None,
                         tried=tried,
                         slowdown=slowdown, min_gpu_count=min_count,
                         min_gpu_count_without_offload=min_plain,
-                        min_gpu_count_rented=_rented(acc, min_count),
-                        min_gpu_count_without_offload_rented=_rented(acc, min_plain),
+                        min_gpu_count_rented=None if acc is None else acc.rented_count(min_count),
+                        min_gpu_count_without_offload_rented=(
+                            None if acc is None else acc.rented_count(min_plain)),
                         min_gpu_count_in_nodes=in_nodes, binding=binding,
                         remedies=remedies,
                         offload_priced=setup.offload_step_seconds is not None

@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 
 from ..estimate import RunEstimate
-from ..hardware.catalog import Accelerator
 from .grid import CountGrid, count_for, modelled, price_at, slow_end_count
 from .plan_result import (
     Binding,
@@ -102,7 +101,7 @@ def _frontier(spec: PlanSpec, result: TypeResult) -> TypeFrontier:
     return TypeFrontier(
         gpu=result.acc.key, accelerator=result.acc.name, status=result.status,
         max_gpu_count=result.cap, min_gpu_count=result.min_gpu_count,
-        min_gpu_count_rented=_rented(result.acc, result.min_gpu_count),
+        min_gpu_count_rented=result.acc.rented_count(result.min_gpu_count),
         gpu_count_for_deadline=None if fast is None or result.status != "misses_deadline" else
         count_for(fast.gpu_count, fast.wall_days, deadline, CountGrid(spec.count_step,
                                                                        MAX_GPU_COUNT)),
@@ -167,7 +166,7 @@ def _stage(spec: PlanSpec, results: list[TypeResult]) -> list[Binding]:
                                       t.acc.key))
         out.append(Binding(code="memory", numbers={
             "gpu_count_needed": r.min_gpu_count, "gpu": r.acc.key, "max_gpu_count": r.cap,
-            "gpu_count_needed_rented": _rented(r.acc, r.min_gpu_count)}))
+            "gpu_count_needed_rented": r.acc.rented_count(r.min_gpu_count)}))
     return out
 
 
@@ -185,13 +184,8 @@ def _bindings(spec: PlanSpec, results: list[TypeResult], search: TypeSearch) -> 
         r, needed = min(needs, key=lambda pair: (pair[1], pair[0].acc.key))
         out.append(Binding(code="availability", numbers={
             "gpu": r.acc.key, "gpu_count_needed": needed, "available": r.cap,
-            "gpu_count_needed_rented": _rented(r.acc, needed)}))
+            "gpu_count_needed_rented": r.acc.rented_count(needed)}))
     return out
-
-
-def _rented(acc: Accelerator, count: int | None) -> int | None:
-    """The devices the catalog's machines or slices pay for to hold ``count``, when more."""
-    return None if count is None else acc.rented_count(count)
 
 
 def _best(r: TypeResult) -> RunEstimate:
