@@ -70,6 +70,7 @@ def _plot(cli: Cli, points: Path, target: Path, *extra: str) -> tuple[int, str]:
     return code, err
 
 
+@pytest.mark.slow  # about 1 s: the quick set keeps its minute on two cores
 def test_plot_writes_a_new_file_and_overwrites_its_own(cli: Cli, points: Path,
                                                        tmp_path: Path) -> None:
     target = tmp_path / "fit.png"

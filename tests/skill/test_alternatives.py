@@ -490,6 +490,7 @@ def test_measured_throughput_carries_over_as_mfu_not_as_tflops() -> None:
 
 # --- feasibility -----------------------------------------------------------------------------
 
+@pytest.mark.slow  # about 1 s: the quick set keeps its minute on two cores
 def test_rows_that_cannot_run_say_so_instead_of_a_saving() -> None:
     spec = RunSpec(params="7T", tokens="1T", gpu="rtx-4090", gpu_count=1)
     original, alts = _run(spec)

@@ -40,6 +40,7 @@ def _codes(fit) -> list[str]:  # type: ignore[no-untyped-def]
     return [w.code for w in fit.warnings]
 
 
+@pytest.mark.slow  # about 1 s: the quick set keeps its minute on two cores
 def test_six_two_variable_points_are_fitted_in_compute_with_spare_points() -> None:
     fit = fit_scaling_law(SIX, target_params=7e9, target_tokens=1.4e11, baseline_loss=2.65,
                           resamples=60)

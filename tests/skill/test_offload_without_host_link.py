@@ -160,6 +160,7 @@ def test_repro_estimate_says_the_time_leaves_the_host_step_out() -> None:
     assert "included below" in render_estimate(h100).splitlines()[0]
 
 
+@pytest.mark.slow  # about 1 s: the quick set keeps its minute on two cores
 def test_repro_plan_row_does_not_say_its_host_step_is_counted() -> None:
     # plan --preset deepseek-v3 --tokens 2T --deadline-days 90 --budget 5M: the TPU v6e row
     report = plan_run(PlanSpec(preset="deepseek-v3", tokens="2T", deadline_days=90,

@@ -623,6 +623,7 @@ def test_bindings_name_the_device_and_what_else_holds() -> None:
     assert "at the most devices searched (4,096): more might meet it" in render_plan(late)
 
 
+@pytest.mark.slow  # about 1 s: the quick set keeps its minute on two cores
 def test_a_pooled_prior_and_unpriced_plans_are_worded_as_they_are() -> None:
     from compute_budget.prompts import render_plan
 

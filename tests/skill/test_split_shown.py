@@ -23,7 +23,8 @@ from compute_budget.skill.planning.budget_shown import floor_shown
 BEST = re.compile(r"\*\*Best size at [^:]*: (\S+) parameters on (\S+) tokens\*\*")
 SAFE = re.compile(r"\*\*Within \$[\d,]+ even at the slow end [^:]*: (\S+) parameters on (\S+) "
                   r"tokens\*\*")
-CASES = [(usd, gpu, None) for gpu in ("h100", "a100-80gb", "tpu-v5p")
+CASES = [pytest.param(usd, gpu, None, marks=[pytest.mark.slow] if usd > 1e6 else [])
+         for gpu in ("h100", "a100-80gb", "tpu-v5p")
          for usd in (10_000, 60_000, 1_000_000, 5_000_000)]
 """The review's budgets on three devices at the default count (8: the $1M and $5M splits take
 longer than a year there, so their verdicts are no-go for time, never for money)."""

@@ -66,6 +66,7 @@ async def test_llama3_8b_at_16k_on_16_h100_fits(client: Client) -> None:
         assert memory["fits"] is True
 
 
+@pytest.mark.slow  # about 1 s: the quick set keeps its minute on two cores
 async def test_7t_on_one_rtx_4090_says_first_that_it_cannot_run(client: Client) -> None:
     args = {"params": "7T", "tokens": "1T", "gpu": "rtx-4090", "gpu_count": 1}
     estimate = await client.call_tool("estimate_run_cost", args)

@@ -120,6 +120,7 @@ async def test_relay_is_listed_and_kept_in_the_full_detail(client: Client) -> No
     assert "size_slope" in full.structured_content["mfu_used"]["prior"]
 
 
+@pytest.mark.slow  # about 1 s: the quick set keeps its minute on two cores
 async def test_the_planning_and_advice_tools_relay_their_answer(client: Client) -> None:
     """Issue 19 item 3 for the other tools that price a run: the headline a model must say and
     the question to ask, from the structured content alone."""
