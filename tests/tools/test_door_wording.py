@@ -4,6 +4,7 @@
 arguments' names in the CLI's replies, errors and help; each case here is checked at both doors.
 """
 
+import argparse
 import re
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,20 @@ def test_no_help_shows_an_argument_name(capsys: pytest.CaptureFixture[str]) -> N
     assert "give --mfu" in _help("split", capsys)
 
 
+def test_every_flag_a_help_names_is_one_its_command_takes(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # split's --calibration help said "not with --mfu or --achieved-tflops"; split has no such
+    # flag. A flag of another command is named in backticks (`--probe FILE` of estimate).
+    monkeypatch.setenv("COLUMNS", "100000")  # argparse wraps no flag over two lines
+    for command in COMMANDS:
+        text = re.sub(r"`[^`]*`", "", _help(command, capsys))
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
+        parser = build_parser(command)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        taken = {f for a in sub.choices[command]._actions for f in a.option_strings}
+        assert named <= taken, (command, named - taken)
+
+
 def test_the_reply_names_the_flag_the_parser_gives_each_argument() -> None:
     # arg() at the CLI, outside a command (a library caller): CLI_RENAMED and the hyphens agree
     # with every command's own flags, but for plan's --budget and split's --sizes
@@ -194,6 +209,7 @@ def test_the_reply_names_the_flag_the_parser_gives_each_argument() -> None:
     ("give a config or preset for the layers", "give a config or preset for the layers"),
     ("6·params·tokens = flops", "6·params·tokens = flops"),
     ("(with gpu-count)", "(with gpu-count)"),
+    ("Price, with gpu. With gpu, the MFU", "Price, with --gpu. With --gpu, the MFU"),
 ])
 def test_errors_and_help_name_plain_fields_as_flags_only_where_they_name_them(
         text: str, renamed: str) -> None:

@@ -33,11 +33,10 @@ _FILE_HELP = {
     "calibration": "Your team's past runs, a .csv with a header row or a .json list: params, "
                    "tokens, gpu, gpu-hours or wall-days (with gpu-count), and optionally "
                    "active-params, precision, name. They fit your own MFU on your hardware, "
-                   "shrunk toward the calibrated prior by their number (not with --mfu or "
-                   "--achieved-tflops).",
+                   "shrunk toward the calibrated prior by their number (not with {not_with}).",
     "probe": "The JSON file `compute-budget probe` wrote on this device: its measured step time "
              "and memory replace the MFU prior and scale the activation formula; communication "
-             "stays modelled (not with --mfu, --achieved-tflops or --calibration).",
+             "stays modelled (not with {not_with}).",
 }
 """The help of a field the command line reads from a file (the columns hyphenated, so that
 the help does not name them as flags)."""
@@ -75,6 +74,11 @@ def flag(p: argparse.ArgumentParser, model: type[BaseModel], field: str,
     """Add ``--field`` (or ``name``) with the field's own description as its help, and the
     field's own choices when it is a Literal."""
     description = _FILE_HELP.get(field) or model.model_fields[field].description or field
+    if "{not_with}" in description:  # the command's other MFU flags, those it has
+        others = [f"--{f.replace('_', '-')}" for f in ("mfu", "achieved_tflops", "calibration")
+                  if f in model.model_fields and f != field]
+        listed = [", ".join(others[:-1]), others[-1]] if others[1:] else others
+        description = description.replace("{not_with}", " or ".join(listed))
     description = _JSON_EXAMPLE.sub("", description)  # MCP's ['h100'] and {'h100': 64}
     choices = _literal_choices(model.model_fields[field].annotation)
     if choices and "action" not in options:

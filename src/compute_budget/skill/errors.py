@@ -246,7 +246,7 @@ PLAIN_AFTER = ("with", "as", "give", "given", "than", "most", "least", "from", "
 params", "not together with mfu"; elsewhere such a name is an English word."""
 _BESIDE_MATH = re.compile(r" (?:\(\d|[×/<>≤≥] )")
 """After a name: its value quoted (``hidden (4096)``) or arithmetic (``tp × pp``, ``tp > 1``)."""
-_AFTER = re.compile(rf"(?:\b(?:{'|'.join(PLAIN_AFTER)})|[×/]) $")
+_AFTER = re.compile(rf"(?:\b(?i:{'|'.join(PLAIN_AFTER)})|[×/]) $")  # "With gpu" too
 _JOINED = re.compile(r",? (?:and|or) |, ")
 
 

@@ -38,8 +38,9 @@ from .vocabulary import (
 CALIBRATION_DESCRIPTION = (
     "Past runs: [{params, tokens, gpu, gpu_hours or wall_days, gpu_count}]. Optionally "
     "active_params, precision and name each. They fit your team's own MFU, shrunk toward the "
-    "calibrated prior by their number; not with mfu or achieved_tflops.")
-"""The ``calibration`` field's description (the run options' and the budget split's)."""
+    "calibrated prior by their number; not with mfu")
+"""The ``calibration`` field's description (the run options' and the budget split's), to end
+with the other MFU arguments of its model: " or achieved_tflops." or "."."""
 
 HostBandwidth = Annotated[float, Field(ge=1.0, le=10_000.0, allow_inf_nan=False), NotBool]
 """GB/s of host memory bandwidth per device: 1 to 10,000."""
@@ -115,7 +116,8 @@ class RunOptions(BaseModel):
                     "shapes the advice and the alternatives. Default: fine-tune with LoRA or "
                     "frozen weights, else pretrain.",
     )
-    calibration: Calibration | None = Field(default=None, description=CALIBRATION_DESCRIPTION)
+    calibration: Calibration | None = Field(
+        default=None, description=CALIBRATION_DESCRIPTION + " or achieved_tflops.")
     probe: Annotated[ProbeResult | None, BeforeValidator(probe_of)] = Field(
         default=None, description=PROBE_DESCRIPTION)
 

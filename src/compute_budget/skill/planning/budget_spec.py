@@ -77,7 +77,7 @@ class BudgetTableSpec(BaseModel):
         description="Price in US dollars per device-hour, with gpu. ('2.49' or '$2.49'; "
                     "default: the catalog's dated price).",
     )
-    calibration: Calibration | None = Field(default=None, description=CALIBRATION_DESCRIPTION)
+    calibration: Calibration | None = Field(default=None, description=CALIBRATION_DESCRIPTION + ".")
     probe: Annotated[ProbeResult | None, BeforeValidator(probe_of)] = Field(
         default=None, description="The JSON compute-budget probe wrote on gpu: its measured "
                                   "MFU prices every size (not with mfu or calibration).")
