@@ -134,6 +134,13 @@ def test_a_borrowed_prior_quotes_the_runs_of_the_generation_it_is_borrowed_from(
     assert f"the runs on Hopper ran at {seen.low:.2f}–{seen.high:.2f}" in text
     full = " ".join(render_estimate(est, detail="full").split())
     assert f"{seen.n_runs} published dense runs on Hopper ran at" in full
+    # a handful of runs, all quoted, are counted as runs: it read "0.09–0.26 (7)"
+    moe = estimate_run(RunSpec(params="16B", active_params="2.5B", tokens="1T", gpu="mi300x",
+                               gpu_count=4))
+    few = moe.mfu_used.prior.observed
+    assert few is not None and few.spread == "all" and few.family == "moe"
+    assert (f"the MoE runs on Hopper ran at {few.low:.2f}–{few.high:.2f} ({few.n_runs} runs)"
+            in " ".join(render_estimate(moe, detail="short").split()))
 
 
 def test_a_pooled_prior_quotes_every_generation_s() -> None:
