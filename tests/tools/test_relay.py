@@ -113,7 +113,7 @@ async def test_relay_is_listed_and_kept_in_the_full_detail(client: Client) -> No
     tools = {t.name: t for t in (await client.list_tools()).tools}
     for name in ("estimate_run_cost", "render_verdict", "estimate_memory"):
         schema = tools[name].output_schema
-        assert schema is not None and schema["description"].endswith(", relay."), name
+        assert schema is not None and schema["description"].startswith("relay: "), name
     full = await client.call_tool("estimate_run_cost", {**RUN, "detail": "full"})
     assert full.structured_content is not None
     assert "relay" in full.structured_content

@@ -19,7 +19,8 @@ OpenAPI subset, OpenAI's and Anthropic's strict modes, agent frameworks):
   every optional argument of estimate_run_cost lost its line; tests/tools/test_clients.py). A
   check that looks for ``description`` at the property's top level counts these as undescribed;
   they are not, and both places at once would cost about 6 KB of the 28 KB budget;
-- the output: the result's top-level keys, each any JSON value (``{}``).
+- the output: an object (its keys are in each reply; a relayed tool's says where its
+  sentences are).
 
 :func:`portable_arguments` turns the new forms back into the models' before validation; the old
 forms (a number, an object for ``config`` or ``available``, an integer ``weights_bits``) stay
@@ -40,8 +41,8 @@ __all__ = ["compact_input_schema", "compact_output_schema", "portability_problem
            "portable_arguments"]
 
 LISTED_KEYS: dict[str, tuple[str, ...]] = {
-    "candidates": ("name", "params", "preset", "tokens", "gpu", "gpu_count", "usd_per_gpu_hour",
-                   "predicted_gain", "gain_uncertainty"),
+    "candidates": ("name", "params", "active_params", "preset", "tokens", "gpu", "gpu_count",
+                   "usd_per_gpu_hour", "predicted_gain", "gain_uncertainty"),
 }
 """Of a list argument whose objects take a whole run spec, the keys the schema lists (the others
 are accepted too; a strict client sends only these, so the price is among them)."""
@@ -147,16 +148,18 @@ def compact_input_schema(model: type[BaseModel],
     return schema
 
 
-def compact_output_schema(model: type[BaseModel], extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The published output schema of a result model: an object whose top-level keys (the
-    model's and ``extra``, the door's own) are named in its description. The keys are the
-    contract (``tests/test_contracts.py``); their types and nested keys are the result model's,
-    which ``detail: "full"`` returns whole. Declaring them as properties would need a type each
-    to pass the Inspector's portability check (an empty ``{}`` constrains nothing), which costs
-    more of ``tools/list`` than its budget leaves; named in a sentence they cost no more than
-    as bare keys."""
-    keys = [info.alias or name for name, info in model.model_fields.items()] + list(extra)
-    return {"type": "object", "description": f"Keys: {', '.join(keys)}."}
+def compact_output_schema(relayed: bool = False) -> dict[str, Any]:
+    """The published output schema of every tool: an object. Its keys are the result model's
+    (the contract: ``tests/test_contracts.py``; README names the main ones), read in the
+    structured content each reply carries. They were named in the schema's description until
+    2026-12-08 (3.9 KB of ``tools/list``); the bytes now list the run arguments a strict client
+    would otherwise never send to render_verdict, suggest_alternatives and plan_run
+    (``active_params``: an MoE plan was priced at its total size, 5× too dear). A ``relayed``
+    tool's says where its sentences are, for clients that give a model the structured content
+    alone."""
+    if relayed:
+        return {"type": "object", "description": "relay: what to tell the user"}
+    return {"type": "object"}
 
 
 # --- the arguments a portable schema sends, as the models take them ------------------------

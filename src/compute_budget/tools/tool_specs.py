@@ -111,11 +111,13 @@ DESCRIBED_ON_VERDICT = frozenset(DecisionInputs.model_fields)
 """The gain and money arguments: described once, in render_verdict's schema."""
 DESCRIBED_ON_FIT = frozenset(GainFromPoints.model_fields)
 """Small-run points and the baseline loss: described once, in fit_scaling_law's schema."""
-CORE_RUN = ("params", "preset", "tokens", "gpu", "gpu_count", "kind", "usd_per_gpu_hour")
+CORE_RUN = ("params", "preset", "model", "active_params", "tokens", "gpu", "gpu_count", "kind",
+            "usd_per_gpu_hour", "lora_rank", "weights_bits", "seq_len")
 """The run arguments render_verdict and suggest_alternatives list; they take the rest of
-estimate_run_cost's too (described once, there). The price is listed: a strict client sends
-only listed keys, and without the user's price a verdict weighed the catalog's ($2.20 an
-H100-hour became $3.99, and a GO under a $60k budget a NO-GO)."""
+estimate_run_cost's too (described once, there). What changes a run's cost most is listed: a
+strict client sends only listed keys, and without the user's price a verdict weighed the
+catalog's ($2.20 an H100-hour became $3.99, and a GO under a $60k budget a NO-GO); without
+active_params an MoE was priced at its total size."""
 MEMORY_BRIEF: dict[str, Any] = {"shape": True, "optimizer": {"holds", "source"},
                                 "node_devices": True, "layout": {"tried", "slowdown"},
                                 "offload_cost": {"link_bytes", "cpu_bytes", "link_gbs",
@@ -194,7 +196,8 @@ def tool_specs() -> list[ToolSpec]:
         _spec("compute_optimal", OptimalSplit,
               undescribed=frozenset({"active_params", "preset", "config", "model"})),
         _spec("plan_run", PlanReport, PlotOption,
-              published=("params", "preset", "tokens", "kind", "deadline_days", "budget_usd",
+              published=("params", "preset", "model", "active_params", "tokens", "kind",
+                         "lora_rank", "weights_bits", "seq_len", "deadline_days", "budget_usd",
                          "gpus", "available", "max_gpu_count", "max_batch_tokens", "probe",
                          "plot", "detail"),
               undescribed=DESCRIBED_ON_ESTIMATE | DESCRIBED_ON_VERDICT,

@@ -378,7 +378,6 @@ def build_tool(spec: ToolSpec) -> Tool:
     # Published compactly (an assistant pays for every byte); validated by our own models.
     tool.parameters = compact_input_schema(spec.arguments, spec.published, spec.undescribed,
                                            optional=spec.askable)
-    tool.fn_metadata.output_schema = compact_output_schema(
-        spec.output, ("relay",) if spec.name in RELAYED else ())
+    tool.fn_metadata.output_schema = compact_output_schema(spec.name in RELAYED)
     tool.fn_metadata.output_model = None
     return tool
