@@ -74,8 +74,8 @@ def test_a_model_too_large_for_the_hosts_ram_does_not_fit_with_offload() -> None
     reply = render_memory(m)
     assert "The CPU RAM binds" in reply
     assert "170.1 GiB of CPU RAM per device, more than its 43.2 GiB usable of 48.0 GiB" in reply
-    assert ("default: a desktop's 2 × 48 GiB DIMMs for 2 cards; cloud machines often give less "
-            "per device: give yours") in reply
+    assert ("default: a desktop's 2 × 48 GiB DIMMs, shared by 2 cards; cloud machines often "
+            "give less per device: give yours") in reply
 
 
 def test_the_users_ram_replaces_the_default() -> None:
@@ -169,7 +169,7 @@ def test_every_reply_names_the_ram_as_what_stops_the_run() -> None:
     assert "a host with more CPU RAM" in verdict  # the next step names the RAM
     assert "does not fit in device memory" not in verdict
     # and where the RAM it compares with comes from, when it is a default
-    assert "43.2 GiB usable (default: a desktop's 2 × 48 GiB DIMMs for 2 cards; give yours" \
+    assert "43.2 GiB usable (default: a desktop's 2 × 48 GiB DIMMs, shared by 2 cards; give yours" \
         in verdict
     given = render_decision(decision_summary(
         estimate_run(RunSpec(**run, host_ram_gib=100)), 1.0, 0.5))

@@ -216,3 +216,21 @@ def test_errors_and_help_name_plain_fields_as_flags_only_where_they_name_them(
     flags = flag_names(build_parser("memory"), "memory") | {"tokens": "--tokens"}
     assert rename_fields(text, flags) == renamed
 
+
+
+def test_opposite_flags_missing_files_and_the_no_flag_s_help(
+        cli: Cli, capsys: pytest.CaptureFixture[str]) -> None:
+    # a CLI reviewer's finds (2026-12-08): "--offload --no-offload" read "argument --no-offload:
+    # given more than once"; a missing probe file asked for "a readable CSV or JSON file" and
+    # said its contents were not shown; --no-flash-attention's help described the kernels it
+    # turns off
+    run = ["estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus", "8"]
+    code, _, err = cli(*run, "--offload", "--no-offload")
+    assert code == 2 and "--offload and --no-offload say opposite things; give one" in err
+    code, _, err = cli(*run, "--offload", "--offload")
+    assert code == 2 and "argument --offload: given more than once; give it once" in err
+    code, _, err = cli(*run, "--probe", "/no/such/probe.json")
+    assert code == 2 and "'/no/such/probe.json' cannot be read; give a readable JSON file" in err
+    assert "contents not shown" not in err and "CSV" not in err
+    text = _help("memory", capsys)
+    assert "--no-flash-attention Count eager attention, which stores the s×s" in text

@@ -12,6 +12,7 @@ from .flags import (
     Fields,
     fine_tuning_flags,
     flag,
+    flash_flags,
     given,
     layout_flags,
     model_flags,
@@ -80,10 +81,7 @@ def _memory(p: argparse.ArgumentParser) -> None:
     flag(p, model, "sp", action="store_const", const=True)
     offload_flags(p, model)
     flag(p, model, "host_ram_gib", metavar="GIB")
-    flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
-         const=False, note="Give this flag for attention that stores the s×s attention scores.")
-    flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
-         note="Give this flag to count FlashAttention where transformers' default is eager.")
+    flash_flags(p, model)
 
 
 def _probe(p: argparse.ArgumentParser) -> None:

@@ -32,9 +32,10 @@ class DataFileError(InputError):
     """A data file that cannot be used: the flag, the path as given, where and what was
     expected, and nothing read from the file."""
 
-    def __init__(self, flag: str, path: str, expected: str) -> None:
+    def __init__(self, flag: str, path: str, expected: str, read: bool = True) -> None:
         super().__init__(flag, path, expected)
-        self.args = (f"{flag}: {path!r} is not allowed; {expected} (contents not shown)",)
+        self.args = (f"{flag}: {path!r} is not allowed; {expected} (contents not shown)" if read
+                     else f"{flag}: {path!r} cannot be read; give {expected}",)
 
 
 def _where(exc: BaseException) -> tuple[str, str]:
@@ -54,15 +55,17 @@ def _where(exc: BaseException) -> tuple[str, str]:
     return "", "a CSV or JSON file the parser accepts"
 
 
-def read_data(path: str, flag: str, parse: Callable[..., _T]) -> _T:
-    """``parse(text, fmt=...)`` of the data file ``path`` (given after ``flag``); every failure
-    is a :class:`DataFileError` (module docstring)."""
+def read_data(path: str, flag: str, parse: Callable[..., _T], formats: str = "CSV or JSON",
+              ) -> _T:
+    """``parse(text, fmt=...)`` of the data file ``path`` (given after ``flag``, a file of
+    ``formats``); every failure is a :class:`DataFileError` (module docstring)."""
     from ..skill.model.config_file import UnreadableFileError, read_small_text
 
     try:
         text = read_small_text(os.path.realpath(path), MAX_DATA_BYTES)
     except UnreadableFileError as exc:
-        raise DataFileError(flag, path, f"a readable CSV or JSON file ({exc.reason})") from None
+        raise DataFileError(flag, path, f"a readable {formats} file ({exc.reason})",
+                            read=False) from None
     fmt: Any = "json" if text.lstrip()[:1] in ("[", "{") else "csv"
     try:
         return parse(text, fmt=fmt)

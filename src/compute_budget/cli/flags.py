@@ -25,8 +25,8 @@ from .files import read_data
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["CommandFlags", "fine_tuning_flags", "flag", "given", "layout_flags", "model_flags",
-           "pairs", "read_data_file", "run_flags"]
+__all__ = ["CommandFlags", "fine_tuning_flags", "flag", "flash_flags", "given", "layout_flags",
+           "model_flags", "pairs", "read_data_file", "run_flags"]
 
 Fields = dict[str, Any]
 _FILE_HELP = {
@@ -123,6 +123,16 @@ def offload_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
          note="Give this flag to offload whatever the cost.")
 
 
+def flash_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
+    """``--no-flash-attention`` (its own help: the field's describes the kernels it turns off)
+    and ``--flash-attention``."""
+    p.add_argument("--no-flash-attention", dest="flash_attention", action="store_const",
+                   const=False, help="Count eager attention, which stores the s×s attention "
+                                     "scores (see --flash-attention).")
+    flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
+         note="Give this flag to count FlashAttention where transformers' default is eager.")
+
+
 def model_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     flag(p, model, "params", metavar="N")
     flag(p, model, "model_id", "--model", metavar="ORG/NAME")
@@ -151,10 +161,7 @@ def layout_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     flag(p, model, "host_ram_gib", metavar="GIB")
     flag(p, model, "optimizer", metavar="NAME")
     flag(p, model, "stack")
-    flag(p, model, "flash_attention", "--no-flash-attention", action="store_const",
-         const=False, note="Give this flag for attention that stores the s×s attention scores.")
-    flag(p, model, "flash_attention", "--flash-attention", action="store_const", const=True,
-         note="Give this flag to count FlashAttention where transformers' default is eager.")
+    flash_flags(p, model)
 
 
 def _run_option_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> None:
@@ -198,7 +205,7 @@ def _read_calibration(fields: Fields) -> Fields:
         fields["calibration"] = read_data(path, "--calibration", _parse_calibration)
     path = fields.get("probe")
     if isinstance(path, str):
-        fields["probe"] = read_data(path, "--probe", _parse_probe)
+        fields["probe"] = read_data(path, "--probe", _parse_probe, "JSON")
     return fields
 
 

@@ -75,10 +75,13 @@ class Parser(argparse.ArgumentParser):
                  ) -> None:
             given: dict[str, Any] = getattr(parser, "_given", {})
             if self.dest in given:
-                both = ("" if values in (None, []) else
-                        f" ({given[self.dest]!r} and {values!r})")
+                first, earlier = given[self.dest]
+                if first != option_string:  # --offload --no-offload
+                    raise argparse.ArgumentError(
+                        None, f"{first} and {option_string} say opposite things; give one")
+                both = "" if values in (None, []) else f" ({earlier!r} and {values!r})"
                 raise argparse.ArgumentError(self, f"given more than once{both}; give it once")
-            given[self.dest] = values
+            given[self.dest] = (option_string, values)
             kind.__call__(self, parser, namespace, values, option_string)
 
         return type(kind.__name__, (kind,), {"__call__": call})

@@ -94,7 +94,7 @@ _RAM_BY_KEY: dict[str, tuple[float, str]] = {
     key: (256.0, "DGX A100 640GB: 2 TiB for 8 GPUs") for key in ("a100-80gb", "a800")}
 """80 GB A100s: the DGX A100 that carries them has twice the 40 GB model's RAM."""
 _SHARED_GRACE_RAM = (240e9 / GIB, "GB200: 480 GB of LPDDR5X per Grace CPU, for 2 GPUs")
-_DESKTOP_RAM = (48.0, "a desktop's 2 × 48 GiB DIMMs for 2 cards")
+_DESKTOP_RAM = (48.0, "a desktop's 2 × 48 GiB DIMMs, shared by 2 cards")
 _OWN_HOST = ("v100", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "gh200", "gb200", "gb300",
              "rtx-3090", "rtx-4090", "rtx-5090", "rtx-a5000", "rtx-a6000", "rtx-6000-ada")
 """Devices the default RAM's system carries (the DGX of their generation, a desktop); others

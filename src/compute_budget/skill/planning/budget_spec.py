@@ -68,7 +68,7 @@ class BudgetTableSpec(BaseModel):
     )
     mfu: Mfu | None = Field(
         default=None,
-        description="Share of the peak FLOP/s achieved, in (0, 1]. With gpu, the model "
+        description="Share of the peak FLOP/s achieved, in [0.0001, 1]. With gpu, the model "
                     "FLOPs utilisation (default: the calibrated dense prior for the device, with "
                     "its low-high band); with flops_per_sec, the utilisation (default 1).",
     )
