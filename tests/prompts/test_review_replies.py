@@ -78,3 +78,15 @@ def test_the_relay_of_a_flat_prior_says_what_its_flops_assume() -> None:
     assert told is not None
     assert told["mfu_source"].startswith("0.15, the skill's flat prior for a spiking (SNN) model")
     assert "its FLOPs are 6·N per token, a transformer's count" in told["mfu_source"]
+
+
+def test_the_default_failure_budget_says_it_is_a_rule_of_thumb() -> None:
+    # a CLI reviewer (2026-12-08): the ×1.5 in bold had no source beyond "a failed or repeated
+    # run"; its source is the stage-3 compute-budget skill ("assume 1.5× nominal cost to cover
+    # a re-run", ../shared/seeds), a rule of thumb and not a measured rate
+    spec = RunSpec(params="7B", tokens="100B", gpu="a100", gpu_count=8)
+    text = " ".join(render_estimate(estimate_run(spec), detail="full").split())
+    assert "The default ×1.5 is a planning rule of thumb" in text and "give yours" in text
+    given = spec.model_copy(update={"failure_budget": 1.2})
+    text = " ".join(render_estimate(estimate_run(given), detail="full").split())
+    assert "Failure budget: ×1.20" in text and "rule of thumb" not in text
