@@ -95,16 +95,27 @@ def _plan(e: RunEstimate, wins: list[Win], spec: PlanSpec) -> Plan:
     )
 
 
+def _cost_at(e: RunEstimate, count: int | None) -> float | None:
+    """The cost with the failure budget of ``count`` devices at ``e``'s device-hours (the same
+    MFU: linear scaling), at the price per device the catalog asks there; None when unknown."""
+    cost, now = e.dollar_cost_with_failures, e.usd_per_gpu_hour
+    if count is None or cost is None or now is None:
+        return None
+    then = price_at(e, count)
+    return cost if then is None else cost * then / now
+
+
 def _frontier(spec: PlanSpec, result: TypeResult) -> TypeFrontier:
     deadline, (max_batch, _) = spec.deadline_days, spec.batch_cap
     fast = min(result.points.values(), key=lambda e: e.wall_days, default=None)
+    needed = None if fast is None or result.status != "misses_deadline" else count_for(
+        fast.gpu_count, fast.wall_days, deadline, CountGrid(spec.count_step, MAX_GPU_COUNT))
     return TypeFrontier(
         gpu=result.acc.key, accelerator=result.acc.name, status=result.status,
         max_gpu_count=result.cap, min_gpu_count=result.min_gpu_count,
         min_gpu_count_rented=result.acc.rented_count(result.min_gpu_count),
-        gpu_count_for_deadline=None if fast is None or result.status != "misses_deadline" else
-        count_for(fast.gpu_count, fast.wall_days, deadline, CountGrid(spec.count_step,
-                                                                       MAX_GPU_COUNT)),
+        gpu_count_for_deadline=needed,
+        deadline_cost_with_failures=None if fast is None else _cost_at(fast, needed),
         cheapest_gpu_count=result.best,
         available=(spec.available or {}).get(result.acc.key),
         points=[FrontierPoint(
@@ -172,8 +183,9 @@ def _stage(spec: PlanSpec, results: list[TypeResult]) -> list[Binding]:
 
 def _bindings(spec: PlanSpec, results: list[TypeResult], search: TypeSearch) -> list[Binding]:
     """What keeps every plan out (nothing is feasible): the stage that binds on the devices
-    allowed and, when a type limited by ``available`` would work with max_gpu_count devices,
-    availability with the count it needs."""
+    allowed; when a type limited by ``available`` would work with max_gpu_count devices,
+    availability with the count it needs, else, when more devices of such a type would be in
+    time over the budget, that budget binding (with ``available``); and what the budget buys."""
     limited = [r for r in results if r.cap < spec.max_gpu_count]
     wider = [search.one_type(r.acc, spec.max_gpu_count) for r in limited]
     searched = [r for r in results if r.status != "no_count"]
@@ -185,7 +197,37 @@ def _bindings(spec: PlanSpec, results: list[TypeResult], search: TypeSearch) -> 
         out.append(Binding(code="availability", numbers={
             "gpu": r.acc.key, "gpu_count_needed": needed, "available": r.cap,
             "gpu_count_needed_rented": r.acc.rented_count(needed)}))
-    return out
+    elif not any(b.code == "budget" for b in out):  # more devices: in time, over the budget?
+        out.extend(b.model_copy(update={"numbers": {
+            **b.numbers, "available": spec.cap(str(b.numbers["gpu"]))}})
+            for b in _stage(spec, wider) if b.code == "budget")
+    return [*out, *_budget_buys(spec, results, search)]
+
+
+def _budget_buys(spec: PlanSpec, results: list[TypeResult],
+                 search: TypeSearch) -> list[Binding]:
+    """What the budget buys on the devices allowed, the deadline aside, among the counts
+    estimated that fit within the batch cap, are priced and last no longer than a plan
+    survives: the fastest within the budget (budget_buys), else the cheapest (ties: in time,
+    then the fewest devices; else the fastest), over the budget at any deadline
+    (budget_buys_nothing). None without a budget or such a count. Cost does not fall with fewer
+    devices (the search's rule), so a count not estimated is seldom a better answer."""
+    budget, deadline = spec.budget_usd, spec.deadline_days
+    sound = [(r, e) for r in results for e in r.points.values()
+             if search.fits(e) and search.within_batch(e) and e.feasibility != "too_long"
+             and e.dollar_cost_with_failures is not None]
+    if budget is None or not sound:
+        return []
+    within = [(r, e) for r, e in sound if search.within_budget(e)]
+    if within:
+        r, e = pick(within, lambda pair: pair[1].wall_days,
+                    lambda pair: (_cost(pair[1]), pair[1].gpu_count, pair[0].acc.key))
+    else:
+        r, e = pick(sound, lambda pair: _cost(pair[1]), lambda pair: (
+            max(pair[1].wall_days, deadline), pair[1].gpu_count, pair[0].acc.key))
+    return [Binding(code="budget_buys" if within else "budget_buys_nothing", numbers={
+        "gpu": r.acc.key, "gpu_count": e.gpu_count, "wall_days": e.wall_days,
+        "cost_with_failures": e.dollar_cost_with_failures, "budget_usd": budget})]
 
 
 def _best(r: TypeResult) -> RunEstimate:

@@ -38,8 +38,10 @@ no layout fits (must_fit off); memory_unknown: the device memory is unknown, fit
 pcie_cluster: PCIe-only cards on more than one machine, whose network is not modelled (the
 prior's runs had InfiniBand-class networks); instance_network: priced in machines whose network
 carries traffic the time does not model (price.network)."""
-BindingCode = Literal["memory", "deadline", "batch", "budget", "unknown_cost", "availability"]
-"""What keeps every plan out, when nothing is feasible (see Binding)."""
+BindingCode = Literal["memory", "deadline", "batch", "budget", "unknown_cost", "availability",
+                      "budget_buys", "budget_buys_nothing"]
+"""What keeps every plan out, when nothing is feasible, and what the budget alone allows (see
+Binding)."""
 ReportNote = Literal["linear_scaling"]
 """linear_scaling: wall time falls as 1/devices in the estimate (the MFU does not depend on the
 count), so the fastest plan is at the largest count allowed within the batch cap."""
@@ -88,6 +90,11 @@ class TypeFrontier(_Frozen):
     gpu_count_for_deadline: int | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="misses_deadline: the devices its fastest count scales to by the deadline.")
+    deadline_cost_with_failures: float | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The cost with the failure budget of gpu_count_for_deadline devices at the "
+                    "same MFU (the fastest count's device-hours at the price per device there); "
+                    "left out when that count or the price is unknown.")
     cheapest_gpu_count: int | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="The cheapest feasible count (the fewest dollars, or device-hours without a "
@@ -146,7 +153,15 @@ class Binding(_Frozen):
     unknown_cost: plans in time on unpriced types (gpu, gpu_count, budget_usd). availability: a
     type would work with more devices than available (gpu, gpu_count_needed, available). memory
     and availability add gpu_count_needed_rented: the devices the catalog's machines or slices pay
-    for to hold gpu_count_needed, when more (else None)."""
+    for to hold gpu_count_needed, when more (else None). A budget binding with ``available``
+    (the devices of gpu the user can get) is the cheapest plan in time on more devices than
+    that: the deadline and the budget bind together.
+
+    With a budget, what it buys on the devices allowed, the deadline aside (gpu, gpu_count,
+    wall_days, cost_with_failures, budget_usd): budget_buys, the fastest plan estimated that
+    fits within the batch cap and the budget (it misses the deadline); budget_buys_nothing,
+    when none is within the budget, the cheapest such plan (ties: in time, then fastest), above
+    the budget at any deadline."""
 
     code: BindingCode
     numbers: dict[str, int | float | str | None]
