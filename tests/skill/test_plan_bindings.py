@@ -72,3 +72,13 @@ def test_a_budget_that_buys_a_slower_plan_names_the_fastest_within_it() -> None:
 def test_without_a_budget_nothing_is_said_of_one() -> None:
     report = _plan(budget_usd=None)  # more devices of either type meet the deadline
     assert [b.code for b in report.binding] == ["deadline", "availability"]
+
+
+def test_the_plan_a_binding_names_carries_its_estimate() -> None:
+    # item 2 of the review: 232 × MI300X, the cheapest in time, runs at an MFU borrowed from
+    # Hopper; the binding's plan says so, as a feasible plan's estimate does
+    report = _plan(gpus="mi300x,a100", available=None)
+    budget = report.binding[0]
+    assert budget.code == "budget" and budget.plan is not None
+    assert (budget.plan.gpu, budget.plan.gpu_count) == ("mi300x", budget.numbers["gpu_count"])
+    assert budget.plan.estimate.mfu_used.borrowed

@@ -75,3 +75,31 @@ async def test_a_budget_that_buys_a_slower_plan_names_it(client: Client) -> None
     assert relay["budget"] == ("the fastest plan within the $550,000 budget, the deadline aside, "
                                "is 64 × A100 80GB SXM, 127 days, $525,235 with the failure "
                                "budget.")
+
+
+BORROWED = "Its MFU is borrowed from Hopper (no published runs on CDNA 3 (MI300))."
+
+
+@pytest.mark.slow  # the whole catalog, about 0.5 s
+async def test_the_borrowed_mfu_is_said_of_the_plan_a_binding_names(client: Client) -> None:
+    # the reviewers' run without gpus: 232 × MI300X is the cheapest in time, on Hopper's MFU
+    text, relay = await _call(client, {**REVIEW, "gpus": None})
+    assert ("- Budget: the cheapest plan in time, 232 × MI300X (`mi300x`), costs $302,270 with "
+            f"the failure budget, above the $200,000 budget. {BORROWED}") in text
+    assert "(a borrowed prior comes from the calibrated generation nearest in peak" in text
+    assert relay["mfu_source"].startswith("MI300X: 0.21, a prior borrowed from Hopper")
+
+
+async def test_the_borrowed_mfu_is_said_of_a_binding_on_few_types(client: Client) -> None:
+    text, relay = await _call(client, {**REVIEW, "gpus": ["mi300x", "a100"], "available": None})
+    assert ("- Budget: the cheapest plan in time, 232 × MI300X (`mi300x`), costs $302,270 with "
+            f"the failure budget, above the $200,000 budget. {BORROWED}") in text
+    assert relay["mfu_source"].startswith("MI300X: 0.21, a prior borrowed from Hopper")
+
+
+async def test_the_borrowed_mfu_is_said_of_the_cheapest_without_an_alternative(
+        client: Client) -> None:
+    # no calibrated type to name beside it (cheapest_modelled), which alone used to bring the note
+    text, _ = await _call(client, {**RUN, "gpus": ["mi300x"]})
+    cheapest = next(line for line in text.splitlines() if line.startswith("**Cheapest: "))
+    assert cheapest.startswith("**Cheapest: 232 × MI300X**") and BORROWED in cheapest

@@ -202,7 +202,8 @@ def tool_specs() -> list[ToolSpec]:
                          "plot", "detail"),
               undescribed=DESCRIBED_ON_ESTIMATE | DESCRIBED_ON_VERDICT,
               brief={"frontier": True, "plans": {"__all__": {"estimate"}},
-                     "fastest": {"__all__": {"estimate"}}, "cheapest_modelled": {"estimate"}}),
+                     "fastest": {"__all__": {"estimate"}}, "cheapest_modelled": {"estimate"},
+                     "binding": {"__all__": {"plan"}}}),
     ]
 
 

@@ -149,7 +149,8 @@ def _stage(spec: PlanSpec, results: list[TypeResult]) -> list[Binding]:
                                                  pair[0].acc.key))
             out.append(Binding(code="budget", numbers={
                 "cheapest_cost_with_failures": e.dollar_cost_with_failures, "gpu": r.acc.key,
-                "gpu_count": e.gpu_count, "budget_usd": budget, "nominal_cost": e.dollar_cost}))
+                "gpu_count": e.gpu_count, "budget_usd": budget, "nominal_cost": e.dollar_cost},
+                plan=_plan(e, [], spec)))
         unpriced = [(r, e) for r, e in timely if e.dollar_cost_with_failures is None]
         if unpriced:
             r, e = min(unpriced, key=lambda pair: (pair[1].wall_days, pair[0].acc.key))
@@ -170,7 +171,7 @@ def _stage(spec: PlanSpec, results: list[TypeResult]) -> list[Binding]:
         r, e = min(slow, key=lambda pair: (pair[1].wall_days, pair[0].acc.key))
         out.append(Binding(code="deadline", numbers={
             "fastest_wall_days": e.wall_days, "gpu": r.acc.key, "gpu_count": e.gpu_count,
-            "deadline_days": spec.deadline_days}))
+            "deadline_days": spec.deadline_days}, plan=_plan(e, [], spec)))
     elif "does_not_fit" in statuses:
         tight = [r for r in results if r.status == "does_not_fit"]
         r = min(tight, key=lambda t: (t.min_gpu_count is None, t.min_gpu_count or 0,
@@ -227,7 +228,8 @@ def _budget_buys(spec: PlanSpec, results: list[TypeResult],
             max(pair[1].wall_days, deadline), pair[1].gpu_count, pair[0].acc.key))
     return [Binding(code="budget_buys" if within else "budget_buys_nothing", numbers={
         "gpu": r.acc.key, "gpu_count": e.gpu_count, "wall_days": e.wall_days,
-        "cost_with_failures": e.dollar_cost_with_failures, "budget_usd": budget})]
+        "cost_with_failures": e.dollar_cost_with_failures, "budget_usd": budget},
+        plan=_plan(e, [], spec))]
 
 
 def _best(r: TypeResult) -> RunEstimate:

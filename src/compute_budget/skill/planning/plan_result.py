@@ -165,6 +165,10 @@ class Binding(_Frozen):
 
     code: BindingCode
     numbers: dict[str, int | float | str | None]
+    plan: Plan | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="The plan the binding names (budget, deadline, budget_buys, "
+                    "budget_buys_nothing), not feasible; left out otherwise.")
 
 
 class PlanReport(_Frozen, FiniteResult):
