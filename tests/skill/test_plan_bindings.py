@@ -82,3 +82,10 @@ def test_the_plan_a_binding_names_carries_its_estimate() -> None:
     assert budget.code == "budget" and budget.plan is not None
     assert (budget.plan.gpu, budget.plan.gpu_count) == ("mi300x", budget.numbers["gpu_count"])
     assert budget.plan.estimate.mfu_used.borrowed
+
+
+def test_a_type_over_the_budget_names_its_cheapest_count_in_time() -> None:
+    report = _plan(budget_usd=550_000, available="h100=512")
+    h100 = next(t for t in report.frontier if t.gpu == "h100-sxm")
+    assert (h100.status, h100.in_time_gpu_count) == ("over_budget", 312)
+    assert 312 in {p.gpu_count for p in h100.points}

@@ -103,3 +103,42 @@ async def test_the_borrowed_mfu_is_said_of_the_cheapest_without_an_alternative(
     text, _ = await _call(client, {**RUN, "gpus": ["mi300x"]})
     cheapest = next(line for line in text.splitlines() if line.startswith("**Cheapest: "))
     assert cheapest.startswith("**Cheapest: 232 × MI300X**") and BORROWED in cheapest
+
+
+async def test_the_relay_names_the_plan_over_the_budget(client: Client) -> None:
+    _, tight = await _call(client, {**REVIEW, "deadline_days": 60, "available": None})
+    assert tight["headline"].startswith(
+        "No plan meets every constraint: the cheapest plan in time, 136 × A100 80GB SXM, costs "
+        "$525,235 with the failure budget")
+
+
+async def test_the_relay_says_the_fastest_has_no_price(client: Client) -> None:
+    _, unpriced = await _call(client, {**RUN, "gpus": ["mi355x", "a100"]})
+    assert unpriced["headline"].endswith(
+        "fastest: 2,192 × MI355X, 18.4 h (no price in the catalog).")
+
+
+async def test_the_relay_names_the_fewest_devices_that_fit(client: Client) -> None:
+    _, memory = await _call(client, {"params": "400B", "tokens": "1T", "deadline_days": 100,
+                                     "gpus": ["h100"], "max_gpu_count": 8})
+    assert memory["headline"] == ("No plan meets every constraint: the run fits on no allowed "
+                                  "count (the fewest that fit: 26 × H100 SXM).")
+
+
+async def test_your_devices_over_the_budget_say_by_how_much(client: Client) -> None:
+    text, over = await _call(client, {**REVIEW, "budget_usd": "$550k",
+                                      "available": [{"gpu": "h100", "count": 512}]})
+    said = ("the cheapest plan in time on them, 312 devices, 13.7 days, costs $615,263 with the "
+            "failure budget, over the $550,000 budget.")
+    assert f"- **Your 512 × H100 SXM**: {said}" in text
+    assert over["yours"] == f"your 512 × H100 SXM: {said}"
+
+
+async def test_a_budget_no_priced_plan_meets_leaves_the_unpriced_open(client: Client) -> None:
+    # MI355X has no price: "no plan costs $200,000 or less" would overrule the unknown cost
+    text, relay = await _call(client, {**REVIEW, "gpus": ["mi355x", "a100"], "available": None})
+    assert "- Unknown cost: plans in time also exist on devices without a price" in text
+    assert ("- Within the budget: on the devices allowed, no plan with a price costs $200,000 or "
+            "less at any deadline; ") in text
+    assert relay["budget"].startswith(
+        "on the devices allowed, no plan with a price costs $200,000 or less at any deadline")

@@ -116,6 +116,7 @@ def _frontier(spec: PlanSpec, result: TypeResult) -> TypeFrontier:
         min_gpu_count_rented=result.acc.rented_count(result.min_gpu_count),
         gpu_count_for_deadline=needed,
         deadline_cost_with_failures=None if fast is None else _cost_at(fast, needed),
+        in_time_gpu_count=result.in_time if result.status == "over_budget" else None,
         cheapest_gpu_count=result.best,
         available=(spec.available or {}).get(result.acc.key),
         points=[FrontierPoint(
@@ -211,14 +212,16 @@ def _budget_buys(spec: PlanSpec, results: list[TypeResult],
     estimated that fit within the batch cap, are priced and last no longer than a plan
     survives: the fastest within the budget (budget_buys), else the cheapest (ties: in time,
     then the fewest devices; else the fastest), over the budget at any deadline
-    (budget_buys_nothing). None without a budget or such a count. Cost does not fall with fewer
+    (budget_buys_nothing), among those with a price (unpriced_types: how many types such a count
+    has without one). None without a budget or such a count. Cost does not fall with fewer
     devices (the search's rule), so a count not estimated is seldom a better answer."""
     budget, deadline = spec.budget_usd, spec.deadline_days
-    sound = [(r, e) for r in results for e in r.points.values()
-             if search.fits(e) and search.within_batch(e) and e.feasibility != "too_long"
-             and e.dollar_cost_with_failures is not None]
+    usable = [(r, e) for r in results for e in r.points.values()
+              if search.fits(e) and search.within_batch(e) and e.feasibility != "too_long"]
+    sound = [(r, e) for r, e in usable if e.dollar_cost_with_failures is not None]
     if budget is None or not sound:
         return []
+    unpriced = len({r.acc.key for r, e in usable if e.dollar_cost_with_failures is None})
     within = [(r, e) for r, e in sound if search.within_budget(e)]
     if within:
         r, e = pick(within, lambda pair: pair[1].wall_days,
@@ -228,8 +231,8 @@ def _budget_buys(spec: PlanSpec, results: list[TypeResult],
             max(pair[1].wall_days, deadline), pair[1].gpu_count, pair[0].acc.key))
     return [Binding(code="budget_buys" if within else "budget_buys_nothing", numbers={
         "gpu": r.acc.key, "gpu_count": e.gpu_count, "wall_days": e.wall_days,
-        "cost_with_failures": e.dollar_cost_with_failures, "budget_usd": budget},
-        plan=_plan(e, [], spec))]
+        "cost_with_failures": e.dollar_cost_with_failures, "budget_usd": budget,
+        "unpriced_types": unpriced}, plan=_plan(e, [], spec))]
 
 
 def _best(r: TypeResult) -> RunEstimate:

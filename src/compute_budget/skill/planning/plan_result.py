@@ -95,6 +95,10 @@ class TypeFrontier(_Frozen):
         description="The cost with the failure budget of gpu_count_for_deadline devices at the "
                     "same MFU (the fastest count's device-hours at the price per device there); "
                     "left out when that count or the price is unknown.")
+    in_time_gpu_count: int | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="over_budget: the cheapest count that fits in time within the batch cap, "
+                    "whose cost is over the budget (in points); left out otherwise.")
     cheapest_gpu_count: int | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="The cheapest feasible count (the fewest dollars, or device-hours without a "
@@ -158,7 +162,8 @@ class Binding(_Frozen):
     that: the deadline and the budget bind together.
 
     With a budget, what it buys on the devices allowed, the deadline aside (gpu, gpu_count,
-    wall_days, cost_with_failures, budget_usd): budget_buys, the fastest plan estimated that
+    wall_days, cost_with_failures, budget_usd; unpriced_types, the types left out for want of a
+    price): budget_buys, the fastest plan estimated that
     fits within the batch cap and the budget (it misses the deadline); budget_buys_nothing,
     when none is within the budget, the cheapest such plan (ties: in time, then fastest), above
     the budget at any deadline."""
