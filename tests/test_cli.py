@@ -508,3 +508,10 @@ def test_a_bad_count_is_quoted_as_the_user_wrote_it(capsys: pytest.CaptureFixtur
     assert main(["estimate", "--params", "7B", "--tokens", "1T", "--gpu", "h100", "--gpus", "8",
                  "--mfu", "0.4", "--achieved-tflops", "300"]) == 2
     assert "not together with --mfu" in capsys.readouterr().err
+
+
+def test_a_decimal_comma_in_a_price_is_refused(cli: Cli) -> None:
+    # review: '2,10' was read as $210/GPU-h
+    status, out, err = cli("estimate", *RUN, "--price", "2,10")
+    assert (status, out) == (2, "")
+    assert "--price: '2,10' is not allowed; use a point for decimals: 2.10" in err, err

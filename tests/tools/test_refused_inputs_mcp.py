@@ -48,3 +48,23 @@ async def test_the_levels_bounds_are_taken(client: Client, level: float) -> None
     result = await client.call_tool("fit_scaling_law", {
         "target_params": "7B", "target_tokens": "1T", "level": level})
     assert not result.is_error
+
+
+RUN = {"params": "7B", "tokens": "1T", "gpu": "h100", "gpu_count": 8}
+_POINT = "is not allowed; use a point for decimals:"
+
+
+@pytest.mark.parametrize(("tool", "arguments", "expected"), [
+    # the review's cases: read as $210/GPU-h, 15T tokens, 75B params and $2,005
+    ("estimate_run_cost", RUN | {"usd_per_gpu_hour": "2,10"},
+     f"usd_per_gpu_hour: '2,10' {_POINT} 2.10"),
+    ("estimate_run_cost", RUN | {"tokens": "1,5T"}, f"tokens: '1,5T' {_POINT} 1.5T"),
+    ("estimate_run_cost", RUN | {"params": "7,5B"}, f"params: '7,5B' {_POINT} 7.5B"),
+    ("render_verdict", RUN | {"predicted_gain": 1, "gain_uncertainty": 0.1,
+                              "budget_usd": "200,5"}, f"budget_usd: '200,5' {_POINT} 200.5"),
+])
+async def test_a_decimal_comma_is_refused(client: Client, tool: str, arguments: dict[str, Any],
+                                          expected: str) -> None:
+    text = await _refusal(client, tool, arguments)
+    assert text.startswith(expected), text
+

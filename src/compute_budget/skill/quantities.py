@@ -2,7 +2,8 @@
 
 Suffixes are decimal, as parameter and token counts are always quoted: K = 10³, M = 10⁶,
 B (or G) = 10⁹, T = 10¹², P = 10¹⁵. Thousands separators (``7,000,000`` or ``7_000_000``) and a
-leading ``$`` (for prices) are accepted.
+leading ``$`` (for prices) are accepted; any other comma is refused as a decimal comma (``2,10``
+is not read as 210).
 
 Every number has bounds, wide enough for any real run and narrow enough that no number derived
 from them (FLOPs, wall time, dollars, ratios of gains) overflows, underflows to zero or becomes
@@ -62,6 +63,7 @@ __all__ = [
     "WholeNumberText",
     "bounded_quantity",
     "check_positive",
+    "decimal_comma",
     "name_count_pairs",
     "parse_quantity",
     "reject_bool",
@@ -89,6 +91,21 @@ _DECIMAL = Context(prec=40, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 ALLOWED_FORMS = "a positive number such as 7e9, or with a suffix K, M, B, T (7B, 1.5T, 350M)"
 
+_THOUSANDS = re.compile(r"^\s*\$?\s*[+-]?\d{1,3}(,\d{3})+(?![\d,])")
+"""Where a comma is allowed: between groups of three digits of the whole part (``7,000,000``,
+``$1,500``, ``1,000B``), one to three digits before the first."""
+
+
+def decimal_comma(text: object) -> str | None:
+    """What is allowed when ``text`` has a comma that is not a thousands separator (``2,10``,
+    ``1,5T``: a decimal comma, which must not be read as ``210`` or ``15T``); None when it is
+    not text, has no comma or only thousands separators."""
+    if not isinstance(text, str) or "," not in text or _THOUSANDS.match(text):
+        return None
+    example = text.strip().replace(",", ".", 1) if text.count(",") == 1 else "2.10"
+    return (f"use a point for decimals: {example} (a comma only between groups of three "
+            "digits, as in 7,000,000)")
+
 
 def parse_quantity(value: object, field: str = "value") -> float:
     """Parse a number or a string such as ``"7B"`` into a float.
@@ -101,6 +118,9 @@ def parse_quantity(value: object, field: str = "value") -> float:
     if isinstance(value, int | float):
         number = float(value)
     elif isinstance(value, str):
+        comma = decimal_comma(value)
+        if comma is not None:
+            raise InputError(field, value, comma)
         text = value.replace(",", "").replace("_", "")
         match = _PATTERN.match(text)
         if match is None:
@@ -140,7 +160,16 @@ def reject_bool(value: object) -> object:
     return value
 
 
-NotBool = BeforeValidator(reject_bool)
+def _plain_number(value: object) -> object:
+    """:func:`reject_bool`, and a decimal comma (``"0,5"``) refused with its hint, where pydantic
+    would only say the text is not a number; every other value passes on."""
+    comma = decimal_comma(reject_bool(value))
+    if comma is not None:
+        raise ValueError(comma)
+    return value
+
+
+NotBool = BeforeValidator(_plain_number)
 """Put it last in an ``Annotated[...]`` after the bounds, so that the JSON schema keeps them."""
 
 
@@ -149,8 +178,7 @@ def _parser(allowed: str | None) -> Callable[[object], object]:
         # Inside a pydantic model the field name is added by pydantic itself (the error's
         # location), so only the string forms are translated here; numbers pass through to the
         # range check.
-        reject_bool(value)
-        if isinstance(value, str):
+        if isinstance(_plain_number(value), str):
             try:
                 return parse_quantity(value)
             except InputError as exc:

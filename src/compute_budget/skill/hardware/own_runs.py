@@ -57,7 +57,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ..errors import InputError
-from ..quantities import DeviceCount, ParamCount, TokenCount
+from ..quantities import DeviceCount, NotBool, ParamCount, TokenCount
 from ..vocabulary import HOURS_PER_DAY, flops_6nd
 from .catalog import Accelerator, Precision, get_accelerator
 from .mfu import MAX_PRIOR_MFU, MfuPrior, family_of, mfu_prior
@@ -91,6 +91,8 @@ PAST_RUN_COLUMNS = ("name", "params", "active_params", "tokens", "gpu", "gpu_cou
 """The fields of a past run: the columns of a calibration table."""
 _MAX_HOURS = 1e12
 _MAX_DAYS = 36_500.0
+_Hours = Annotated[float, Field(gt=0, le=_MAX_HOURS, allow_inf_nan=False), NotBool]
+_Days = Annotated[float, Field(gt=0, le=_MAX_DAYS, allow_inf_nan=False), NotBool]
 
 
 def _located(field: str, value: object, allowed: str) -> ValidationError:
@@ -114,9 +116,9 @@ class PastRun(BaseModel):
     gpu: str = Field(description="Catalog accelerator it ran on, e.g. 'a100' or 'h100'.")
     gpu_count: DeviceCount | None = Field(
         default=None, description="Devices it ran on; needed with wall_days.")
-    gpu_hours: Annotated[float, Field(gt=0, le=_MAX_HOURS, allow_inf_nan=False)] | None = Field(
+    gpu_hours: _Hours | None = Field(
         default=None, description="Device-hours it took, end to end; or give wall_days.")
-    wall_days: Annotated[float, Field(gt=0, le=_MAX_DAYS, allow_inf_nan=False)] | None = Field(
+    wall_days: _Days | None = Field(
         default=None, description="Wall-clock days it took, end to end; or give gpu_hours.")
     precision: Precision | None = Field(
         default=None, description="bf16, fp16 or fp8; default: the device's (bf16).")

@@ -24,7 +24,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError
 from ..model.config_file import data_csv_rows, data_json
-from ..quantities import GAIN_LIMIT, FlopCount, Gain, ParamCount, TokenCount, parse_quantity
+from ..quantities import (
+    GAIN_LIMIT,
+    FlopCount,
+    Gain,
+    ParamCount,
+    TokenCount,
+    decimal_comma,
+    parse_quantity,
+)
 from ..vocabulary import FLOPS_TOLERANCE, flops_6nd, flops_agree
 
 __all__ = ["COLUMNS", "MAX_POINTS", "ScalingPoint", "as_points", "check_target", "parse_points",
@@ -88,7 +96,7 @@ def _quantity(raw: object, field: str, kind: str) -> float | None:
     try:
         value = parse_quantity(raw, field)
     except InputError:
-        raise InputError(field, raw, allowed) from None
+        raise InputError(field, raw, decimal_comma(raw) or allowed) from None
     if not low <= value <= high:
         raise InputError(field, raw, allowed)
     return value
@@ -102,7 +110,7 @@ def _loss(raw: object, field: str) -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise InputError(field, raw, _LOSS_ALLOWED) from None
+        raise InputError(field, raw, decimal_comma(raw) or _LOSS_ALLOWED) from None
     if not math.isfinite(value) or abs(value) > GAIN_LIMIT:
         raise InputError(field, raw, _LOSS_ALLOWED)
     return value
