@@ -56,6 +56,11 @@ TABLE: list[tuple[str, str, dict[str, Any], list[str], set[str]]] = [
      ["--params", "-7B", "--gpus", "8", "--ep", "0"], {"params", "ep"}),
     ("estimate_memory", "memory", {"params": "70B", "gpu_count": 8, "host_ram_gib": 0},
      ["--params", "70B", "--gpus", "8", "--host-ram-gib", "0"], {"host_ram_gib"}),
+    # a review: a shape of ~26B beside 7B was accepted (7B of weights, 26B of activations)
+    ("estimate_memory", "memory",
+     {"params": "7B", "gpu_count": 8, "layers": 32, "hidden": 8192, "heads": 64},
+     ["--params", "7B", "--gpus", "8", "--layers", "32", "--hidden", "8192", "--heads", "64"],
+     {"params"}),
     ("render_verdict", "decide", {**RUN, "predicted_gain": "big", "gain_uncertainty": -1},
      [*RUN_FLAGS, "--gain", "big", "--uncertainty", "-1"],
      {"predicted_gain", "gain_uncertainty"}),

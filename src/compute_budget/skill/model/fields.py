@@ -16,12 +16,14 @@ from dataclasses import dataclass
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, shown_value
 from ..quantities import OptionalCount, ParamCount
 from .architecture import Architecture, ParamBreakdown
 from .param_count import counts_of
 from .shape import (
     DEFAULT_EXPERTS_PER_TOKEN,
+    LARGEST_VOCAB,
+    WIDEST_MLP,
     ExpertsOrigin,
     ModelShape,
     default_experts,
@@ -30,10 +32,11 @@ from .shape import (
     moe_by_counts,
     moe_fits_counts,
     routed_params,
+    shape_count_range,
     shape_from_architecture,
     shape_given,
 )
-from .source import ModelSource, check_counts
+from .source import COUNT_TOLERANCE, ModelSource, check_counts
 
 __all__ = ["ModelFields", "ModelSize"]
 
@@ -100,12 +103,33 @@ class ModelFields(ModelSource):
         if self.params is None and arch is None:
             raise self._no_model()
         check_counts(self, self.params, self.active_params)
+        self._check_shape_counts()
         total = self.size.total
         if self.active_params is not None and self.active_params > total:
             raise InputError("active_params", self.active_params,
                              f"at most the total params ({total:.4g})")
         self._check_experts()
         return self
+
+    def _check_shape_counts(self) -> None:
+        """The parameters a token uses (params, or active_params below it) within
+        COUNT_TOLERANCE of what the given layers, hidden size and heads count: a shape of
+        another size would give activations of that size beside weights of this one."""
+        if self.layers is None or self.hidden is None or self.heads is None:
+            return
+        low, high = shape_count_range(self.layers, self.hidden, self.heads)
+        moe = self.active_params is not None and self.active_params < float(self.params or 0)
+        name, given = ("active_params", self.active_params) if moe else ("params", self.params)
+        if given is not None and not (1 - COUNT_TOLERANCE) * low <= given <= (
+                1 + COUNT_TOLERANCE) * high:
+            shown = [shown_value(float(f"{n:.3g}")) for n in (low, high)]
+            raise InputError(name, given, f"within {COUNT_TOLERANCE:.0%} of what layers "
+                                          f"({self.layers}), hidden ({self.hidden}) and heads "
+                                          f"({self.heads}) count: {shown[0]} (the Llama layout "
+                                          f"assumed) to {shown[1]} (an MLP {WIDEST_MLP} times "
+                                          "as wide as the model, a vocabulary of "
+                                          f"{LARGEST_VOCAB:,}); or leave layers, hidden and "
+                                          f"heads out (the shape is then guessed from {name})")
 
     def _check_experts(self) -> None:
         """experts and experts_per_token: whole numbers, k ≤ E; with a config or preset, the

@@ -26,11 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .architecture import Architecture, LatentAttention, NormKind, QkNorm
 from .modeling import ModelingFacts
+from .param_count import counts_of
 
 __all__ = ["ACTIVE_EXPERT_SHARE", "DEFAULT_EXPERTS_PER_TOKEN", "HEAD_DIM_GUESS", "ExpertsOrigin",
            "ModelShape", "Projection", "ShapeOrigin", "default_experts",
            "default_experts_per_token", "guess_shape", "moe_by_counts", "moe_fits_counts",
-           "routed_params", "shape_from_architecture", "shape_given"]
+           "routed_params", "shape_count_range", "shape_from_architecture", "shape_given"]
 
 HEAD_DIM_GUESS = 128
 VOCAB_GUESS = 32_000
@@ -205,6 +206,28 @@ def shape_given(layers: int, hidden: int, heads: int) -> ModelShape:
         v_head_dim=hidden // heads, intermediate=_round_width(GATED_WIDTH_GUESS * hidden),
         gated=True, origin="given",
     )
+
+
+WIDEST_MLP = 8
+"""The widest MLP of a model by its layers, hidden size and heads, as a multiple of hidden: the
+widest of the presets, gemma-2-27b's 36,864 = 8 × 4,608 (google/gemma-2-27b config.json)."""
+LARGEST_VOCAB = 262_144
+"""The largest vocabulary of the presets: gemma-3-1b's (google/gemma-3-1b-pt config.json)."""
+
+
+def shape_count_range(layers: int, hidden: int, heads: int) -> tuple[float, float]:
+    """The parameters a token uses in a model of this shape, as :func:`.param_count.count_params`
+    counts them: at least those of the Llama layout :func:`shape_given` assumes (vocabulary
+    :data:`VOCAB_GUESS`), at most with a gated MLP of :data:`WIDEST_MLP` × hidden and untied
+    embeddings of :data:`LARGEST_VOCAB`; what the shape leaves open (MLP width, vocabulary,
+    grouped key-value heads) puts every preset's count within 25% of this range."""
+    def count(width: int, vocab: int) -> float:
+        return float(counts_of(Architecture(source="layers, hidden and heads", layers=layers,
+                                            hidden=hidden, heads=heads,
+                                            intermediate_size=width, vocab_size=vocab)).total)
+
+    given = shape_given(layers, hidden, heads)
+    return count(given.intermediate, VOCAB_GUESS), count(WIDEST_MLP * hidden, LARGEST_VOCAB)
 
 
 def guess_shape(params: float) -> ModelShape:
