@@ -179,7 +179,7 @@ def test_out_of_range_numbers_exit_2_naming_their_flag(argv: list[str], flag: st
     ["decide", *RUN, "--gain", "1e12", "--uncertainty", "1e-12", "--value-per-unit", "1e12",
      "--budget-usd", "0.01"],
     ["decide", *RUN, "--gain", "1e-12", "--uncertainty", "1e12", "--baseline", "-1e12"],
-    ["estimate", "--params", "1", "--tokens", "1", "--gpu", "h100", "--gpus", "10000000",
+    ["estimate", "--params", "1000", "--tokens", "1", "--gpu", "h100", "--gpus", "10000000",
      "--peak-tflops", "1e6", "--mfu", "1", "--price", "0.0001"],
     ["estimate", "--params", "1e18", "--tokens", "1e17", "--gpu", "h100", "--gpus", "1",
      "--peak-tflops", "0.001", "--mfu", "0.0001", "--price", "1000", "--failure-budget", "10"],

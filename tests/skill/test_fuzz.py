@@ -198,7 +198,7 @@ def test_split_specs_fail_only_with_value_errors(fields: dict[str, Any]) -> None
 def _estimates() -> tuple[RunEstimate, ...]:
     """A cheap run and the dearest one the bounds allow (both with a price)."""
     return (
-        estimate_run(RunSpec(params=1, tokens=1, gpu="h100", gpu_count=10**7, peak_tflops=1e6,
+        estimate_run(RunSpec(params=1e3, tokens=1, gpu="h100", gpu_count=10**7, peak_tflops=1e6,
                              mfu=1, usd_per_gpu_hour=1e-4)),
         estimate_run(RunSpec(params=1e18, tokens=1e17, gpu="h100", gpu_count=1,
                              peak_tflops=1e-3, mfu=1e-4, usd_per_gpu_hour=1000,

@@ -91,7 +91,7 @@ def test_a_moe_barely_above_its_active_count_still_skips_some_experts() -> None:
     # Found by the bounds fuzz (test_fuzz): params one ulp above active_params made the ideal
     # E/k ratio 1, so E = k = 8, no expert was ever skipped and the expert width divided by
     # E - k = 0. The default count is now the power of two above k as well.
-    total, active = 1.0000000000000004, 1.0
+    total, active = 1000.0000000000001, 1000.0  # one ulp apart, at a run's smallest model
     assert default_experts(total, active, 8) == 16
     assert default_experts(8e9, 7.999e9, 1) == 2
     est = estimate_run(RunSpec(params=total, active_params=active, tokens=1, gpu="h100",

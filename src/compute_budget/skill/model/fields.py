@@ -13,11 +13,12 @@ parallelism has experts to shard.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from ..errors import ConfigError, InputError, shown_value
-from ..quantities import OptionalCount, ParamCount
+from ..quantities import OptionalCount, bounded_quantity
 from .architecture import Architecture, ParamBreakdown
 from .param_count import counts_of
 from .shape import (
@@ -38,7 +39,29 @@ from .shape import (
 )
 from .source import COUNT_TOLERANCE, ModelSource, check_counts
 
-__all__ = ["ModelFields", "ModelSize"]
+__all__ = ["MIN_MODEL_PARAMS", "ModelFields", "ModelParamCount", "ModelSize"]
+
+MIN_MODEL_PARAMS = 1_000
+"""The fewest parameters the model of a run may have: a count below it is a size in billions
+typed without its suffix (``7`` for 7B), which would price a run of 7 parameters at < $0.01. The
+small runs a scaling law is fitted to (:mod:`..scaling.points`) keep the bound of
+:data:`..quantities.ParamCount`."""
+
+
+_PARSE, _RANGE = bounded_quantity(MIN_MODEL_PARAMS, 1e18)
+
+
+def _a_model_size(value: float) -> float:
+    """A positive count below the floor refused with the suffix it lacks; the rest is the range
+    check's."""
+    if 0 < value < MIN_MODEL_PARAMS:
+        raise ValueError(f"must be a number from {MIN_MODEL_PARAMS:g} to 1e+18, a count of "
+                         f"parameters, not of billions: give a suffix, {value:g}B = {value:g}e9")
+    return value
+
+
+ModelParamCount = Annotated[float, _PARSE, AfterValidator(_a_model_size), _RANGE]
+"""A model's parameter count in [:data:`MIN_MODEL_PARAMS`, 10¹⁸]; accepts ``7e9`` and ``"7B"``."""
 
 
 @dataclass(frozen=True)
@@ -59,12 +82,12 @@ class ModelSize:
 class ModelFields(ModelSource):
     """The model: from a config, a Hub id or a preset, or by its parameter counts."""
 
-    params: ParamCount | None = Field(
+    params: ModelParamCount | None = Field(
         default=None,
         description="Total parameters, e.g. '7B' or 7e9. For MoE the total across experts. "
                     "May be omitted when a config or preset gives the architecture.",
     )
-    active_params: ParamCount | None = Field(
+    active_params: ModelParamCount | None = Field(
         default=None,
         description="Parameters active per token (MoE); at most params. Omit for dense models.",
     )

@@ -32,6 +32,7 @@ from ..estimate_result import LayoutCost
 from ..hardware.cost import CostEstimate, cost_from_flops
 from ..hardware.mfu import MfuPrior
 from ..memory.estimate import MemorySpec, OffloadGap, estimate_memory
+from ..model.fields import MIN_MODEL_PARAMS
 from ..scaling.lesson import split_budget, tokens_for_budget
 
 __all__ = [
@@ -251,7 +252,8 @@ def _status(point: CostEstimate | None, slow: CostEstimate | None,
 def _memory(n: float, machine: Machine | None) -> dict[str, Any]:
     fits = min_count = rented = slowdown = offload = None
     gaps: list[OffloadGap] = []
-    if machine is not None and machine.gpu is not None:
+    # below a run spec's floor (a lesson's tiny budget) the memory is not estimated: unknown
+    if machine is not None and machine.gpu is not None and n >= MIN_MODEL_PARAMS:
         memory = estimate_memory(MemorySpec(params=n, gpu=machine.gpu, gpu_count=machine.gpus))
         fits, min_count = memory.fits, memory.min_gpu_count
         rented = memory.layout.min_gpu_count_rented

@@ -20,6 +20,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError, shown_value
+from ..model.fields import ModelParamCount
 from ..model.param_count import counts_of
 from ..model.source import ModelSource, differs
 from ..quantities import FlopCount, Gain, NotBool, ParamCount, TokenCount
@@ -119,10 +120,10 @@ class OptimalSpec(ModelSource):
     flops: FlopCount | None = Field(
         default=None,
         description="Compute budget in FLOPs, e.g. '1e23'. Default: 6·params·tokens.")
-    params: ParamCount | None = Field(
+    params: ModelParamCount | None = Field(
         default=None, description="The proposed run's parameters. With tokens; for a mixture of "
                                   "experts all of them.")
-    active_params: ParamCount | None = Field(
+    active_params: ModelParamCount | None = Field(
         default=None,
         description="For a mixture of experts: its parameters active per token, at most "
                     "params. The run's FLOPs are 6 × active parameters × tokens and it is "

@@ -1,0 +1,62 @@
+"""A run's model has at least 1,000 parameters (review: ``--params 7`` priced a run of 7
+parameters at < $0.01 without a hint that 7B was meant). The small runs of a scaling fit, the
+split's sizes and a calibration's past runs keep the floor of 1 (tiny models are lessons)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from compute_budget.skill.errors import describe_error
+from compute_budget.skill.memory.estimate import MemorySpec
+from compute_budget.skill.planning.budget_spec import BudgetTableSpec
+from compute_budget.skill.planning.budget_table import budget_table
+from compute_budget.skill.run_spec import RunSpec
+from compute_budget.skill.scaling.points import parse_points
+from compute_budget.skill.scaling.specs import OptimalSpec
+from tests.conftest import Cli
+
+RUN = {"tokens": "1T", "gpu": "h100", "gpu_count": 8}
+
+
+@pytest.mark.parametrize(("model", "fields", "name", "value", "suffix"), [
+    (RunSpec, {**RUN, "params": 7}, "params", "7", "7B = 7e9"),
+    (RunSpec, {**RUN, "params": "999"}, "params", "'999'", "999B = 999e9"),
+    (RunSpec, {**RUN, "params": "47B", "active_params": 13}, "active_params", "13",
+     "13B = 13e9"),
+    (MemorySpec, {"params": 0.5, "gpu_count": 8}, "params", "0.5", "0.5B = 0.5e9"),
+    (OptimalSpec, {"params": 7, "tokens": "1T"}, "params", "7", "7B = 7e9"),
+])
+def test_a_count_below_a_thousand_is_refused_with_the_suffix_it_lacks(
+        model: type[RunSpec], fields: dict[str, object], name: str, value: str,
+        suffix: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        model.model_validate(fields)
+    assert describe_error(info.value) == (
+        f"{name}: {value} is not allowed; must be a number from 1000 to 1e+18, a count of "
+        f"parameters, not of billions: give a suffix, {suffix}")
+
+
+def test_a_thousand_is_the_smallest_run() -> None:
+    assert RunSpec(**RUN, params="1K").params == 1000
+    with pytest.raises(ValidationError) as info:
+        RunSpec(**RUN, params="-7B")
+    assert describe_error(info.value) == ("params: '-7B' is not allowed; must be a number from "
+                                          "1000 to 1e+18")
+
+
+def test_tiny_models_stay_valid_where_they_are_lessons() -> None:
+    # a scaling fit's small runs, and the split's rows at a tiny budget (sizes 10 to 10K)
+    assert parse_points("params,tokens,loss\n100,1e6,4.1\n")[0].params == 100
+    table = budget_table(BudgetTableSpec(budget_flops=1e7, gpu="l4", params=[10, 1e4]))
+    assert [r.params for r in table.rows] == [10, 1e4]
+    assert [r.fits for r in table.rows] == [None, True]  # 10 parameters: no run spec, unknown
+
+
+def test_the_cli_names_the_flag(cli: Cli) -> None:
+    status, out, err = cli("estimate", "--params", "7", "--tokens", "1T", "--gpu", "h100",
+                           "--gpus", "8")
+    assert (status, out) == (2, "")
+    assert err.startswith("error: --params: '7' is not allowed; must be a number from 1000 to "
+                          "1e+18, a count of parameters, not of billions: give a suffix, "
+                          "7B = 7e9"), err
