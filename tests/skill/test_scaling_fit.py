@@ -456,3 +456,25 @@ def test_the_small_sample_statistics_match_scipy_stats() -> None:
     for q in (0.6, 0.8, 0.95):
         for dof in (1, 3, 30):
             assert t_over_z(q, dof) == pytest.approx(stats.t.ppf(q, dof) / stats.norm.ppf(q))
+
+
+@pytest.mark.parametrize("bad", [-3.1, 0.0])
+def test_a_loss_of_zero_or_below_is_refused(bad: float) -> None:
+    # a review: loss -3.1 in one point gave a predicted loss of 0.41 with only "poor fit";
+    # L = E + a·C^(−b) with E ≥ 0 and a > 0 has no curve through it
+    points = [p.model_dump(exclude_none=True) for p in compute_points(0)]
+    points[2]["loss"] = bad
+    err = error_of(lambda: fit_scaling_law(points, target_compute=3e21))
+    assert (err.field, err.value) == ("points[2].loss", bad)
+    assert str(err).endswith("is not allowed; a loss above 0, as every loss L = E + a·C^(−b) "
+                             "fits is (E ≥ 0, a > 0); a metric where higher is better may be 0 "
+                             "or below, with higher_is_better")
+
+
+def test_a_metric_where_higher_is_better_may_be_negative() -> None:
+    # fitted as E − a·C^(−b) with E free: a negative score (a log-likelihood, a reward) rising
+    # with compute is a metric like any other
+    # (on the curve exactly: no bootstrap, so the test stays quick)
+    points = [ScalingPoint(compute=p.flops, loss=-p.loss) for p in compute_points(0, noise=0)]
+    fit = fit_scaling_law(points, target_compute=3e21, higher_is_better=True)
+    assert fit.predicted == pytest.approx(-true_loss(3e21), rel=1e-4)

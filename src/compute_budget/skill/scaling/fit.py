@@ -73,7 +73,7 @@ from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN
 from .curve import Array, Curve, curve_value, grid_starts, solve
 from .lesson import split_budget
 from .next_run import NEXT_RUN_MAX_SHARE, next_run
-from .points import ScalingPoint, as_points, check_target
+from .points import ScalingPoint, as_points, check_losses, check_target
 from .reach import off_the_runs_line
 from .result import LEVEL_RANGE, FitWarning, Form, LossCheckpoint, NextRun, Note, ScalingFit
 from .small_sample import rank_correlation, t_over_z
@@ -276,6 +276,7 @@ def _fit_curve(pts: list[ScalingPoint], higher_is_better: bool) -> _Fitted:
         raise InputError("points", f"{n} points at {distinct} different {what}",
                          f"points at {p} or more different {what}"
                          + (" (duplicate points only)" if distinct == 1 else ""))
+    check_losses(pts, higher_is_better)
     sign = -1.0 if higher_is_better else 1.0
     y_user = np.array([pt.loss for pt in pts])
     oriented = sign * y_user

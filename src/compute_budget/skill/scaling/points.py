@@ -35,8 +35,8 @@ from ..quantities import (
 )
 from ..vocabulary import FLOPS_TOLERANCE, flops_6nd, flops_agree
 
-__all__ = ["COLUMNS", "MAX_POINTS", "ScalingPoint", "as_points", "check_target", "parse_points",
-           "points_from_objects"]
+__all__ = ["COLUMNS", "MAX_POINTS", "ScalingPoint", "as_points", "check_losses", "check_target",
+           "parse_points", "points_from_objects"]
 
 MAX_POINTS = 10_000
 """More points than this are refused: a scaling fit needs a handful, not a log file."""
@@ -213,6 +213,20 @@ def parse_points(text: str, *,
     if fmt == "json" or (fmt is None and stripped[0] in "[{"):
         return points_from_objects(data_json(stripped, "points"))
     return _csv_points(text)
+
+
+def check_losses(points: Sequence[ScalingPoint], higher_is_better: bool) -> None:
+    """A loss (lower is better) above 0 in every point: L = E + a·C^(−b) fits E ≥ 0 and a > 0,
+    so it has no curve through a loss of 0 or below. A metric where higher is better is fitted
+    as E − a·C^(−b) with E free, so it may have any sign."""
+    if higher_is_better:
+        return
+    for index, point in enumerate(points):
+        if point.loss <= 0:
+            raise InputError(f"points[{index}].loss", point.loss,
+                             "a loss above 0, as every loss L = E + a·C^(−b) fits is (E ≥ 0, "
+                             "a > 0); a metric where higher is better may be 0 or below, "
+                             "with higher_is_better")
 
 
 def check_target(compute: float | None, params: float | None, tokens: float | None) -> None:
