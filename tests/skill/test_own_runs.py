@@ -403,3 +403,19 @@ def test_the_split_relay_flags_runs_faster_than_any_published_run() -> None:
     assert told is not None and told["mfu_source"].endswith(
         "; 3 of them ran faster than any published run: ask whether their hours are "
         "device-hours")
+
+
+def test_a_path_as_calibration_names_the_function_that_reads_it(tmp_path: Any) -> None:
+    # a review: RunSpec(calibration="runs.csv") said only "must be a valid tuple"
+    for text in ("runs.csv", "params,tokens,gpu,gpu_hours\n7B,1T,h100,30000\n"):
+        with pytest.raises(ValidationError) as info:
+            RunSpec(**RUN, calibration=text)
+        assert describe_error(info.value) == (
+            f"calibration: {text!r} is not allowed; a list of past runs, not a path or a file's "
+            "text; in Python, read the file with parse_calibration(Path('runs.csv').read_text()) "
+            "and pass what it returns")
+    # and that is what the README says to do
+    path = tmp_path / "runs.csv"
+    path.write_text("params,tokens,gpu,gpu_hours\n7B,1T,h100,30000\n", encoding="utf-8")
+    spec = RunSpec(**RUN, calibration=parse_calibration(path.read_text()))
+    assert spec.calibration is not None and spec.calibration[0].gpu_hours == 30000

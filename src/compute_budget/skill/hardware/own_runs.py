@@ -48,6 +48,7 @@ from typing import Annotated
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -196,7 +197,17 @@ def _count(runs: tuple[PastRun, ...]) -> tuple[PastRun, ...]:
     return runs
 
 
-Calibration = Annotated[tuple[PastRun, ...], AfterValidator(_count)]
+def _not_text(value: object) -> object:
+    """A path or a file's text refused with the function that reads it (pydantic would say only
+    "a valid tuple")."""
+    if isinstance(value, str | bytes):
+        raise ValueError("a list of past runs, not a path or a file's text; in Python, read the "
+                         "file with parse_calibration(Path('runs.csv').read_text()) and pass "
+                         "what it returns")
+    return value
+
+
+Calibration = Annotated[tuple[PastRun, ...], BeforeValidator(_not_text), AfterValidator(_count)]
 """The team's past runs: one to :data:`MAX_RUNS` (checked once every run is valid)."""
 
 
