@@ -395,3 +395,19 @@ def test_counts_other_than_the_one_asked_about_are_estimated_there() -> None:
                                  gpu_count=w.gpu_count))
     assert (w.wall_days, w.dollar_cost) == (alone.wall_days, alone.dollar_cost)
     assert alone.memory is not None and not alone.memory.offload
+
+
+def test_a_given_count_per_token_is_labelled_given() -> None:
+    # a review: estimate_run(spec, flops_per_token=X) called the count 'distillation'
+    from compute_budget.prompts import render_estimate
+
+    spec = RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=8)
+    est = estimate_run(spec, flops_per_token=5e10)
+    assert (est.flops_method, est.flops_per_token, est.flop_counts) == ("given", 5e10, None)
+    assert "- Compute: 5.00 × 10¹⁰ FLOPs per token, as given.\n" in render_estimate(
+        est, detail="full")
+    assert "teacher" not in render_estimate(est, detail="full")
+    # a distillation says so itself, and keeps its label and its words
+    distilled = estimate_run(spec, flops_per_token=5e10, flops_method="distillation")
+    assert distilled.flops_method == "distillation"
+    assert "plus the teacher's forward pass" in render_estimate(distilled, detail="full")

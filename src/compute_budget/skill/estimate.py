@@ -101,7 +101,7 @@ class TokenFlops:
 
 
 def token_flops(spec: RunSpec, given: float | None = None,
-                method: FlopsMethod = "distillation") -> TokenFlops:
+                method: FlopsMethod = "given") -> TokenFlops:
     """Step 1: model FLOPs per token of ``spec`` (or ``given``, counted by ``method``)."""
     model, seq_len = spec.model, spec.resolved_seq_len
     shape, n = model.shape, model.active
@@ -261,14 +261,14 @@ def _feasibility(memory: MemoryEstimate | None, wall_days: float) -> Feasibility
 
 
 def estimate_run(spec: RunSpec, *, flops_per_token: float | None = None,
-                 flops_method: FlopsMethod = "distillation",
+                 flops_method: FlopsMethod = "given",
                  check_memory: bool = True, in_time: bool = True) -> RunEstimate:
     """Estimate FLOPs, time, GPU-hours and dollars for ``spec``, with the MFU band as the range
     (the steps of the module docstring). ``flops_per_token`` replaces the count of step 1
-    (``flops_method`` says how it was obtained: distillation adds the teacher's forward pass
-    2·N_teacher per token); without ``check_memory`` the memory check is skipped. Other counts it
-    names are estimated there (:func:`_followed`), unless ``in_time`` is False (a search that
-    tries counts itself)."""
+    (``flops_method`` says how it was obtained: given, or distillation's teacher forward pass
+    2·N_teacher per token added); without ``check_memory`` the memory check is skipped. Other
+    counts it names are estimated there (:func:`_followed`), unless ``in_time`` is False (a
+    search that tries counts itself)."""
     def at(count: int) -> RunEstimate | None:
         try:
             return _estimate(spec.model_copy(update={"gpu_count": count}), flops_per_token,

@@ -41,7 +41,7 @@ __all__ = [
 MAX_PLAN_DAYS = 365.0
 """A run longer than a year outlives its plan: hardware, data and the question change."""
 Range = tuple[float, float]
-FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "scaled"]
+FlopsMethod = Literal["6N", "6N+attention", "architecture", "distillation", "scaled", "given"]
 Feasibility = Literal["ok", "does_not_fit", "too_long"]
 WarningCode = Literal["sparse_peak", "peak_above_catalog", "mfu_near_peak", "params_differ",
                       "active_params_differ", "moe_without_active_params", "under_trained",
@@ -237,7 +237,8 @@ class RunEstimate(CostEstimate):
                     "attention beyond the calibration context, from a shape guessed from N), "
                     "architecture (the config's exact count; the term-by-term count is in "
                     "flops_breakdown), distillation (student + teacher forward 2·N_t), scaled "
-                    "(the original's per-token FLOPs scaled with the model).")
+                    "(the original's per-token FLOPs scaled with the model), given (passed in "
+                    "as flops_per_token).")
     flop_counts: FlopCounts | None = Field(
         description="6·N, the attention terms at the context and at the calibration context, "
                     "and the estimate's count per token; None when FLOPs per token were given.")
