@@ -22,14 +22,14 @@ def test_worked_example_of_the_skill() -> None:
 
 
 def test_worked_example_positional_order() -> None:
-    est = estimate_run_cost(N_params=7e9, T_tokens=1e11, gpus=8, gpu_tflops=312, mfu=0.4,
+    est = estimate_run_cost(params=7e9, T_tokens=1e11, gpus=8, gpu_tflops=312, mfu=0.4,
                             dollar_per_gpu_hour=1.5)
     assert est.flops == estimate_run_cost(7e9, 1e11, 8, 312, 0.4, 1.5).flops
 
 
 @pytest.mark.parametrize(
     ("position", "name"),
-    [(0, "N_params"), (1, "T_tokens"), (2, "gpus"), (3, "gpu_tflops"), (5, "dollar_per_gpu_hour")],
+    [(0, "params"), (1, "T_tokens"), (2, "gpus"), (3, "gpu_tflops"), (5, "dollar_per_gpu_hour")],
 )
 @pytest.mark.parametrize("bad", [0, -3, math.nan, math.inf])
 def test_estimate_run_cost_rejects_bad_arguments(position: int, name: str, bad: float) -> None:

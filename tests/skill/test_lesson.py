@@ -54,10 +54,10 @@ def test_lesson_table_row() -> None:
 @pytest.mark.parametrize(
     ("call", "argument"),
     [
-        (lambda bad: train_flops(bad, 1e8), "N"),
+        (lambda bad: train_flops(bad, 1e8), "params"),
         (lambda bad: train_flops(1e6, bad), "D"),
         (lambda bad: tokens_for_budget(bad, 1e6), "C"),
-        (lambda bad: tokens_for_budget(6e14, bad), "N"),
+        (lambda bad: tokens_for_budget(6e14, bad), "params"),
         (lambda bad: params_for_budget(6e14, bad), "D"),
         (lambda bad: training_seconds(6e14, bad), "flops_per_sec"),
         (lambda bad: split_budget(6e14, bad), "ratio"),
@@ -83,7 +83,29 @@ def test_utilization_of_exactly_one_is_allowed() -> None:
 def test_reads_quantities_as_the_specs_do_and_refuses_non_numbers() -> None:
     # The same types as the specs (issue 15): "7B" is 7·10⁹, a switch or a word is refused.
     assert train_flops("7B", 1e8) == pytest.approx(6 * 7e9 * 1e8)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"^N: "):
+    with pytest.raises(ValueError, match=r"^params: "):
         train_flops("seven", 1e8)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"^N: "):
+    with pytest.raises(ValueError, match=r"^params: "):
         train_flops(True, 1e8)
+
+
+def test_a_bad_parameter_count_has_one_name_everywhere() -> None:
+    # a review: estimate_run_cost named it N_params and train_flops N; the specs, the CLI and
+    # the server name it params
+    from compute_budget import estimate_run_cost
+
+    for call in (lambda: estimate_run_cost(-1, 1e11, 8, 312, 0.4, 1.5),
+                 lambda: train_flops(-1, 1e8), lambda: tokens_for_budget(6e14, -1)):
+        with pytest.raises(ValueError, match=r"^params: -1 is not allowed; "):
+            call()
+
+
+def test_the_old_argument_names_work_for_a_release_with_a_warning() -> None:
+    from compute_budget import estimate_run_cost
+
+    with pytest.warns(DeprecationWarning, match="train_flops's argument N is renamed params"):
+        assert train_flops(N=1e6, D=1e8) == train_flops(params=1e6, D=1e8)
+    with pytest.warns(DeprecationWarning, match="argument N_params is renamed params"):
+        old = estimate_run_cost(N_params=7e9, T_tokens=1e11, gpus=8, gpu_tflops=312, mfu=0.4,
+                                dollar_per_gpu_hour=1.5)
+    assert old.flops == estimate_run_cost(7e9, 1e11, 8, 312, 0.4, 1.5).flops

@@ -8,9 +8,12 @@ parameter, 8 devices per node). Nothing here imports a wing; every wing may impo
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from typing import Annotated, Any, Literal, get_args
+import warnings
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -43,8 +46,12 @@ __all__ = [
     "flops_6nd",
     "flops_agree",
     "normalize_name",
+    "renamed_arguments",
     "starts_from_a_model",
 ]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 # --- the arithmetic of training -----------------------------------------------------------
 
@@ -145,6 +152,25 @@ class DefaultUsed(BaseModel):
     value: float | str | None = Field(description="The value taken; None when unknown.")
     basis: str = Field(description="Why this value: a code (prior, catalog, device_default, "
                                    "default, searched, unknown).")
+
+
+def renamed_arguments(**renamed: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """A function whose arguments ``old=new`` were renamed: the old keyword still works for one
+    release, with a DeprecationWarning (as ``skill.RENAMED`` keeps old public names)."""
+    def wrap(function: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(function)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            for old, new in renamed.items():
+                if old in kwargs:
+                    warnings.warn(f"{function.__name__}'s argument {old} is renamed {new}; the "
+                                  "old name goes in the next release", DeprecationWarning,
+                                  stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return call
+
+    return wrap
 
 
 def normalize_name(name: str) -> str:

@@ -25,6 +25,7 @@ from ..vocabulary import (
     FiniteResult,
     Mfu,
     flops_6nd,
+    renamed_arguments,
 )
 
 __all__ = [
@@ -97,9 +98,10 @@ def cost_from_flops(
     )
 
 
+@renamed_arguments(N_params="params")
 @validated
 def estimate_run_cost(
-    N_params: ParamCount,
+    params: ParamCount,
     T_tokens: TokenCount,
     gpus: DeviceCount,
     gpu_tflops: TflopsPerDevice,
@@ -108,14 +110,14 @@ def estimate_run_cost(
     *,
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET,
 ) -> CostEstimate:
-    """Cost of training N parameters on T tokens: the stage-3 skill's function.
+    """Cost of training ``params`` = N parameters on T tokens: the stage-3 skill's function.
 
     FLOPs = 6·N·T (Kaplan et al. 2020); wall time = FLOPs / (gpus · gpu_tflops·10¹² · mfu);
     dollars = wall hours · gpus · dollar_per_gpu_hour. ``gpu_tflops`` must be the *dense* peak
     for the precision used. Every argument is checked against the types the run spec uses; an
     :class:`~..errors.ArgumentsError` names each one refused.
     """
-    return cost_from_flops(flops_6nd(N_params, T_tokens), gpus, gpu_tflops,
+    return cost_from_flops(flops_6nd(params, T_tokens), gpus, gpu_tflops,
                            mfu, dollar_per_gpu_hour, failure_budget)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..quantities import FlopCount, FlopRate, ParamCount, TokenCount, TokensPerParam, validated
-from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN, Mfu, flops_6nd
+from ..vocabulary import FLOPS_PER_PARAM_PER_TOKEN, Mfu, flops_6nd, renamed_arguments
 
 __all__ = [
     "params_for_budget",
@@ -23,16 +23,19 @@ __all__ = [
 ]
 
 
+@renamed_arguments(N="params")
 @validated
-def train_flops(N: ParamCount, D: TokenCount) -> float:
-    """Training compute C = 6·N·D in FLOPs, for N parameters and D tokens."""
-    return flops_6nd(N, D)
+def train_flops(params: ParamCount, D: TokenCount) -> float:
+    """Training compute C = 6·N·D in FLOPs, for ``params`` = N parameters and D tokens."""
+    return flops_6nd(params, D)
 
 
+@renamed_arguments(N="params")
 @validated
-def tokens_for_budget(C: FlopCount, N: ParamCount) -> float:
-    """Tokens D = C / (6·N) that a budget of C FLOPs buys for a model of N parameters."""
-    return C / (FLOPS_PER_PARAM_PER_TOKEN * N)
+def tokens_for_budget(C: FlopCount, params: ParamCount) -> float:
+    """Tokens D = C / (6·N) that a budget of C FLOPs buys for a model of ``params`` = N
+    parameters."""
+    return C / (FLOPS_PER_PARAM_PER_TOKEN * params)
 
 
 @validated
