@@ -177,3 +177,16 @@ BAD_CANDIDATES = [
 BAD_FIELDS = {"candidates[0].gpu": "'A6000 Ada'", "candidates[0].gpu_count": "0",
               "candidates[0].usd_per_gpu_hour": "-1",
               "candidates[1].gain_uncertainty": "-0.5"}
+
+
+def test_a_file_keeps_the_words_of_a_table(cli: Cli, tmp_path: Path) -> None:
+    # the CLI's file is a table: a missing cell is a value in its column, the count is of data
+    # rows (the MCP list names the candidate instead: tests/tools/test_compare_errors_mcp.py)
+    path = tmp_path / "c.csv"
+    path.write_text(CSV.replace(",1.5,0.4", ",,0.4"))
+    code, _, err = cli("compare", str(path))
+    assert code == 2 and "predicted_gain: required but missing; a value in this column (the " \
+                         "expected gain in your metric, higher is better)" in err, err
+    path.write_text(CSV.splitlines()[0] + "\n" + CSV.splitlines()[1] + "\n")
+    code, _, err = cli("compare", str(path))
+    assert code == 2 and "from 2 to 50 candidates (data rows" in err, err

@@ -49,3 +49,17 @@ async def test_one_bad_field_reads_as_before(client: Client) -> None:
         "candidates": [good | {"name": "a", "gpu": "h1000"}, good]})
     lines = _lines(result)
     assert len(lines) == 1 and lines[0].startswith("candidates[0].gpu: 'h1000' is not allowed; ")
+
+
+async def test_a_missing_value_names_the_candidate_not_a_column(client: Client) -> None:
+    # a list over MCP read like a CSV import: "candidates[1].predicted_gain: required but
+    # missing; a value in this column" and "from 2 to 50 candidates (data rows)" (review of the
+    # doors' wording, item 1)
+    good = BAD_CANDIDATES[1] | {"gain_uncertainty": 0.5}
+    missing = {k: v for k, v in good.items() if k != "predicted_gain"}
+    lines = _lines(await client.call_tool("compare_candidates", {
+        "candidates": [good | {"name": "a"}, missing | {"name": "b"}]}))
+    assert lines == ["candidates[1] ('b'): predicted_gain is required (the expected gain in "
+                     "your metric, higher is better)"]
+    lines = _lines(await client.call_tool("compare_candidates", {"candidates": [good]}))
+    assert lines == ["candidates: '1 candidate' is not allowed; from 2 to 50 candidates"]

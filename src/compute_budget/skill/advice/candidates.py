@@ -15,7 +15,10 @@ names (compared ignoring case).
 Every error is an :class:`~compute_budget.skill.errors.InputError` naming the row (0-based data
 row) and the column, e.g. ``candidates[2].params``, the value and what is allowed. The values of
 every row are checked before any is refused: with more than one bad cell, one
-:class:`~compute_budget.skill.errors.MultipleInputError` names each of them, a line each.
+:class:`~compute_budget.skill.errors.MultipleInputError` names each of them, a line each. A row
+of a CSV table (:class:`TableRow`) is worded as a table's (a value in its column, data rows); a
+row of a list (the MCP tool's argument, a JSON list) as a list's item: ``candidates[1] ('b'):
+predicted_gain is required (…)``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from ..errors import (
     MultipleInputError,
     UnknownAcceleratorError,
     plain_message,
+    shown_field,
+    shown_value,
 )
 from ..model.config_file import data_csv_rows, data_json
 from ..quantities import Gain, Uncertainty
@@ -42,6 +47,8 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "MIN_CANDIDATES",
     "Candidate",
+    "MissingValueError",
+    "TableRow",
     "parse_candidates",
     "validate_candidates",
 ]
@@ -58,6 +65,32 @@ ALIASES = {"gpus": "gpu_count", "price": "usd_per_gpu_hour", "gain": "predicted_
            "uncertainty": "gain_uncertainty"}
 """The CLI's flag names for four columns (``estimate --gpus --price``, ``decide --gain
 --uncertainty``)."""
+REQUIRED_HINTS = {
+    "name": "a short name of its own",
+    "tokens": "the training tokens, e.g. 20B",
+    "gpu": "a catalog accelerator, e.g. h100",
+    "gpu_count": "the number of devices",
+    "predicted_gain": "the expected gain in your metric, higher is better",
+    "gain_uncertainty": "its 1σ uncertainty, in the same units (0 if certain)",
+}
+"""What a required column holds, said when a row leaves it out."""
+
+
+class TableRow(dict[str, Any]):
+    """A row read from a CSV table, keyed by column: its errors are worded as a table's."""
+
+
+class MissingValueError(InputError):
+    """A row leaves out a value it needs: an item of a list is named with the candidate's name
+    (``candidates[1] ('b'): predicted_gain is required (…)``), a table's row as any cell."""
+
+    def __init__(self, row: str, column: str, allowed: str, *, name: str | None = None,
+                 table: bool = False) -> None:
+        super().__init__(f"{row}.{column}", None,
+                         f"a value in this column ({allowed})" if table else allowed)
+        if not table:
+            label = "" if name is None else f" ({shown_value(name)})"
+            self.args = (f"{row}{label}: {shown_field(column)} is required ({allowed})",)
 
 
 class Candidate(RunSpec):
@@ -112,10 +145,11 @@ def _unknown_column(field: str, value: object, key: str, listed: bool = True) ->
     return InputError(field, value, f"unknown column {key!r}{hint}{known}")
 
 
-def _count_check(count: int) -> None:
+def _count_check(count: int, rows: str = "") -> None:
+    """2 to 50 candidates; ``rows`` says what a table counts (its data rows)."""
     if not MIN_CANDIDATES <= count <= MAX_CANDIDATES:
         raise InputError("candidates", f"{count} candidate{'s' * (count != 1)}",
-                         f"from {MIN_CANDIDATES} to {MAX_CANDIDATES} candidates (data rows)")
+                         f"from {MIN_CANDIDATES} to {MAX_CANDIDATES} candidates{rows}")
 
 
 def _raise_all(errors: Sequence[InputError]) -> None:
@@ -160,7 +194,7 @@ def _parse_csv(text: str) -> list[dict[str, Any]]:
                                                   "each candidate")
     header, data = rows[0], rows[1:]
     keys = _csv_keys(header)
-    _count_check(len(data))
+    _count_check(len(data), " (data rows, after the header row)")
     out: list[dict[str, Any]] = []
     errors: list[InputError] = []
     for i, row in enumerate(data):
@@ -177,7 +211,7 @@ def _parse_csv(text: str) -> list[dict[str, Any]]:
                                          "no value under a header cell without a column name"))
                 continue
             record[column] = cell.strip()
-        out.append(record)
+        out.append(TableRow(record))
     _raise_all(errors)
     return out
 
@@ -242,26 +276,38 @@ def parse_candidates(text: str, *,
 # --- validation ---------------------------------------------------------------------------
 
 
-def _cell_error(index: int, err: Any) -> InputError:
+def _cell_error(index: int, row: Mapping[str, Any], err: Any) -> InputError:
     """One error of one row (a pydantic error dict), as an InputError naming
     ``candidates[i].column``."""
     loc = [str(p) for p in err.get("loc", ()) if not str(p).startswith("function-")]
     column = loc[0] if loc else None
     original = (err.get("ctx") or {}).get("error")
     if isinstance(original, InputError):
-        field = f"candidates[{index}].{original.field}"
-        if isinstance(original, UnknownAcceleratorError):
-            return UnknownAcceleratorError(field, original.value, original.suggestions)
-        if isinstance(original, ConfigError):
-            return ConfigError(field, original.value, original.allowed)
-        return InputError(field, original.value, original.allowed)
+        return _located(index, row, original)
     field = f"candidates[{index}]" + (f".{column}" if column else "")
     kind = err.get("type", "")
-    if kind == "missing":
-        return InputError(field, None, "a value in this column")
+    if kind == "missing" and column:
+        return _missing(index, row, column, REQUIRED_HINTS.get(column, "a value"))
     if kind == "extra_forbidden":
         return _unknown_column(field, err.get("input"), column or "")
     return InputError(field, err.get("input"), plain_message(str(err.get("msg", "invalid"))))
+
+
+def _missing(index: int, row: Mapping[str, Any], column: str, allowed: str) -> InputError:
+    return MissingValueError(f"candidates[{index}]", column, allowed, name=_raw_name(row),
+                             table=isinstance(row, TableRow))
+
+
+def _located(index: int, row: Mapping[str, Any], original: InputError) -> InputError:
+    """An error a row's spec raised about one of its fields, named in the row."""
+    field = f"candidates[{index}].{original.field}"
+    if isinstance(original, UnknownAcceleratorError):
+        return UnknownAcceleratorError(field, original.value, original.suggestions)
+    if isinstance(original, ConfigError):
+        return ConfigError(field, original.value, original.allowed)
+    if original.value is None:
+        return _missing(index, row, original.field, original.allowed)
+    return InputError(field, original.value, original.allowed)
 
 
 def _row(index: int, row: object) -> Candidate | list[InputError]:
@@ -274,9 +320,9 @@ def _row(index: int, row: object) -> Candidate | list[InputError]:
     try:
         return Candidate.model_validate(given)
     except ValidationError as exc:
-        return [_cell_error(index, err) for err in exc.errors(include_url=False)]
+        return [_cell_error(index, row, err) for err in exc.errors(include_url=False)]
     except InputError as exc:  # raised outside pydantic's wrapping
-        return [InputError(f"candidates[{index}].{exc.field}", exc.value, exc.allowed)]
+        return [_located(index, row, exc)]
 
 
 def _raw_name(row: object) -> str | None:
