@@ -118,3 +118,17 @@ def test_the_known_columns_are_listed_once_however_many_keys_are_unknown() -> No
     assert [e.field for e in caught.value.errors] == [
         "candidates[0].mfuu", "candidates[1].prise", "candidates[1].mfuu"]
     assert "unknown column 'prise' (did you mean `usd_per_gpu_hour`?)" in text
+
+
+def test_the_model_id_is_the_model_column_as_the_tool_and_the_flag_name_it() -> None:
+    # the tool's key and the CLI's flag are `model`; a table refused that column and listed
+    # `model_id` (review of the doors' wording, item 2)
+    rows = parse_candidates("name,model,tokens\na,org/a,1B\nb,org/b,1B\n")
+    assert [r["model"] for r in rows] == ["org/a", "org/b"]
+    assert parse_candidates("name,model_id\na,org/a\nb,org/b\n")[0] == {"name": "a",
+                                                                        "model": "org/a"}
+    with pytest.raises(InputError) as caught:
+        parse_candidates(json.dumps([{"name": "a", "modle": "org/a"}, {"name": "b"}]))
+    text = str(caught.value)
+    assert "(did you mean `model`?)" in text and ", model, preset" in text
+    assert "model_id" not in text

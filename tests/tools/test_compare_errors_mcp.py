@@ -63,3 +63,11 @@ async def test_a_missing_value_names_the_candidate_not_a_column(client: Client) 
                      "your metric, higher is better)"]
     lines = _lines(await client.call_tool("compare_candidates", {"candidates": [good]}))
     assert lines == ["candidates: '1 candidate' is not allowed; from 2 to 50 candidates"]
+
+
+async def test_keys_are_named_as_the_tool_takes_them(client: Client) -> None:
+    good = BAD_CANDIDATES[1] | {"gain_uncertainty": 0.5}
+    lines = _lines(await client.call_tool("compare_candidates", {
+        "candidates": [good | {"name": "a", "modle": "org/a"}, good]}))
+    assert len(lines) == 1 and "(did you mean `model`?)" in lines[0]
+    assert ", model, preset" in lines[0] and "model_id" not in lines[0]

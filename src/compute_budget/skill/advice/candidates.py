@@ -8,7 +8,9 @@ everywhere (``1B``, ``20B``, ``$2.49``). ``params`` may be left out when a ``con
 ``preset`` gives the model, as for a single run.
 
 Column names are matched ignoring case, surrounding spaces and ``-`` for ``_``; the CLI's
-``gpus`` and ``price`` name ``gpu_count`` and ``usd_per_gpu_hour``. An empty CSV cell, a JSON
+``gpus`` and ``price`` name ``gpu_count`` and ``usd_per_gpu_hour``. A field with an alias is the
+column of that name, as the tool's key and the CLI's flag name it (``model``; ``model_id`` is
+read as it). An empty CSV cell, a JSON
 ``null`` or a blank string means "not given". A table holds 2 to 50 candidates with distinct
 names (compared ignoring case).
 
@@ -62,9 +64,9 @@ MAX_TEXT_CHARS = 1_000_000
 REQUIRED_COLUMNS = ("name", "params", "tokens", "gpu", "gpu_count", "predicted_gain",
                     "gain_uncertainty")
 ALIASES = {"gpus": "gpu_count", "price": "usd_per_gpu_hour", "gain": "predicted_gain",
-           "uncertainty": "gain_uncertainty"}
+           "uncertainty": "gain_uncertainty", "model_id": "model"}
 """The CLI's flag names for four columns (``estimate --gpus --price``, ``decide --gain
---uncertainty``)."""
+--uncertainty``), and the field behind the ``model`` column."""
 REQUIRED_HINTS = {
     "name": "a short name of its own",
     "tokens": "the training tokens, e.g. 20B",
@@ -121,7 +123,8 @@ class Candidate(RunSpec):
 
 
 def _columns() -> tuple[str, ...]:
-    return tuple(Candidate.model_fields)
+    """The columns, as the user names them: a field's alias where it has one (``model``)."""
+    return tuple(info.alias or name for name, info in Candidate.model_fields.items())
 
 
 def _known_columns_text() -> str:
@@ -175,7 +178,7 @@ def _csv_keys(header: Sequence[str]) -> list[str | None]:
     keys: list[str | None] = []
     errors: list[InputError] = []
     unknown = [i for i, raw in enumerate(header)
-               if _column(raw) and _column(raw) not in Candidate.model_fields]
+               if _column(raw) and _column(raw) not in _columns()]
     for i, raw in enumerate(header):
         key, field = _column(raw), f"columns[{i}]"  # by place: the CLI shows no file text
         if key in keys:
@@ -225,7 +228,7 @@ def _json_record(index: int, item: object) -> tuple[dict[str, Any], list[InputEr
     seen: set[str] = set()
     for raw, value in item.items():
         key = _column(str(raw))
-        if key not in Candidate.model_fields:
+        if key not in _columns():
             errors.append(_unknown_column(f"candidates[{index}].{raw}", value, key))
         elif key in seen:
             errors.append(InputError(f"candidates[{index}].{raw}", value,
