@@ -186,7 +186,8 @@ def test_a_file_keeps_the_words_of_a_table(cli: Cli, tmp_path: Path) -> None:
     path.write_text(CSV.replace(",1.5,0.4", ",,0.4"))
     code, _, err = cli("compare", str(path))
     assert code == 2 and "predicted_gain: required but missing; a value in this column (the " \
-                         "expected gain in your metric, higher is better)" in err, err
+                         "expected gain in your metric as a delta, higher is better; or " \
+                         "metric_now and metric_expected)" in err, err
     path.write_text(CSV.splitlines()[0] + "\n" + CSV.splitlines()[1] + "\n")
     code, _, err = cli("compare", str(path))
     assert code == 2 and "from 2 to 50 candidates (data rows" in err, err

@@ -60,7 +60,8 @@ async def test_a_missing_value_names_the_candidate_not_a_column(client: Client) 
     lines = _lines(await client.call_tool("compare_candidates", {
         "candidates": [good | {"name": "a"}, missing | {"name": "b"}]}))
     assert lines == ["candidates[1] ('b'): predicted_gain is required (the expected gain in "
-                     "your metric, higher is better)"]
+                     "your metric as a delta, higher is better; or metric_now and "
+                     "metric_expected)"]
     lines = _lines(await client.call_tool("compare_candidates", {"candidates": [good]}))
     assert lines == ["candidates: '1 candidate' is not allowed; from 2 to 50 candidates"]
 
@@ -71,3 +72,15 @@ async def test_keys_are_named_as_the_tool_takes_them(client: Client) -> None:
         "candidates": [good | {"name": "a", "modle": "org/a"}, good]}))
     assert len(lines) == 1 and "(did you mean `model`?)" in lines[0]
     assert ", model, preset" in lines[0] and "model_id" not in lines[0]
+
+
+async def test_the_metric_pair_is_taken_as_render_verdict_takes_it(client: Client) -> None:
+    # SKILL.md step 3 offers the metric pair; compare_candidates refused it (item 3)
+    good = BAD_CANDIDATES[1] | {"gain_uncertainty": 0.01}
+    pair = {k: v for k, v in good.items() if k != "predicted_gain"} | {
+        "name": "a", "metric_now": 2.1, "metric_expected": 2.05, "higher_is_better": False}
+    result = await client.call_tool("compare_candidates", {
+        "candidates": [pair, good | {"predicted_gain": 0.05}]})
+    assert not result.is_error, result.content[0].text
+    rows = {r["name"]: r for r in result.structured_content["candidates"]}
+    assert rows["a"]["predicted_gain"] == pytest.approx(0.05)

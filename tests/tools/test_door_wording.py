@@ -154,7 +154,8 @@ def test_no_help_shows_an_argument_name(capsys: pytest.CaptureFixture[str]) -> N
         # a metavar is short (N, USD), never the argument's name upper-cased
         assert not re.search(r"--[a-z-]+ [A-Z]+_[A-Z_]+\b", text), command
         words = set(re.findall(r"(?<![\w.`/-])[a-z]+(?:_[a-z0-9]+)+\b", text))
-        columns = {"gpu_count", "predicted_gain", "gain_uncertainty"}  # compare's FILE's
+        columns = {"gpu_count", "predicted_gain", "gain_uncertainty", "metric_now",
+                   "metric_expected", "higher_is_better"}  # compare's FILE's
         values = {"d_in", "d_out", "flash_attention_2"}  # a formula's; transformers' choice
         assert not words - values - (columns if command == "compare" else set()), (
             command, words)

@@ -142,8 +142,9 @@ def _split_fields(args: argparse.Namespace, model: Any) -> Fields:
 def _compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE",
                    help="A .csv (header row) or .json list of candidates: name, params, tokens, "
-                        "gpu, gpu_count, predicted_gain, gain_uncertainty, and any other run "
-                        "field of `estimate` (e.g. mfu, price, kind); quantities like 7B, 1T.")
+                        "gpu, gpu_count, predicted_gain (or metric_now and metric_expected, "
+                        "with higher_is_better), gain_uncertainty, and any other run field of "
+                        "`estimate` (e.g. mfu, price, kind); quantities like 7B, 1T.")
     for field, name, metavar in (("baseline_to_beat", "--baseline", "B"),
                                  ("usd_per_unit_gain", "--value-per-unit", "USD"),
                                  ("budget_usd", None, "USD"), ("pool_gpu_days", None, "DAYS"),

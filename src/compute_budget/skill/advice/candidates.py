@@ -2,7 +2,9 @@
 CSV table (a header row, one candidate a row) or a JSON list of objects.
 
 Columns: ``name``, ``params``, ``tokens``, ``gpu``, ``gpu_count``, ``predicted_gain`` and
-``gain_uncertainty``; any other field of :class:`~compute_budget.skill.run_spec.RunSpec` may be
+``gain_uncertainty``; instead of ``predicted_gain``, the metric itself, ``metric_now`` and
+``metric_expected`` (with ``higher_is_better`` false for a loss), read as the verdict reads them
+(:func:`.gain.read_gain`); any other field of :class:`~compute_budget.skill.run_spec.RunSpec` may be
 added (``mfu``, ``usd_per_gpu_hour``, ``kind``, ``preset``, ``config`` …). Quantities read as
 everywhere (``1B``, ``20B``, ``$2.49``). ``params`` may be left out when a ``config`` or
 ``preset`` gives the model, as for a single run.
@@ -29,7 +31,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..errors import (
     ConfigError,
@@ -43,6 +45,8 @@ from ..errors import (
 from ..model.config_file import data_csv_rows, data_json
 from ..quantities import Gain, Uncertainty
 from ..run_spec import RunSpec
+from .decision import DecisionInputs
+from .gain import GAIN_FORMS, NO_GAIN, read_gain
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -72,7 +76,6 @@ REQUIRED_HINTS = {
     "tokens": "the training tokens, e.g. 20B",
     "gpu": "a catalog accelerator, e.g. h100",
     "gpu_count": "the number of devices",
-    "predicted_gain": "the expected gain in your metric, higher is better",
     "gain_uncertainty": "its 1σ uncertainty, in the same units (0 if certain)",
 }
 """What a required column holds, said when a row leaves it out."""
@@ -90,9 +93,16 @@ class MissingValueError(InputError):
                  table: bool = False) -> None:
         super().__init__(f"{row}.{column}", None,
                          f"a value in this column ({allowed})" if table else allowed)
+        self.column = column
         if not table:
             label = "" if name is None else f" ({shown_value(name)})"
             self.args = (f"{row}{label}: {shown_field(column)} is required ({allowed})",)
+
+
+def _verdict_field(name: str) -> Any:
+    """The verdict's field ``name`` (its default and description): the metric pair a candidate
+    takes as ``decide`` takes it."""
+    return DecisionInputs.model_fields[name]
 
 
 class Candidate(RunSpec):
@@ -103,13 +113,18 @@ class Candidate(RunSpec):
         min_length=1, max_length=MAX_NAME_LENGTH,
         description=f"Short unique name of the candidate (1 to {MAX_NAME_LENGTH} characters).",
     )
-    predicted_gain: Gain = Field(
+    predicted_gain: Gain | None = Field(
+        default=None,
         description="Predicted improvement from the run (a delta), in the user's metric, "
-                    "higher is better (a loss reduction as a positive number).",
+                    "higher is better (a loss reduction as a positive number); or give "
+                    "metric_now and metric_expected.",
     )
     gain_uncertainty: Uncertainty = Field(
         description="1σ uncertainty of the gain, same units, ≥ 0 (0 if certain).",
     )
+    metric_now: Gain | None = _verdict_field("metric_now")
+    metric_expected: Gain | None = _verdict_field("metric_expected")
+    higher_is_better: bool = _verdict_field("higher_is_better")
 
     @field_validator("name", mode="before")
     @classmethod
@@ -120,6 +135,13 @@ class Candidate(RunSpec):
         if any(not ch.isprintable() for ch in text):
             raise ValueError("must be printable text on one line")
         return text
+
+    @model_validator(mode="after")
+    def _one_gain(self) -> Candidate:
+        """The gain read as the verdict reads it: one form, a whole metric pair."""
+        read_gain(self.predicted_gain, self.gain_uncertainty, metric_now=self.metric_now,
+                  metric_expected=self.metric_expected, higher_is_better=self.higher_is_better)
+        return self
 
 
 def _columns() -> tuple[str, ...]:
@@ -323,9 +345,14 @@ def _row(index: int, row: object) -> Candidate | list[InputError]:
     try:
         return Candidate.model_validate(given)
     except ValidationError as exc:
-        return [_cell_error(index, row, err) for err in exc.errors(include_url=False)]
+        errors = [_cell_error(index, row, err) for err in exc.errors(include_url=False)]
     except InputError as exc:  # raised outside pydantic's wrapping
-        return [_located(index, row, exc)]
+        errors = [_located(index, row, exc)]
+    named = {getattr(e, "column", None) for e in errors}
+    if not given.keys() & set(GAIN_FORMS) and "predicted_gain" not in named:
+        # no gain given, and the check that says so did not run: another field refused first
+        errors.append(_missing(index, row, "predicted_gain", NO_GAIN))
+    return errors
 
 
 def _raw_name(row: object) -> str | None:

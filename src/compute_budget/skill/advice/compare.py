@@ -97,8 +97,8 @@ class CompareSpec(BaseModel):
     candidates: list[Candidate] = Field(
         min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES,
         description=f"{MIN_CANDIDATES} to {MAX_CANDIDATES} runs, each with a unique name. Each "
-                    "a run spec with a predicted_gain and its gain_uncertainty (1σ), in the "
-                    "same units for all.",
+                    "a run spec with a predicted_gain (or metric_now and metric_expected) and "
+                    "its gain_uncertainty (1σ), in the same units for all.",
     )
     baseline_to_beat: Gain = Field(
         default=0.0,
@@ -279,7 +279,10 @@ def _rank_key(row: tuple[int, CandidateResult]) -> tuple[bool, bool, bool, float
 def _assess(spec: CompareSpec, candidate: Candidate) -> CandidateResult:
     estimate = estimate_run(candidate)
     decision = decision_summary(estimate, candidate.predicted_gain, candidate.gain_uncertainty,
-                                spec.baseline_to_beat, usd_per_unit_gain=spec.usd_per_unit_gain,
+                                spec.baseline_to_beat, metric_now=candidate.metric_now,
+                                metric_expected=candidate.metric_expected,
+                                higher_is_better=candidate.higher_is_better,
+                                usd_per_unit_gain=spec.usd_per_unit_gain,
                                 budget_usd=spec.budget_usd, kind=estimate.kind)
     cost_f = estimate.dollar_cost_with_failures
     gpu_days = candidate.gpu_count * estimate.wall_days

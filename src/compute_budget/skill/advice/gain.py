@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 
-__all__ = ["GainNote", "GainReading", "normal_cdf", "read_gain"]
+__all__ = ["GAIN_FORMS", "NO_GAIN", "GainNote", "GainReading", "normal_cdf", "read_gain"]
 
 GainNote = Literal["looks_absolute", "looks_like_a_level", "baseline_looks_absolute",
                    "unit_slip", "baseline_below_zero"]
@@ -44,6 +44,11 @@ LEVEL_PRECISION = 0.05
 """A delta of at least LEVEL_FLOOR with σ at most LEVEL_PRECISION of it reads like a level."""
 UNIT_SLIP_RATIO = 10.0
 """σ more than this many times a gain below 1 looks like a unit slip."""
+GAIN_FORMS = ("predicted_gain", "metric_now", "metric_expected")
+"""The fields that give a gain, one way or the other."""
+NO_GAIN = ("the expected gain in your metric as a delta, higher is better; or metric_now and "
+           "metric_expected")
+"""What a gain given neither way needs (an error with ``predicted_gain`` missing)."""
 
 
 def normal_cdf(z: float) -> float:
@@ -101,8 +106,7 @@ def _check_form(predicted_gain: float | None, metric_now: float | None,
         missing = "metric_now" if metric_now is None else "metric_expected"
         raise InputError(missing, None, "metric_now and metric_expected together")
     if predicted_gain is None and not metric_given:
-        raise InputError("predicted_gain", None,
-                         "a predicted gain, or metric_now and metric_expected")
+        raise InputError("predicted_gain", None, NO_GAIN)
     if predicted_gain is not None and not higher_is_better:
         raise InputError("predicted_gain", predicted_gain,
                          "for a metric where lower is better: give metric_now and "
