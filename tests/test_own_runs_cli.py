@@ -72,7 +72,8 @@ def test_every_command_that_prices_time_takes_the_file(cli: Cli, runs_csv: Path,
     ("7B,1T,h100,-5,,\n", "calibration[0].gpu_hours: must be > 0"),
     ("7B,1T,h100,30000,,\n7B,1T,h999,30000,,\n", "calibration[1].gpu: unknown accelerator"),
     ("7B,1T,h100,,,\n", "calibration[0].gpu_hours: give gpu_hours or wall_days (with gpu_count)"),
-    ("7B,1T,h100,,3,\n", "calibration[0].gpu_count: the number of devices, with wall_days"),
+    ("7B,1T,h100,,3,\n", "calibration[0].gpu_count: the number of devices, needed with "
+                          "wall_days"),
 ])
 def test_bad_runs_exit_2_naming_the_row_and_column(cli: Cli, tmp_path: Path, rows: str,
                                                    named: str) -> None:

@@ -194,12 +194,12 @@ def test_bad_runs_are_named_each_at_once() -> None:
     lines = message.splitlines()
     assert lines[0].startswith("calibration[0].gpu_hours: -5 is not allowed; must be > 0")
     assert lines[1].startswith("calibration[1].gpu: 'h999' is not allowed; unknown accelerator")
-    assert lines[2].startswith("calibration[2].gpu_hours: None is not allowed; give gpu_hours or "
-                               "wall_days")
+    assert lines[2].startswith("calibration[2].gpu_hours: required but missing; give gpu_hours "
+                               "or wall_days")
     assert lines[3].startswith("calibration[3].wall_days: 3.0 is not allowed; not together with "
                                "gpu_hours")
-    assert lines[4].startswith("calibration[4].gpu_count: None is not allowed; the number of "
-                               "devices, with wall_days")
+    assert lines[4].startswith("calibration[4].gpu_count: required but missing; the number of "
+                               "devices, needed with wall_days")
     assert lines[5].startswith("calibration[5].gpu_hours: 1.0 is not allowed; it implies an MFU")
     assert lines[6].startswith("calibration[6].active_params: 8B is not allowed")
     assert len(lines) == 7

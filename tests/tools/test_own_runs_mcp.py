@@ -98,7 +98,7 @@ async def test_bad_runs_are_an_error_naming_each(client: Client) -> None:
     text = _text(result)
     for named in ("calibration[0].gpu_hours: -5 is not allowed; must be > 0",
                   "calibration[1].gpu: 'h999' is not allowed; unknown accelerator",
-                  "calibration[2].gpu_hours: None is not allowed; give gpu_hours or wall_days"):
+                  "calibration[2].gpu_hours: required but missing; give gpu_hours or wall_days"):
         assert named in text, text
     both = await client.call_tool("estimate_run_cost", {**RUN, "calibration": CAL, "mfu": 0.4})
     assert both.is_error and "not together with mfu" in _text(both)
@@ -144,3 +144,13 @@ async def test_the_brief_content_names_the_devices_a_level_was_carried_from(
     own = data["mfu_used"]["own_runs"]
     assert own["same_generation"] == 2 and own["carried_from"] == ["A100 80GB SXM"]
     assert own["generation_label"] == "Hopper"
+
+
+async def test_a_value_left_out_says_what_it_needs_not_none(client: Client) -> None:
+    # "calibration[0].gpu_count: None is not allowed" (review of the doors' wording, item 4)
+    run = {"params": "7B", "tokens": "1T", "gpu": "h100", "wall_days": 3, "gpu_count": None}
+    result = await client.call_tool("estimate_run_cost", {**RUN, "calibration": [run]})
+    assert result.is_error
+    assert _text(result).endswith(
+        "calibration[0].gpu_count: required but missing; the number of devices, needed with "
+        "wall_days (devices × wall_days × 24 is the GPU-hours)"), _text(result)

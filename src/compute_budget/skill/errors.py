@@ -233,6 +233,8 @@ def describe_validation_error(exc: ValidationError, catalog_hint: str | None = N
             lines.append(_hinted(original, catalog_hint, shown_as))
         elif kind == "missing":
             lines.append(f"{loc}: required but missing")
+        elif err.get("input") is None:  # left out (null), as an InputError says it
+            lines.append(f"{loc}: required but missing; {msg}")
         elif kind == "extra_forbidden":
             lines.append(f"{loc}: unknown argument (not one this accepts)")
         else:

@@ -143,7 +143,8 @@ class PastRun(BaseModel):
             raise _located("wall_days", self.wall_days,
                            "not together with gpu_hours: give one of the two")
         if self.wall_days is not None and self.gpu_count is None:
-            raise _located("gpu_count", None, "the number of devices, with wall_days")
+            raise _located("gpu_count", None, "the number of devices, needed with wall_days "
+                                              "(devices × wall_days × 24 is the GPU-hours)")
         if self.active_params is not None and self.active_params > self.params:
             raise _located("active_params", self.active_params,
                            f"at most params ({self.params:g})")
