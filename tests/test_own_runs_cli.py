@@ -134,3 +134,14 @@ def test_the_short_estimate_says_its_runs_ran_on_another_generation(cli: Cli,
     assert code == 0, err
     assert "MFU: 0.12, from your 3 runs (the published prior weighs 9%)." in out
     assert "carried" not in out and "H100 SXM (the published" not in out
+
+
+def test_the_catalog_names_suggested_are_shown_the_files_text_is_not(cli: Cli,
+                                                                    tmp_path: Path) -> None:
+    # "unknown accelerator (did you mean …, …, …?) (contents not shown)": the suggestions are
+    # the catalog's names, not the file's text (review of the doors' wording, item 5)
+    path = tmp_path / "runs.csv"
+    path.write_text("params,tokens,gpu,gpu_hours\n7B,1T,l40x,30000\n")
+    code, _, err = cli("estimate", *RUN, "--calibration", str(path))
+    assert code == 2 and "unknown accelerator (did you mean 'l40s', 'l4', 'rtx-4090'?)" in err
+    assert "l40x" not in err and "(contents not shown)" in err

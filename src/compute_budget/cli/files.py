@@ -19,7 +19,13 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..skill.errors import QUOTED_VALUE, ComputeBudgetError, InputError, MultipleInputError
+from ..skill.errors import (
+    QUOTED_VALUE,
+    SUGGESTED,
+    ComputeBudgetError,
+    InputError,
+    MultipleInputError,
+)
 
 __all__ = ["MAX_DATA_BYTES", "DataFileError", "read_data"]
 
@@ -38,6 +44,14 @@ class DataFileError(InputError):
                      else f"{flag}: {path!r} cannot be read; give {expected}",)
 
 
+def _without_values(text: str) -> str:
+    """``text`` with each quoted value left out ("…"), but for the names it suggests: ours, the
+    catalog's (``did you mean 'l40s', 'l4'?``), not the file's."""
+    ours = [m.span() for m in SUGGESTED.finditer(text)]
+    return QUOTED_VALUE.sub(
+        lambda q: q[0] if any(a <= q.start() < b for a, b in ours) else "…", text)
+
+
 def _where(exc: BaseException) -> tuple[str, str]:
     """The place in the file and what was expected, from a parser's error, values dropped;
     every error of a MultipleInputError, one after another."""
@@ -47,11 +61,11 @@ def _where(exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, InputError):
         place = exc.value if isinstance(exc.value, str) and exc.value.startswith("(") else ""
         where = f"{exc.field} {place}" if place.endswith(")") and "line" in place else exc.field
-        return where, QUOTED_VALUE.sub("…", exc.allowed)
+        return where, _without_values(exc.allowed)
     if isinstance(exc, ValidationError):
         first = exc.errors(include_input=False)[0]
         where = ".".join(str(part) for part in first["loc"])
-        return where, QUOTED_VALUE.sub("…", first["msg"])
+        return where, _without_values(first["msg"])
     return "", "a CSV or JSON file the parser accepts"
 
 

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 __all__ = [
     "QUOTED_VALUE",
+    "SUGGESTED",
     "ArgumentsError",
     "ComputeBudgetError",
     "ConfigError",
@@ -264,6 +265,9 @@ def _names_a_field(text: str, start: int, end: int, joined_to: int | None) -> bo
 QUOTED_VALUE = re.compile(r"'[^']*'|\"[^\"]*\"")
 """A value quoted in a message (its repr): never renamed (it is what the user gave), and left
 out where it may have been read from a file (:mod:`..cli.files`)."""
+SUGGESTED = re.compile(r"did you mean (?:'[^']*'(?:, )?)+\?")
+"""The names a message suggests (``did you mean 'l40s', 'l4'?``): the catalog's or the presets',
+never the user's text, so a reader that leaves out quoted values keeps them."""
 
 
 def rename_fields(text: str, aliases: Mapping[str, str]) -> str:
