@@ -154,3 +154,18 @@ async def test_a_value_left_out_says_what_it_needs_not_none(client: Client) -> N
     assert _text(result).endswith(
         "calibration[0].gpu_count: required but missing; the number of devices, needed with "
         "wall_days (devices × wall_days × 24 is the GPU-hours)"), _text(result)
+
+
+async def test_a_run_on_a_device_without_a_peak_names_its_device(client: Client) -> None:
+    # "calibration[0].precision: None is not allowed; no published dense tensor peak is known
+    # for A10G (AWS G5); give peak_tflops", which a past run does not take (item 6)
+    run = {"params": "1B", "tokens": "20B", "gpu": "a10g", "gpu_hours": 3000}
+    text = _text(await client.call_tool("estimate_run_cost", {**RUN, "calibration": [run]}))
+    assert text.endswith(
+        "calibration[0].gpu: 'a10g' is not allowed; a device with a published dense peak, "
+        "which A10G (AWS G5) lacks: a run on it gives no MFU (a past run takes no "
+        "peak_tflops); leave this run out"), text
+    fp8 = past(0.4, "a100") | {"precision": "fp8"}
+    text = _text(await client.call_tool("estimate_run_cost", {**RUN, "calibration": [fp8]}))
+    assert text.endswith("calibration[0].precision: 'fp8' is not allowed; a precision A100 80GB "
+                         "SXM has a published dense peak at: bf16, fp16"), text

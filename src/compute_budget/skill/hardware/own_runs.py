@@ -148,10 +148,7 @@ class PastRun(BaseModel):
         if self.active_params is not None and self.active_params > self.params:
             raise _located("active_params", self.active_params,
                            f"at most params ({self.params:g})")
-        try:
-            peak = self.accelerator.peak(self.resolved_precision)
-        except InputError as exc:
-            raise _located("precision", self.precision, exc.allowed) from None
+        peak = self._peak()
         mfu = self._mfu_at(peak)
         if not 1e-4 <= mfu <= 1.0:
             hours = "gpu_hours" if self.gpu_hours is not None else "wall_days"
@@ -159,6 +156,20 @@ class PastRun(BaseModel):
                            f"it implies an MFU of {mfu:.3g} of the {peak:g} TFLOP/s peak; a run "
                            "lies between 0.0001 and 1: check params, tokens and the time")
         return self
+
+    def _peak(self) -> float:
+        """The dense peak its MFU is taken against; a device without one (a past run takes no
+        peak_tflops) or a precision it has none at is refused, naming the field at fault."""
+        acc = self.accelerator
+        if not acc.peak_precisions:
+            raise _located("gpu", self.gpu, f"a device with a published dense peak, which "
+                                            f"{acc.name} lacks: a run on it gives no MFU (a past "
+                                            "run takes no peak_tflops); leave this run out")
+        if self.resolved_precision not in acc.peak_precisions:
+            raise _located("precision", self.precision,
+                           f"a precision {acc.name} has a published dense peak at: "
+                           + ", ".join(acc.peak_precisions))
+        return acc.peak(self.resolved_precision)
 
     @property
     def accelerator(self) -> Accelerator:
