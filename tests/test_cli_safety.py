@@ -185,12 +185,13 @@ def test_every_unknown_column_is_named_by_its_place(cli: Cli, tmp_path: Path) ->
     path.write_text(f"name,params,tokens,gpu,gpus,gain,sigma,{SECRET}\na,7B,1T,h100,8,2,1,x\n")
     code, out, err = cli("compare", str(path))
     assert code == 2 and out == "" and SECRET not in err
-    assert "columns[6]: unknown column …; columns[7]: unknown column …" in err
-    assert "columns[5]" not in err  # gain: decide's flag for predicted_gain
+    # by the file's line and the column's place from 1 (it said columns[6], 0-based)
+    assert "line 1, column 7: unknown column …; line 1, column 8: unknown column …" in err
+    assert "column 6:" not in err  # gain: decide's flag for predicted_gain
     assert err.count("the columns are name, params") == 1
     path.write_text("name,params,tokens,gpu,gpu_cnt,gain,uncertainty\na,7B,1T,h100,8,2,1\n")
     code, _, err = cli("compare", str(path))
-    assert code == 2 and "columns[4]: unknown column … (did you mean `gpu_count`?)" in err
+    assert code == 2 and "line 1, column 5: unknown column … (did you mean `gpu_count`?)" in err
 
 
 def test_a_count_given_to_plan_as_gpus_is_pointed_to_its_count_flags(cli: Cli) -> None:

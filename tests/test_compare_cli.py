@@ -68,7 +68,8 @@ def test_a_bad_cell_names_its_row_and_column(cli: Cli,
     path.write_text(CSV.replace("7B,500B", "-7B,500B"))
     code, out, err = cli("compare", str(path))
     assert (code, out) == (2, "")
-    assert err.startswith("error: candidates[1].params: ")
+    # the file's line (the header is line 1), not the 0-based candidates[1] (item 7)
+    assert err.startswith("error: line 3, column params: ")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")
@@ -185,9 +186,20 @@ def test_a_file_keeps_the_words_of_a_table(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "c.csv"
     path.write_text(CSV.replace(",1.5,0.4", ",,0.4"))
     code, _, err = cli("compare", str(path))
-    assert code == 2 and "predicted_gain: required but missing; a value in this column (the " \
+    assert code == 2 and "line 3, column predicted_gain: required but missing; a value in " \
+                         "this column (the " \
                          "expected gain in your metric as a delta, higher is better; or " \
                          "metric_now and metric_expected)" in err, err
     path.write_text(CSV.splitlines()[0] + "\n" + CSV.splitlines()[1] + "\n")
     code, _, err = cli("compare", str(path))
     assert code == 2 and "from 2 to 50 candidates (data rows" in err, err
+
+
+def test_a_csv_row_is_named_by_its_line_in_the_file(cli: Cli, tmp_path: Path) -> None:
+    # a blank line before the header and one between rows: the line a reader counts, 1-based
+    # (candidates[1] was the second data row, the file's 5th line here; item 7)
+    lines = CSV.replace("7B,500B", "-7B,500B").splitlines()
+    path = tmp_path / "c.csv"
+    path.write_text("\n" + "\n\n".join(lines[:2]) + "\n" + "\n".join(lines[2:]) + "\n")
+    code, _, err = cli("compare", str(path))
+    assert code == 2 and err.startswith("error: line 5, column params: '-7B' is not allowed"), err

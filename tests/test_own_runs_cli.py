@@ -68,11 +68,12 @@ def test_every_command_that_prices_time_takes_the_file(cli: Cli, runs_csv: Path,
 
 
 @pytest.mark.parametrize(("rows", "named"), [
-    # the file's columns as it names them, not as flags (it read "(with --gpu-count)")
-    ("7B,1T,h100,-5,,\n", "calibration[0].gpu_hours: must be > 0"),
-    ("7B,1T,h100,30000,,\n7B,1T,h999,30000,,\n", "calibration[1].gpu: unknown accelerator"),
-    ("7B,1T,h100,,,\n", "calibration[0].gpu_hours: give gpu_hours or wall_days (with gpu_count)"),
-    ("7B,1T,h100,,3,\n", "calibration[0].gpu_count: the number of devices, needed with "
+    # the file's columns as it names them, not as flags (it read "(with --gpu-count)"), and its
+    # lines, the header being line 1 (it read calibration[0] for line 2)
+    ("7B,1T,h100,-5,,\n", "line 2, column gpu_hours: must be > 0"),
+    ("7B,1T,h100,30000,,\n7B,1T,h999,30000,,\n", "line 3, column gpu: unknown accelerator"),
+    ("7B,1T,h100,,,\n", "line 2, column gpu_hours: give gpu_hours or wall_days (with gpu_count)"),
+    ("7B,1T,h100,,3,\n", "line 2, column gpu_count: the number of devices, needed with "
                           "wall_days"),
 ])
 def test_bad_runs_exit_2_naming_the_row_and_column(cli: Cli, tmp_path: Path, rows: str,
@@ -145,3 +146,28 @@ def test_the_catalog_names_suggested_are_shown_the_files_text_is_not(cli: Cli,
     code, _, err = cli("estimate", *RUN, "--calibration", str(path))
     assert code == 2 and "unknown accelerator (did you mean 'l40s', 'l4', 'rtx-4090'?)" in err
     assert "l40x" not in err and "(contents not shown)" in err
+
+
+def test_a_csv_row_is_its_line_a_json_item_its_index(cli: Cli, tmp_path: Path) -> None:
+    # calibration[2] was the file's 4th line (item 7): a table names the line, blank lines
+    # counted; a JSON list keeps the index of its item, as MCP's list does
+    path = tmp_path / "runs.csv"
+    path.write_text("params,tokens,gpu,gpu_hours\n7B,1T,h100,30000\n\n7B,1T,h100,30000\n"
+                    "7B,1T,h100,-5\n")
+    code, _, err = cli("estimate", *RUN, "--calibration", str(path))
+    assert code == 2 and "is not allowed; line 5, column gpu_hours: must be > 0" in err, err
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps([{"params": "7B", "tokens": "1T", "gpu": "h100",
+                                 "gpu_hours": h} for h in (30000, 30000, -5)]))
+    code, _, err = cli("estimate", *RUN, "--calibration", str(path))
+    assert code == 2 and "is not allowed; calibration[2].gpu_hours: must be > 0" in err, err
+
+
+def test_a_column_the_header_cannot_have_is_named_by_its_place(cli: Cli, tmp_path: Path) -> None:
+    # a peak_tflops column (a10g's old message asked for one) was refused without saying which
+    path = tmp_path / "runs.csv"
+    path.write_text("params,tokens,gpu,gpu_hours,peak_tflops\n7B,1T,a10g,30000,125\n")
+    code, _, err = cli("estimate", *RUN, "--calibration", str(path))
+    assert code == 2 and "is not allowed; calibration (column 5 of the header row): a header " \
+                         "row naming each of its columns once, of name, params" in err, err
+    assert "peak_tflops" not in err.split("of name, params")[0]  # the file's text: not shown

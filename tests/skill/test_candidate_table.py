@@ -50,7 +50,7 @@ def test_other_values_are_still_refused_with_the_choices(value: object) -> None:
 def test_a_refused_cell_shows_the_number_it_read() -> None:
     with pytest.raises(InputError) as caught:
         validate_candidates(parse_candidates(QLORA.replace(",16,4\n", ",16,5\n")))
-    assert str(caught.value) == "candidates[0].weights_bits: 5 is not allowed; must be 4, 8 or 16"
+    assert str(caught.value) == "line 2, column weights_bits: 5 is not allowed; must be 4, 8 or 16"
 
 
 def test_every_bad_cell_of_every_row_in_one_error() -> None:
@@ -96,10 +96,10 @@ def test_every_bad_header_cell_and_row_of_a_csv_table_at_once() -> None:
     with pytest.raises(MultipleInputError) as caught:
         parse_candidates("name,mfu_guess,gpu_cnt\na,1,2\nb,1,2\n")
     assert [(e.field, e.value) for e in caught.value.errors] == [
-        ("columns[1]", "mfu_guess"), ("columns[2]", "gpu_cnt")]
+        ("line 1, column 2", "mfu_guess"), ("line 1, column 3", "gpu_cnt")]
     with pytest.raises(MultipleInputError) as caught:
         parse_candidates("name,,params\na,x,1B,extra\nb,y,1B\n")
-    assert [e.field for e in caught.value.errors] == ["candidates[0]", "candidates[1]"]
+    assert [e.field for e in caught.value.errors] == ["line 2", "line 3, column 2"]
 
 
 def test_input_errors_needs_an_error() -> None:

@@ -404,25 +404,25 @@ def test_a_candidate_is_a_run_spec() -> None:
     ("text", "field", "value"),
     [
         (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,8,1,0.1,,\nc,abc,20B,h100,8,1,0.1,,",
-         "candidates[2].params", "abc"),
+         "line 4, column params", "abc"),  # the file's lines: the header is line 1
         (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,8,lots,0.1,,",
-         "candidates[1].predicted_gain", "lots"),
+         "line 3, column predicted_gain", "lots"),
         (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,8,1,-0.1,,",
-         "candidates[1].gain_uncertainty", "-0.1"),
+         "line 3, column gain_uncertainty", "-0.1"),
         (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nA,1B,20B,h100,8,1,0.1,,",
-         "candidates[1].name", "A"),
+         "line 3, column name", "A"),
         (HEADER + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,,1,0.1,,",
-         "candidates[1].gpu_count", None),
+         "line 3, column gpu_count", None),
         (HEADER + "\na,1B,20B,h100,8,1,0.1,1.5,\nb,1B,20B,h100,8,1,0.1,,",
-         "candidates[0].mfu", "1.5"),
+         "line 2, column mfu", "1.5"),
         (HEADER + ",tp\na,1B,20B,h100,8,1,0.1,,,3\nb,1B,20B,h100,8,1,0.1,,,",
-         "candidates[0].tp", 3),
+         "line 2, column tp", 3),
         (HEADER + "\na,1B,20B,h100,8,1,0.1,,,extra\nb,1B,20B,h100,8,1,0.1,,",
-         "candidates[0]", None),
+         "line 2", None),
         (HEADER.replace("mfu", "mfu_guess") + "\na,1B,20B,h100,8,1,0.1,,\nb,1B,20B,h100,8,1,0.1,,",
-         "columns[7]", "mfu_guess"),
+         "line 1, column 8", "mfu_guess"),
         (HEADER + ",name\na,1B,20B,h100,8,1,0.1,,,x\nb,1B,20B,h100,8,1,0.1,,,y",
-         "columns[9]", "name"),
+         "line 1, column 10", "name"),
         (HEADER + "\na,1B,20B,h100,8,1,0.1,,", "candidates", "1 candidate"),
         (HEADER + "".join(f"\nr{i},1B,20B,h100,8,1,0.1,," for i in range(51)),
          "candidates", "51 candidates"),
@@ -491,7 +491,7 @@ def test_bad_fmt_and_a_single_candidate_through_the_spec() -> None:
     # fmt="csv" reads a table that would otherwise look like JSON
     with pytest.raises(InputError) as as_csv:
         parse_candidates('[{"name": "a"}]', fmt="csv")
-    assert as_csv.value.field == "columns[0]"
+    assert as_csv.value.field == "line 1, column 1"
 
 
 def test_every_cause_has_words_in_the_comparison() -> None:

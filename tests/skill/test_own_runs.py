@@ -29,6 +29,7 @@ from compute_budget.skill import (
     plan_run,
     verdict_on,
 )
+from compute_budget.skill.errors import InputError
 from compute_budget.skill.hardware.mfu_table import load_mfu_priors
 from compute_budget.skill.hardware.own_runs import SPREAD_PRIOR_RUNS, WITHIN_TEAM_SPREAD
 
@@ -232,9 +233,9 @@ def test_a_table_it_cannot_read_is_named_without_its_contents() -> None:
         parse_calibration("params,tokens,gpu,gpu_hours\n")
     with pytest.raises(ValueError, match="a JSON list of runs"):
         parse_calibration('{"params": "7B"}')
-    with pytest.raises(ValidationError) as bad:
+    with pytest.raises(InputError) as bad:  # a table's row by its line, the header's being 1
         parse_calibration("params,tokens,gpu,gpu_hours\n7B,1T,h100,-1\n")
-    assert describe_error(bad.value).startswith("calibration[0].gpu_hours: ")
+    assert str(bad.value) == "line 2, column gpu_hours: '-1' is not allowed; must be > 0"
 
 
 CAL = [past(0.45)] * 3

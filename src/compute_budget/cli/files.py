@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,6 +33,10 @@ __all__ = ["MAX_DATA_BYTES", "DataFileError", "read_data"]
 MAX_DATA_BYTES = 1_000_000
 """A data file larger than this is refused before it is parsed."""
 _T = TypeVar("_T")
+_PLACE = re.compile(r"\((?:(?:CSV|JSON) text(?:, line \d+(?:, column \d+)?)?"
+                    r"|column \d+ of the header row)\)")
+"""A place in the text a parser gives as an error's value (``(CSV text, line 3)``, ``(column 2
+of the header row)``): shown; anything else the value holds may be the file's and is not."""
 
 
 class DataFileError(InputError):
@@ -59,9 +64,8 @@ def _where(exc: BaseException) -> tuple[str, str]:
         places = [_where(e) for e in exc.errors]
         return places[0][0], "; ".join([places[0][1], *(f"{w}: {x}" for w, x in places[1:])])
     if isinstance(exc, InputError):
-        place = exc.value if isinstance(exc.value, str) and exc.value.startswith("(") else ""
-        where = f"{exc.field} {place}" if place.endswith(")") and "line" in place else exc.field
-        return where, _without_values(exc.allowed)
+        place = isinstance(exc.value, str) and _PLACE.fullmatch(exc.value)
+        return (f"{exc.field} {exc.value}" if place else exc.field), _without_values(exc.allowed)
     if isinstance(exc, ValidationError):
         first = exc.errors(include_input=False)[0]
         where = ".".join(str(part) for part in first["loc"])

@@ -16,10 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from .. import skill as sk
-from ..skill.errors import InputError, plain_message
+from ..skill.errors import InputError
 from .files import read_data
 
 if TYPE_CHECKING:
@@ -177,17 +175,6 @@ def _run_option_flags(p: argparse.ArgumentParser, model: type[BaseModel]) -> Non
     flag(p, model, "probe", metavar="FILE")
 
 
-def _parse_calibration(text: str, *, fmt: str | None = None) -> list[Any]:
-    """The skill's parser; its first error names the row and the column as the file has them
-    (``calibration[0].gpu_hours``: a column, which the error names as such, not a flag)."""
-    try:
-        return sk.parse_calibration(text, fmt=fmt)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"][1:])
-        raise InputError("calibration" + where, None, plain_message(error["msg"])) from None
-
-
 def _parse_probe(text: str, *, fmt: str | None = None) -> Any:
     """A probe file's JSON, checked as the spec will check it (its errors name the key)."""
     if fmt != "json":
@@ -202,7 +189,7 @@ def _read_calibration(fields: Fields) -> Fields:
     their paths (:mod:`.files` reads them)."""
     path = fields.get("calibration")
     if isinstance(path, str):
-        fields["calibration"] = read_data(path, "--calibration", _parse_calibration)
+        fields["calibration"] = read_data(path, "--calibration", sk.parse_calibration)
     path = fields.get("probe")
     if isinstance(path, str):
         fields["probe"] = read_data(path, "--probe", _parse_probe, "JSON")

@@ -16,13 +16,15 @@ read as it). An empty CSV cell, a JSON
 ``null`` or a blank string means "not given". A table holds 2 to 50 candidates with distinct
 names (compared ignoring case).
 
-Every error is an :class:`~compute_budget.skill.errors.InputError` naming the row (0-based data
-row) and the column, e.g. ``candidates[2].params``, the value and what is allowed. The values of
-every row are checked before any is refused: with more than one bad cell, one
-:class:`~compute_budget.skill.errors.MultipleInputError` names each of them, a line each. A row
-of a CSV table (:class:`TableRow`) is worded as a table's (a value in its column, data rows); a
-row of a list (the MCP tool's argument, a JSON list) as a list's item: ``candidates[1] ('b'):
-predicted_gain is required (…)``.
+Every error is an :class:`~compute_budget.skill.errors.InputError` naming the row and the
+column, the value and what is allowed: an item of a list (the MCP tool's argument, a JSON list)
+by its index from 0, ``candidates[2].params``; a row of a CSV table (:class:`TableRow`) by the
+line of the text it starts on, as a reader of the file counts, ``line 4, column params`` (a
+header cell by its place, ``line 1, column 3``). The values of every row are checked before any
+is refused: with more than one bad cell, one
+:class:`~compute_budget.skill.errors.MultipleInputError` names each of them, a line each. A
+table's row is worded as a table's (a value in its column, data rows); a list's item names the
+candidate: ``candidates[1] ('b'): predicted_gain is required (…)``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import ValidationError
 
 from ..errors import (
     ConfigError,
@@ -42,11 +44,9 @@ from ..errors import (
     shown_field,
     shown_value,
 )
-from ..model.config_file import data_csv_rows, data_json
-from ..quantities import Gain, Uncertainty
-from ..run_spec import RunSpec
-from .decision import DecisionInputs
-from .gain import GAIN_FORMS, NO_GAIN, read_gain
+from ..model.config_file import data_csv_lines, data_json
+from .candidate import MAX_NAME_LENGTH, Candidate
+from .gain import GAIN_FORMS, NO_GAIN
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -61,7 +61,6 @@ __all__ = [
 
 MIN_CANDIDATES = 2
 MAX_CANDIDATES = 50
-MAX_NAME_LENGTH = 40
 MAX_TEXT_CHARS = 1_000_000
 """Longest table text read (50 rows of every column, with inline configs, fit well within)."""
 
@@ -82,66 +81,39 @@ REQUIRED_HINTS = {
 
 
 class TableRow(dict[str, Any]):
-    """A row read from a CSV table, keyed by column: its errors are worded as a table's."""
+    """A row read from a CSV table, keyed by column, with the line of the text it starts on: its
+    errors name that line and the column, as a reader of the file counts (``line 4, column
+    params``), and are worded as a table's."""
+
+    def __init__(self, cells: Mapping[str, Any], line: int) -> None:
+        super().__init__(cells)
+        self.line = line
 
 
 class MissingValueError(InputError):
-    """A row leaves out a value it needs: an item of a list is named with the candidate's name
-    (``candidates[1] ('b'): predicted_gain is required (…)``), a table's row as any cell."""
+    """A row leaves out a value it needs. ``item``: a list's item as the message opens with it,
+    the candidate's name beside its index (``candidates[1] ('b'): predicted_gain is required
+    (…)``); None: a table's cell, a value in its column."""
 
-    def __init__(self, row: str, column: str, allowed: str, *, name: str | None = None,
-                 table: bool = False) -> None:
-        super().__init__(f"{row}.{column}", None,
-                         f"a value in this column ({allowed})" if table else allowed)
+    def __init__(self, field: str, column: str, allowed: str, *,
+                 item: str | None = None) -> None:
+        super().__init__(field, None,
+                         f"a value in this column ({allowed})" if item is None else allowed)
         self.column = column
-        if not table:
-            label = "" if name is None else f" ({shown_value(name)})"
-            self.args = (f"{row}{label}: {shown_field(column)} is required ({allowed})",)
+        if item is not None:
+            self.args = (f"{item}: {shown_field(column)} is required ({allowed})",)
 
 
-def _verdict_field(name: str) -> Any:
-    """The verdict's field ``name`` (its default and description): the metric pair a candidate
-    takes as ``decide`` takes it."""
-    return DecisionInputs.model_fields[name]
+def _row_name(index: int, row: object) -> str:
+    """A row as its errors name it: a table's by its line, a list's item by its index."""
+    return f"line {row.line}" if isinstance(row, TableRow) else f"candidates[{index}]"
 
 
-class Candidate(RunSpec):
-    """One candidate run: a run spec (every field of :class:`RunSpec`), its name and the gain it
-    is predicted to produce, in the same units for every candidate."""
-
-    name: str = Field(
-        min_length=1, max_length=MAX_NAME_LENGTH,
-        description=f"Short unique name of the candidate (1 to {MAX_NAME_LENGTH} characters).",
-    )
-    predicted_gain: Gain | None = Field(
-        default=None,
-        description="Predicted improvement from the run (a delta), in the user's metric, "
-                    "higher is better (a loss reduction as a positive number); or give "
-                    "metric_now and metric_expected.",
-    )
-    gain_uncertainty: Uncertainty = Field(
-        description="1σ uncertainty of the gain, same units, ≥ 0 (0 if certain).",
-    )
-    metric_now: Gain | None = _verdict_field("metric_now")
-    metric_expected: Gain | None = _verdict_field("metric_expected")
-    higher_is_better: bool = _verdict_field("higher_is_better")
-
-    @field_validator("name", mode="before")
-    @classmethod
-    def _clean_name(cls, value: object) -> object:
-        if not isinstance(value, str):
-            return value  # pydantic refuses it as "a valid string"
-        text = value.strip()
-        if any(not ch.isprintable() for ch in text):
-            raise ValueError("must be printable text on one line")
-        return text
-
-    @model_validator(mode="after")
-    def _one_gain(self) -> Candidate:
-        """The gain read as the verdict reads it: one form, a whole metric pair."""
-        read_gain(self.predicted_gain, self.gain_uncertainty, metric_now=self.metric_now,
-                  metric_expected=self.metric_expected, higher_is_better=self.higher_is_better)
-        return self
+def _cell_name(index: int, row: object, column: str) -> str:
+    """A cell as its errors name it: ``line 4, column params`` or ``candidates[2].params``."""
+    if isinstance(row, TableRow):
+        return f"line {row.line}, column {column}"
+    return f"candidates[{index}].{column}"
 
 
 def _columns() -> tuple[str, ...]:
@@ -195,14 +167,14 @@ def _given(value: object) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
 
 
-def _csv_keys(header: Sequence[str]) -> list[str | None]:
+def _csv_keys(line: int, header: Sequence[str]) -> list[str | None]:
     """The columns of the header row (None under a blank cell); every bad name at once."""
     keys: list[str | None] = []
     errors: list[InputError] = []
     unknown = [i for i, raw in enumerate(header)
                if _column(raw) and _column(raw) not in _columns()]
     for i, raw in enumerate(header):
-        key, field = _column(raw), f"columns[{i}]"  # by place: the CLI shows no file text
+        key, field = _column(raw), f"line {line}, column {i + 1}"  # the CLI shows no file text
         if key in keys:
             errors.append(InputError(field, raw.strip(), "each column once in the header row"))
         elif i in unknown:
@@ -213,30 +185,30 @@ def _csv_keys(header: Sequence[str]) -> list[str | None]:
 
 
 def _parse_csv(text: str) -> list[dict[str, Any]]:
-    rows = data_csv_rows(text, "candidates")
+    rows = data_csv_lines(text, "candidates")
     if not rows:
         raise InputError("candidates", text[:40], "a CSV table: a header row and one row for "
                                                   "each candidate")
-    header, data = rows[0], rows[1:]
-    keys = _csv_keys(header)
-    _count_check(len(data), " (data rows, after the header row)")
+    keys = _csv_keys(*rows[0])
+    _count_check(len(rows) - 1, " (data rows, after the header row)")
     out: list[dict[str, Any]] = []
     errors: list[InputError] = []
-    for i, row in enumerate(data):
+    for line, row in rows[1:]:
         if len(row) > len(keys):
-            errors.append(InputError(f"candidates[{i}]", row, f"at most {len(keys)} cells, as "
-                                                               "many as the header row has"))
+            errors.append(InputError(f"line {line}", row, f"at most {len(keys)} cells, as many "
+                                                          "as the header row has"))
             continue
         record: dict[str, Any] = {}
-        for column, cell in zip(keys, row, strict=False):  # missing trailing cells: not given
+        # missing trailing cells: not given
+        for j, (column, cell) in enumerate(zip(keys, row, strict=False)):
             if not _given(cell):
                 continue
             if column is None:
-                errors.append(InputError(f"candidates[{i}]", cell,
+                errors.append(InputError(f"line {line}, column {j + 1}", cell,
                                          "no value under a header cell without a column name"))
                 continue
             record[column] = cell.strip()
-        out.append(TableRow(record))
+        out.append(TableRow(record, line))
     _raise_all(errors)
     return out
 
@@ -302,14 +274,13 @@ def parse_candidates(text: str, *,
 
 
 def _cell_error(index: int, row: Mapping[str, Any], err: Any) -> InputError:
-    """One error of one row (a pydantic error dict), as an InputError naming
-    ``candidates[i].column``."""
+    """One error of one row (a pydantic error dict), as an InputError naming its cell."""
     loc = [str(p) for p in err.get("loc", ()) if not str(p).startswith("function-")]
     column = loc[0] if loc else None
     original = (err.get("ctx") or {}).get("error")
     if isinstance(original, InputError):
         return _located(index, row, original)
-    field = f"candidates[{index}]" + (f".{column}" if column else "")
+    field = _cell_name(index, row, column) if column else _row_name(index, row)
     kind = err.get("type", "")
     if kind == "missing" and column:
         return _missing(index, row, column, REQUIRED_HINTS.get(column, "a value"))
@@ -319,13 +290,17 @@ def _cell_error(index: int, row: Mapping[str, Any], err: Any) -> InputError:
 
 
 def _missing(index: int, row: Mapping[str, Any], column: str, allowed: str) -> InputError:
-    return MissingValueError(f"candidates[{index}]", column, allowed, name=_raw_name(row),
-                             table=isinstance(row, TableRow))
+    field = _cell_name(index, row, column)
+    if isinstance(row, TableRow):
+        return MissingValueError(field, column, allowed)
+    name = _raw_name(row)
+    label = "" if name is None else f" ({shown_value(name)})"
+    return MissingValueError(field, column, allowed, item=_row_name(index, row) + label)
 
 
 def _located(index: int, row: Mapping[str, Any], original: InputError) -> InputError:
     """An error a row's spec raised about one of its fields, named in the row."""
-    field = f"candidates[{index}].{original.field}"
+    field = _cell_name(index, row, original.field)
     if isinstance(original, UnknownAcceleratorError):
         return UnknownAcceleratorError(field, original.value, original.suggestions)
     if isinstance(original, ConfigError):
@@ -363,15 +338,16 @@ def _raw_name(row: object) -> str | None:
 
 def validate_candidates(rows: object) -> list[Candidate]:
     """Check each row (a mapping or a :class:`Candidate`) and the table: 2 to 50 candidates,
-    distinct names. Raises :class:`InputError` naming ``candidates[i].column``; with more than
-    one bad cell, a :class:`MultipleInputError` naming every one, of every row."""
+    distinct names. Raises :class:`InputError` naming the cell (``candidates[i].column``, or a
+    table's ``line n, column c``); with more than one bad cell, a :class:`MultipleInputError`
+    naming every one, of every row."""
     if isinstance(rows, str | bytes) or not isinstance(rows, Sequence):
         raise InputError("candidates", type(rows).__name__,
                          f"a list of {MIN_CANDIDATES} to {MAX_CANDIDATES} candidates")
     _count_check(len(rows))
     out: list[Candidate] = []
     errors: list[InputError] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, str] = {}  # a name, folded → the row that has it
     for i, row in enumerate(rows):
         candidate = _row(i, row)
         if isinstance(candidate, Candidate):
@@ -382,10 +358,10 @@ def validate_candidates(rows: object) -> list[Candidate]:
         folded = None if name is None else name.casefold()
         if folded is not None and folded in seen:
             errors.append(InputError(
-                f"candidates[{i}].name", name,
-                f"a name not used by another candidate (candidates[{seen[folded]}] has it; "
-                "names are compared ignoring case)"))
+                _cell_name(i, row, "name"), name,
+                f"a name not used by another candidate ({seen[folded]} has it; names are "
+                "compared ignoring case)"))
         elif folded is not None:
-            seen[folded] = i
+            seen[folded] = _row_name(i, row)
     _raise_all(errors)
     return out

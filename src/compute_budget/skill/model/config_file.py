@@ -25,6 +25,7 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_CONFIG_DEPTH",
     "config_too_deep",
+    "data_csv_lines",
     "data_csv_rows",
     "data_json",
     "load_config",
@@ -95,15 +96,27 @@ def data_json(text: str, field: str) -> Any:
                          ) from None
 
 
-def data_csv_rows(text: str, field: str) -> list[list[str]]:
-    """The non-blank rows of CSV ``text``; a cell over the csv module's limit (128 KiB) or a
-    malformed line is an :class:`InputError` naming ``field`` and the line, without the text."""
+def data_csv_lines(text: str, field: str) -> list[tuple[int, list[str]]]:
+    """The non-blank rows of CSV ``text``, each with the line it starts on (1 for the first: an
+    error names a row as a reader of the file counts); a cell over the csv module's limit (128
+    KiB) or a malformed line is an :class:`InputError` naming ``field`` and the line, without
+    the text."""
     reader = csv.reader(io.StringIO(text))
+    rows, start = [], 1
     try:
-        return [row for row in reader if any(cell.strip() for cell in row)]
+        for row in reader:
+            if any(cell.strip() for cell in row):
+                rows.append((start, row))
+            start = reader.line_num + 1
     except csv.Error as exc:
         raise InputError(field, f"(CSV text, line {reader.line_num})",
                          f"CSV cells of at most 128 KiB, well quoted ({exc})") from None
+    return rows
+
+
+def data_csv_rows(text: str, field: str) -> list[list[str]]:
+    """The non-blank rows of CSV ``text`` (:func:`data_csv_lines`, without their lines)."""
+    return [row for _, row in data_csv_lines(text, field)]
 
 
 def too_deep_error() -> ConfigError:
