@@ -169,3 +169,12 @@ async def test_a_run_on_a_device_without_a_peak_names_its_device(client: Client)
     text = _text(await client.call_tool("estimate_run_cost", {**RUN, "calibration": [fp8]}))
     assert text.endswith("calibration[0].precision: 'fp8' is not allowed; a precision A100 80GB "
                          "SXM has a published dense peak at: bf16, fp16"), text
+
+
+async def test_both_times_say_which_to_keep(client: Client) -> None:
+    # refused even when they agree, as before, but "give one of the two" said not which (item 8)
+    run = past(0.4) | {"wall_days": 1, "gpu_count": 8}
+    text = _text(await client.call_tool("estimate_run_cost", {**RUN, "calibration": [run]}))
+    assert text.endswith("calibration[0].wall_days: 1.0 is not allowed; not together with "
+                         "gpu_hours, even when they agree: keep one, gpu_hours alone or "
+                         "wall_days with gpu_count"), text

@@ -141,7 +141,8 @@ class PastRun(BaseModel):
                                               "one of the two")
         if self.gpu_hours is not None and self.wall_days is not None:
             raise _located("wall_days", self.wall_days,
-                           "not together with gpu_hours: give one of the two")
+                           "not together with gpu_hours, even when they agree: keep one, "
+                           "gpu_hours alone or wall_days with gpu_count")
         if self.wall_days is not None and self.gpu_count is None:
             raise _located("gpu_count", None, "the number of devices, needed with wall_days "
                                               "(devices × wall_days × 24 is the GPU-hours)")
