@@ -62,15 +62,15 @@ def test_plain_numbers_say_why_a_decimal_comma_is_refused(kind: object) -> None:
 
 
 def test_a_calibration_file_refuses_decimal_commas() -> None:
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(InputError) as info:  # a CSV's rows are named by the file's line
         parse_calibration('params,tokens,gpu,gpu_hours,wall_days,gpu_count\n'
                           '"7,5B",1T,h100,"30000,5",,\n'
                           '7B,1T,h100,,"3,5",8\n')
     lines = describe_error(info.value).splitlines()
-    assert lines[0].startswith("calibration[0].params: '7,5B' is not allowed; use a point")
-    assert lines[1].startswith("calibration[0].gpu_hours: '30000,5' is not allowed; use a point "
+    assert lines[0].startswith("line 2, column params: '7,5B' is not allowed; use a point")
+    assert lines[1].startswith("line 2, column gpu_hours: '30000,5' is not allowed; use a point "
                                "for decimals: 30000.5 ")
-    assert lines[2].startswith("calibration[1].wall_days: '3,5' is not allowed; use a point")
+    assert lines[2].startswith("line 3, column wall_days: '3,5' is not allowed; use a point")
 
 
 def test_a_candidates_file_refuses_decimal_commas() -> None:
@@ -80,9 +80,9 @@ def test_a_candidates_file_refuses_decimal_commas() -> None:
     with pytest.raises(InputError) as info:
         validate_candidates(rows)
     message = str(info.value)
-    assert "candidates[0].predicted_gain: '0,5' is not allowed; use a point for decimals: 0.5" \
+    assert "line 2, column predicted_gain: '0,5' is not allowed; use a point for decimals: 0.5" \
         in message
-    assert "candidates[0].usd_per_gpu_hour: '2,10' is not allowed; use a point for decimals: " \
+    assert "line 2, column usd_per_gpu_hour: '2,10' is not allowed; use a point for decimals: " \
         "2.10" in message
 
 
