@@ -33,8 +33,17 @@ one organisation around the prior, σ₀ = :data:`WITHIN_TEAM_SPREAD`, counted a
 The new run's MFU is the prior's central × 10^δ̂ and its band the prior's central ×
 10^(δ̂ ± z·√(Var δ̂ + σ²)): the band of one new run, which narrows as runs are added but never
 below their scatter σ, widened to hold every run's own ratio, and held at the fastest run
-published or given (the published size slope can carry a level past both); the MFU itself is
+published or fitted (the published size slope can carry a level past both); the MFU itself is
 held at the team's fastest run where the slope carries it above that and the prior.
+
+**Runs the reply doubts** are left out of the fit, as the published derivation leaves out rows
+whose hours do not measure a whole run (Phi-2's 0.63, :data:`.published_runs.EXCLUDED` of the
+benchmarks): once one run is over :data:`FASTER_THAN_PUBLISHED` times the fastest published
+run, every run faster than that published one (``faster_than_published`` counts them and the
+reply names them). So the band's fast end is held at the fastest run the fit used, as the
+published prior's is (``fast_end_cap``), and a doubted run neither lifts the MFU nor widens the
+scatter: one run at 0.79 beside two at 0.10 and 0.12 (7B on H100) gave 0.08–0.79 about 0.22;
+the two alone give 0.09–0.21 about 0.14. With every run doubted the published prior stands.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ import math
 from collections.abc import Sequence
 from functools import lru_cache
 from statistics import NormalDist, fmean, stdev
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -236,6 +245,9 @@ class OwnRun(BaseModel):
     prior_mfu: float = Field(description="What the published prior expects of that run.")
     log_ratio: float = Field(description="log10(mfu / prior_mfu).")
     active_params: float = Field(default=0.0, description="Its active parameters.")
+    left_out: bool = Field(default=False, description=(
+        "Left out of the fit: faster than any published run, beside a run far faster (module "
+        "docstring, runs the reply doubts)."))
 
 
 class OwnRunsMfu(BaseModel):
@@ -252,7 +264,8 @@ class OwnRunsMfu(BaseModel):
         "Devices of the runs on another generation, each once: their ratio to their own "
         "generation's prior is carried to this one; () when none."))
     runs: tuple[OwnRun, ...] = Field(description="Each run as the fit read it.")
-    ratio: float = Field(description="The runs' geometric-mean MFU over the prior's (10^r̄).")
+    ratio: float = Field(description="The fitted runs' geometric-mean MFU over the prior's "
+                                     "(10^r̄); 1 when every run is left out.")
     level: float = Field(description="The runs alone, at this run: the prior's central × ratio.")
     weight: float = Field(description="Weight w of the runs; the published prior keeps 1 − w.")
     spread: float = Field(description="Run-to-run scatter σ used, log10 (pooled with σ₀).")
@@ -279,7 +292,7 @@ class OwnRunsMfu(BaseModel):
     faster_than_published: int = Field(default=0, description=(
         "When one of the runs ran over FASTER_THAN_PUBLISHED times the fastest published run's "
         "MFU (fastest_published; more likely node-hours or a steady-state rate than a run): how "
-        "many ran faster than it; else 0."))
+        "many ran faster than it, each left out of the fit; else 0."))
     fastest_published: float | None = Field(default=None, description=(
         "The fastest published run's end-to-end MFU, when a run is flagged; else None."))
     beyond_sizes: bool = Field(default=False, description=(
@@ -290,6 +303,8 @@ class OwnRunsMfu(BaseModel):
 @lru_cache(maxsize=64)
 def _read(runs: tuple[PastRun, ...]) -> tuple[OwnRun, ...]:
     """Each run's MFU beside the published prior's for it (cached: a plan asks per device)."""
+    published = _fastest_published()
+    doubt = max(run.mfu for run in runs) > FASTER_THAN_PUBLISHED * published
     out = []
     for run in runs:
         acc = run.accelerator
@@ -298,8 +313,14 @@ def _read(runs: tuple[PastRun, ...]) -> tuple[OwnRun, ...]:
         mfu = run.mfu
         out.append(OwnRun(name=run.name, accelerator=acc.name, generation=acc.generation,
                           mfu=mfu, prior_mfu=prior.central,
-                          log_ratio=math.log10(mfu / prior.central), active_params=run.active))
+                          log_ratio=math.log10(mfu / prior.central), active_params=run.active,
+                          left_out=doubt and mfu > published))
     return tuple(out)
+
+
+def _fastest_published() -> float:
+    """The fastest published run's end-to-end MFU: the published prior's fast-end cap."""
+    return load_mfu_priors().highest_mfu or MAX_PRIOR_MFU
 
 
 def _z() -> float:
@@ -317,12 +338,31 @@ def _prior_spread(prior: MfuPrior, z: float) -> float:
 
 def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     """The MFU and band for a new run whose published prior is ``prior``, from the team's past
-    ``runs`` (module docstring)."""
+    ``runs`` (module docstring); the runs it doubts left out of the fit."""
     read = _read(tuple(runs))
-    ratios = [r.log_ratio for r in read]
-    k = len(ratios)
+    fitted = [r for r in read if not r.left_out]
+    flagged = len(read) - len(fitted)
+    published = _fastest_published()
     z = _z()
     tau = _prior_spread(prior, z)
+    common = {"n_runs": len(read), "generation_label": prior.generation_label, "runs": read,
+              "prior_spread": tau, "prior_central": prior.central,
+              "faster_than_published": flagged,
+              "fastest_published": published if flagged else None}
+    if not fitted:  # every run doubted: the published prior stands
+        sizes = (min(r.active_params for r in read), max(r.active_params for r in read))
+        return OwnRunsMfu(**common, same_generation=0, ratio=1.0, level=prior.central,
+                          weight=0.0, spread=WITHIN_TEAM_SPREAD, runs_spread=None,
+                          central=prior.central, low=prior.low, high=prior.high,
+                          run_sizes=sizes)
+    return OwnRunsMfu(**common, **_fit(fitted, prior, z, tau, published))
+
+
+def _fit(read: Sequence[OwnRun], prior: MfuPrior, z: float, tau: float,
+         published: float) -> dict[str, Any]:
+    """The fields of the fit to the runs ``read`` (module docstring)."""
+    ratios = [r.log_ratio for r in read]
+    k = len(ratios)
     s = stdev(ratios) if k > 1 else None
     sigma2 = (SPREAD_PRIOR_RUNS * WITHIN_TEAM_SPREAD ** 2 + (k - 1) * (s or 0.0) ** 2) / (
         SPREAD_PRIOR_RUNS + k - 1)
@@ -334,9 +374,8 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     # each run's own level on this prior, in linear terms: the same run at the same size and
     # generation is its MFU exactly (a round trip through log10 could land a hair inside it)
     levels = [r.mfu * (prior.central / r.prior_mfu) for r in read]
-    # no faster than the fastest run published or given: the slope can carry a level past both
-    cap = min(MAX_PRIOR_MFU, max(load_mfu_priors().highest_mfu or MAX_PRIOR_MFU,
-                                 *(r.mfu for r in read)))
+    # no faster than the fastest run published or fitted: the slope can carry a level past both
+    cap = min(MAX_PRIOR_MFU, max(published, *(r.mfu for r in read)))
     unheld = max(prior.central * 10 ** (shift + half), *levels)
     high = min(cap, unheld)
     sizes = (min(r.active_params for r in read), max(r.active_params for r in read))
@@ -347,22 +386,16 @@ def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     # slope would have given, a held MFU's band narrowed with the distance from the runs
     # (405B from runs of 1-7B: 0.41-0.51 about a central of 0.41)
     low = min((central if held is None else held) * 10 ** -half, *levels, cap)
-    published = load_mfu_priors().highest_mfu or MAX_PRIOR_MFU
-    flagged = (sum(r.mfu > published for r in read)  # said once one is far past it
-               if fastest > FASTER_THAN_PUBLISHED * published else 0)
-    return OwnRunsMfu(
-        n_runs=k, same_generation=sum(r.generation == prior.generation for r in read),
-        generation_label=prior.generation_label,
-        carried_from=tuple(dict.fromkeys(r.accelerator for r in read
-                                         if r.generation != prior.generation)),
-        runs=read, ratio=10 ** mean, level=prior.central * 10 ** mean, weight=weight,
-        spread=math.sqrt(sigma2), runs_spread=s, prior_spread=tau,
-        central=central if held is None else held, low=low, high=high,
-        prior_central=prior.central, fast_end_cap=cap if unheld > cap else None,
-        central_cap=held, faster_than_published=flagged,
-        fastest_published=published if flagged else None,
-        run_sizes=sizes, beyond_sizes=target is not None and not (
-            sizes[0] / BEYOND_SIZES <= target <= sizes[1] * BEYOND_SIZES))
+    return {
+        "same_generation": sum(r.generation == prior.generation for r in read),
+        "carried_from": tuple(dict.fromkeys(r.accelerator for r in read
+                                            if r.generation != prior.generation)),
+        "ratio": 10 ** mean, "level": prior.central * 10 ** mean, "weight": weight,
+        "spread": math.sqrt(sigma2), "runs_spread": s,
+        "central": central if held is None else held, "low": low, "high": high,
+        "fast_end_cap": cap if unheld > cap else None, "central_cap": held,
+        "run_sizes": sizes, "beyond_sizes": target is not None and not (
+            sizes[0] / BEYOND_SIZES <= target <= sizes[1] * BEYOND_SIZES)}
 
 
 def check_runs_use(runs: Sequence[PastRun] | None, replaced_by: dict[str, object],
