@@ -130,7 +130,8 @@ def test_a_borrowed_prior_quotes_the_runs_of_the_generation_it_is_borrowed_from(
     assert prior.scope == "nearest" and prior.borrowed_from == "Hopper"
     assert seen is not None and seen.scope == "hopper" and seen.family == "dense"
     text = " ".join(render_estimate(est, detail="short").split())
-    assert "a prior borrowed from Hopper (no published runs on CDNA 3 (MI300))" in text
+    assert "a prior borrowed from Hopper (uncalibrated: no published runs on CDNA 3 (MI300))" \
+        in text
     assert f"the runs on Hopper ran at {seen.low:.2f}–{seen.high:.2f}" in text
     full = " ".join(render_estimate(est, detail="full").split())
     assert f"{seen.n_runs} published dense runs on Hopper ran at" in full
@@ -198,3 +199,55 @@ def test_an_fp8_run_says_the_published_range_is_of_the_bf16_peak() -> None:
     assert f"ran at {seen.low:.2f}–{seen.high:.2f} of the BF16 peak" in text
     bf16 = estimate_run(RunSpec(params="7B", tokens="1T", gpu="h100", gpu_count=64))
     assert "of the BF16 peak (" not in " ".join(render_estimate(bf16, detail="short").split())
+
+
+def _l40s_replies(every: bool) -> dict[str, str]:
+    """The replies that name the MFU prior of a run on L40S (Ada Lovelace: no published run):
+    the estimate's and the relay's; with ``every``, the alternatives', the plan's and the
+    comparison's too."""
+    from compute_budget.tools.relay import relay
+
+    run = {"params": "7B", "tokens": "100B", "gpu": "l40s", "gpu_count": 16}
+    est = estimate_run(RunSpec(**run))
+    relayed = relay("estimate_run_cost", est)
+    assert relayed is not None
+    replies = {"short": render_estimate(est), "full": render_estimate(est, detail="full"),
+               "relay": relayed["mfu_source"]}
+    if not every:
+        return replies
+    from compute_budget import (
+        CompareSpec,
+        PlanSpec,
+        compare_candidates,
+        plan_run,
+        suggest_alternatives,
+    )
+    from compute_budget.prompts import render_alternatives, render_comparison, render_plan
+
+    plan = plan_run(PlanSpec(params="7B", tokens="100B", deadline_days=60, gpus=["l40s"]))
+    compared = compare_candidates(CompareSpec(candidates=[
+        {**run, "name": name, "predicted_gain": gain, "gain_uncertainty": 0.3}
+        for name, gain in (("ada", 1.0), ("ada-2", 0.5))]))
+    return {**replies, "alternatives": render_alternatives(suggest_alternatives(RunSpec(**run))),
+            "plan": render_plan(plan), "compare": render_comparison(compared)}
+
+
+@pytest.mark.parametrize("every", [
+    False, pytest.param(True, marks=pytest.mark.slow)])  # every door: about 2 s
+def test_an_uncalibrated_device_is_said_to_be_one_in_the_same_words_everywhere(
+        every: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # L40S (Ada Lovelace, no published run) read "a pooled prior" with no caveat in the
+    # estimate, while alternatives marked MI300X and B300 "uncalibrated": every reply now says
+    # it, in the words MfuPrior.uncalibrated decides (mfu_priors.json: no used run on Ada)
+    from compute_budget.skill.hardware import mfu as mfu_module
+
+    prior = estimate_run(RunSpec(params="7B", tokens="100B", gpu="l40s", gpu_count=16)
+                         ).mfu_used.prior
+    assert prior.scope == "pooled" and prior.runs_on_generation == 0 and prior.uncalibrated
+    words = "uncalibrated: no published runs on Ada Lovelace"
+    for name, text in _l40s_replies(every).items():
+        assert words.lower() in " ".join(text.split()).lower(), name
+    # one place decides: a scope no longer counted as uncalibrated is said so nowhere
+    monkeypatch.setattr(mfu_module, "UNCALIBRATED_SCOPES", ())
+    for name, text in _l40s_replies(every).items():
+        assert "uncalibrated" not in text.lower(), name

@@ -8,11 +8,11 @@ import pytest
 from compute_budget import RunSpec, suggest_alternatives
 from compute_budget.cli import main
 from compute_budget.prompts import naming, render_alternatives
-from compute_budget.skill.advice import alternative_rows as alternatives_module
 from compute_budget.skill.advice.alternative_rows import is_on_demand, on_demand_quote, seeds_needed
 from compute_budget.skill.advice.alternatives import AlternativesSpec, alternatives_for
 from compute_budget.skill.errors import InputError
 from compute_budget.skill.estimate import estimate_run
+from compute_budget.skill.hardware import mfu as mfu_module
 from compute_budget.skill.hardware.catalog import get_accelerator, list_accelerators
 
 CONFIGS = Path(__file__).parent.parent / "fixtures" / "configs"
@@ -465,12 +465,13 @@ def test_uncalibrated_device_saving_range_includes_no_saving() -> None:
     assert high == pytest.approx(WORKED_COST - mi300x.estimate.dollar_cost_range[0])
     row = next(line for line in render_alternatives(suggest_alternatives(SPEC)).splitlines()
                if "MI300X" in line)
-    assert "uncalibrated, no published runs on this hardware" in row
+    assert "MFU 0.40 (uncalibrated: no published runs on CDNA 3 (MI300); your MFU carried over)" \
+        in row
     assert f"uncalibrated: from no saving (${-low:,.0f} more) to ${high:,.0f}" in row
 
 
 def test_calibrated_devices_keep_the_plain_band(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(alternatives_module, "UNCALIBRATED_SCOPES", ())
+    monkeypatch.setattr(mfu_module, "UNCALIBRATED_SCOPES", ())
     _, alts = _run(SPEC)
     (mi300x,) = [a for a in _by_kind(alts, "other_hardware") if a.accelerator == "MI300X"]
     slow_cost = mi300x.estimate.dollar_cost_range[1]

@@ -246,8 +246,8 @@ def test_generation_without_enough_runs_takes_the_nearest_calibrated_peak_and_sa
     assert (prior.generation_label, prior.runs_on_generation, prior.borrowed_from) == (
         label, runs, borrowed)
     sentence = environment().get_template("_macros.md.j2").module.mfu_basis(prior)
-    phrase = (f"No published runs on {label}" if runs == 0
-              else f"Only {runs} published dense run{'s' if runs > 1 else ''} on {label}")
+    phrase = (f"Uncalibrated: no published runs on {label} (a generation needs" if runs == 0
+              else f"Uncalibrated: too few published runs on {label} ({runs} dense, fewer than")
     assert sentence.startswith(phrase) and "nearest in dense peak" in sentence
     # the basis quotes the borrowed generation's band; the sentence says the wider one applies
     assert f"the wider one of a generation without its own level, ÷ {down:g} to × {up:g}" in (

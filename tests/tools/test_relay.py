@@ -43,9 +43,9 @@ async def test_the_mfu_source_names_where_a_prior_comes_from(client: Client) -> 
     sources = {gpu: (await _relay(client, "estimate_run_cost", {**RUN, "gpu": gpu}))[
         "mfu_source"] for gpu in ("mi300x", "tpu-v5p")}
     assert "a prior borrowed from Hopper (" in sources["mi300x"]
-    assert "; none on CDNA 3 (MI300))" in sources["mi300x"]
-    assert "the pooled prior of " in sources["tpu-v5p"] and "(none on TPU v5p)" in sources[
-        "tpu-v5p"]
+    assert "), uncalibrated: no published runs on CDNA 3 (MI300)," in sources["mi300x"]
+    assert "the pooled prior of " in sources["tpu-v5p"] and \
+        ", uncalibrated: no published runs on TPU v5p," in sources["tpu-v5p"]
     moe = await _relay(client, "estimate_run_cost", {**RUN, "params": None,
                                                       "preset": "mixtral-8x7b"})
     assert "published dense runs on Hopper (no MoE ratio)" in moe["mfu_source"]
@@ -187,7 +187,8 @@ async def test_a_verdict_relay_says_how_long_and_warns_of_a_losing_baseline(
         "predicted_gain": 1, "gain_uncertainty": 0.2})
     assert long["headline"] == ("NO-GO: the run takes 602 days; about 112 devices would "
                                 "finish it within a year (estimated at that count).")
-    assert "none on Trainium2" in long["mfu_source"]  # the generation's name, not its id
+    # the generation's name, not its id
+    assert "no published runs on Trainium2" in long["mfu_source"]
     # a baseline below zero raised the net gain silently
     below = await _relay(client, "render_verdict", {**RUN, "predicted_gain": 0.02,
                                                      "gain_uncertainty": 0.01,

@@ -88,9 +88,9 @@ class MfuUsed(BaseModel):
 
     @property
     def borrowed(self) -> bool:
-        """Whether the MFU is a prior borrowed from other hardware (too few published runs on
-        this device's generation)."""
-        return self.origin == "prior" and self.prior.scope != "generation"
+        """Whether the MFU is a prior borrowed from other hardware: the device is uncalibrated
+        (:attr:`.hardware.mfu.MfuPrior.uncalibrated`)."""
+        return self.origin == "prior" and self.prior.uncalibrated
 
 
 class LayoutCost(BaseModel):

@@ -53,8 +53,6 @@ SEEDS_TO_HALVE = 4
 """Runs whose mean halves the run-to-run noise: σ/√4 = σ/2."""
 MAX_SEEDS = 10_000
 """More runs than this are not a plan: the gain is too small against its noise."""
-UNCALIBRATED_SCOPES = ("nearest", "pooled")
-"""MFU prior scopes borrowed from other hardware (no published runs on this generation)."""
 _ON_DEMAND = re.compile(r"on[- ]demand", re.IGNORECASE)
 
 
@@ -161,7 +159,7 @@ def hardware_rows(spec: RunSpec, original: RunEstimate) -> list[Alternative]:
                  if original.price.origin == "catalog" and original.price.kind else None)
     rows = []
     for candidate, quote in picked:
-        uncalibrated = candidate.mfu_used.prior.scope in UNCALIBRATED_SCOPES
+        uncalibrated = candidate.mfu_used.prior.uncalibrated
         saving_range = None
         if original.dollar_cost is not None and candidate.dollar_cost_range is not None:
             low = original.dollar_cost - candidate.dollar_cost_range[1]

@@ -51,6 +51,7 @@ __all__ = [
     "FAMILY_PRIORS",
     "FP8_SPEEDUP",
     "MAX_PRIOR_MFU",
+    "UNCALIBRATED_SCOPES",
     "MfuPrior",
     "ModelFamily",
     "family_of",
@@ -72,6 +73,11 @@ _SKILL_SOURCE = (
     "compute-budget skill (stage 3, pre-validate): MFU 0.1–0.2 for CNN-heavy or spiking "
     "models, a rule of thumb that no published run of the calibration set checks"
 )
+
+
+UNCALIBRATED_SCOPES = ("nearest", "pooled")
+"""The scopes of a prior borrowed from other hardware: the device's generation has no published
+runs, or too few for a level of its own (:attr:`MfuPrior.uncalibrated`)."""
 
 
 class MfuPrior(BaseModel):
@@ -161,6 +167,13 @@ class MfuPrior(BaseModel):
                     "family on it when this one has none; when none ran on this one, of the "
                     "generation a nearest-scope prior is borrowed from, else of every "
                     "generation (scope 'all'); None for the flat prior.")
+
+    @property
+    def uncalibrated(self) -> bool:
+        """Whether the device is uncalibrated: its generation has no published runs, or fewer
+        than ``min_runs``, so its level is borrowed (nearest) or pooled. The one test every
+        reply and every door uses (the estimate, the alternatives, the plan, the relay)."""
+        return self.scope in UNCALIBRATED_SCOPES
 
     @property
     def basis_clause(self) -> str | None:
