@@ -27,7 +27,7 @@ year lies beyond every calibration row, and a level de-trended by year predicted
 worse when tried) are not modelled. Runs whose numbers do not measure end-to-end
 utilisation are kept in the benchmark but left out of the derivation, with the reason
 (:data:`.published_runs.EXCLUDED`), and so are FP8 runs (the priors are against the BF16 peak)
-and encoder runs (the package has no encoder prior).
+and encoder runs, whose own prior is their median (:func:`.prior_table.encoder_level`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ left with too few runs borrows the nearest calibrated one's level or the pooled 
   MoE runs get their own when there are enough of them, and a class with too few runs (fewer
   than :data:`MIN_CLASS_RUNS`) gets a band wide enough for every one of its held-out runs, never
   a narrower one; a generation without its own level gets the band of one level for all
-  generations, or wider.
+  generations, or wider. The encoder runs (one level, their median: no fit to hold out) are such
+  a class: a band holding every one of them about their median, never narrower than the dense
+  one.
 """
 
 from __future__ import annotations
@@ -33,7 +35,17 @@ from compute_budget.skill.hardware.mfu import prior_from_table
 from compute_budget.skill.hardware.mfu_table import FormScore, MfuPriorTable
 
 from .calibration_groups import GROUPINGS, Grouping
-from .prior_table import COVERAGE, FORMS, Band, Bands, Form, build_table, fit
+from .prior_table import (
+    COVERAGE,
+    FORMS,
+    Band,
+    Bands,
+    Form,
+    build_table,
+    encoder_level,
+    encoder_runs,
+    fit,
+)
 from .published_runs import PublishedRun
 
 __all__ = [
@@ -142,7 +154,10 @@ def choose_bands(runs: Sequence[PublishedRun], form: Form,
                 and run.accelerator.generation not in calibrated]
     pooled = dense.widest(*(band_factors(r for _, r in scores[one_level][g]) for g in GROUPINGS),
                           *(band_factors([r]) for r in borrowed))  # one run: a band holding it
-    return Bands(dense=dense, moe=moe, pooled=pooled)
+    level = encoder_level(runs) if encoder_runs(runs) else None  # one level: all runs in its band
+    encoder = dense if level is None else dense.widest(band_factors(
+        math.log10(r.end_to_end_mfu / level) for r in encoder_runs(runs)))
+    return Bands(dense=dense, moe=moe, pooled=pooled, encoder=encoder)
 
 
 def form_scores(scores: dict[Form, dict[Grouping, Residuals]], chosen: Form) -> list[FormScore]:

@@ -8,9 +8,12 @@ log10 of the end-to-end MFU of a run is modelled as
 
 fitted robustly (soft-L1, scipy.optimize.least_squares) to the dense runs the derivation uses;
 the MoE ratio is the median ratio of the MoE runs to the dense prior at their active parameters
-(at most 1). A :class:`Form` says which terms are in; :mod:`.grouped_cv` chooses the form and the
-band factors, :func:`build_table` assembles the table the package reads (every entry with its
-sentence, the record of every run, the observed MFU range of each generation).
+(at most 1). Encoder and encoder–decoder runs (BERT, RoBERTa, T5 style) stay out of that fit and
+get a prior of their own (:func:`encoder_level`): one level for every generation and size, their
+median end-to-end MFU, in the same 6·N·T convention. A :class:`Form` says which terms are in;
+:mod:`.grouped_cv` chooses the form and the band factors, :func:`build_table` assembles the table
+the package reads (every entry with its sentence, the record of every run, the observed MFU range
+of each generation).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from compute_budget.skill.hardware.mfu_table import (
     observed_ranges,
 )
 
-from .published_runs import PublishedRun
+from .published_runs import EXCLUDED, PublishedRun
 
 __all__ = [
     "AS_OF",
@@ -49,6 +52,8 @@ __all__ = [
     "Fit",
     "Form",
     "build_table",
+    "encoder_level",
+    "encoder_runs",
     "fit",
 ]
 
@@ -117,12 +122,26 @@ class Band:
 
 @dataclass(frozen=True)
 class Bands:
-    """The bands: dense runs on a calibrated generation, MoE runs, and a generation without its
-    own level (pooled or borrowed)."""
+    """The bands: dense runs on a calibrated generation, MoE runs, a generation without its
+    own level (pooled or borrowed), and encoder runs."""
 
     dense: Band = Band()
     moe: Band = Band()
     pooled: Band = Band()
+    encoder: Band = Band()
+
+
+def encoder_runs(runs: Sequence[PublishedRun]) -> list[PublishedRun]:
+    """The encoder and encoder–decoder runs the encoder prior rests on: usable, not FP8, not
+    left out of the derivation for their hours (:data:`.published_runs.EXCLUDED`)."""
+    return [r for r in runs if r.usable and r.architecture == "encoder"
+            and r.precision != "fp8" and r.name not in EXCLUDED]
+
+
+def encoder_level(runs: Sequence[PublishedRun]) -> float:
+    """The encoder prior's MFU: the median end-to-end MFU of :func:`encoder_runs` (6·N·T over
+    all parameters and tokens, as for a decoder), rounded as the other levels are."""
+    return round(statistics.median(r.end_to_end_mfu for r in encoder_runs(runs)), 3)
 
 
 def _x(run: PublishedRun) -> float:
@@ -249,6 +268,24 @@ def _moe_members(f: Fit, dense: Sequence[PublishedRun]) -> list[PublishedRun]:
     return [*dense, *f.moe] if f.form.moe_ratio else list(dense)
 
 
+def _encoder_entry(runs: Sequence[PublishedRun], band: Band,
+                   source: str) -> list[MfuPriorEntry]:
+    """The encoder prior (module docstring), when the set has encoder runs."""
+    members = encoder_runs(runs)
+    if not members:
+        return []
+    central = encoder_level(runs)
+    generations = _labels(sorted({_generation(r) for r in members},
+                                 key=lambda g: (-sum(_generation(r) == g for r in members), g)))
+    return [_entry(
+        "encoder", POOLED, central, band, members,
+        f"End-to-end MFU ({_PEAK_NOTE}, 6·N per token as for a decoder) of the {len(members)} "
+        f"published encoder and encoder–decoder runs (BERT, RoBERTa, T5 style) on {generations}: "
+        f"their median, {central:.2f}, one level for every device and size, with a band of "
+        f"{band.phrase} that holds every one of them (too few runs for a held-out band; never "
+        "narrower than the dense one).", source)]
+
+
 def _entries(f: Fit, bands: Bands, source: str) -> list[MfuPriorEntry]:
     size_note = (f"at {REFERENCE_PARAMS / 1e9:g}B active parameters, ×{10 ** f.slope:.2f} per "
                  "tenfold more (one slope fitted across generations)" if f.form.size
@@ -292,7 +329,8 @@ def _rule(form: Form) -> str:
         f"calibration range; bands that cover {COVERAGE:.0%} of the held-out runs, leaving out "
         "at most half the rest on each side (the slow side is the longer), wider for a class "
         "with few runs, their fast end no faster than the fastest run the fit used; end-to-end "
-        "6·N·T over the BF16 dense peak, rescaled for FP8."
+        "6·N·T over the BF16 dense peak, rescaled for FP8; encoder and encoder–decoder models: "
+        "the median of their runs, with a band holding every one."
     )
 
 
@@ -329,7 +367,7 @@ def build_table(runs: Sequence[PublishedRun], form: Form, bands: Bands = Bands()
         moe_ratio=f.moe_ratio, size_slope=f.slope, reference_params=REFERENCE_PARAMS,
         highest_mfu=round(max(r.end_to_end_mfu for r in used), 3),
         params_range=(min(sizes), max(sizes)), form=form.terms, form_scores=tuple(scores),
-        priors=tuple(_entries(f, bands, source)),
+        priors=(*_entries(f, bands, source), *_encoder_entry(runs, bands.encoder, source)),
         observed_ranges=observed_ranges(records), runs=records,
         skipped=tuple(SkippedRun(name=r.name, reason=r.skip_reason)
                       for r in runs if r.skip_reason is not None) if record else (),

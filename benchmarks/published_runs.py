@@ -8,8 +8,8 @@ be used (no hours, no tokens, hardware not in the catalog, hours only an upper b
 knows its lineage (family and organisation, :mod:`.calibration_groups`) and its architecture
 class. Rows that are usable but do not measure end-to-end utilisation are left out of the
 derivation with the reason (:data:`EXCLUDED`), and so are FP8 runs (the priors are against the
-BF16 peak) and encoder runs (the package has no encoder prior: they are scored, estimated as
-dense, as a user's would be).
+BF16 peak) and encoder runs (their prior is their own median, family ``encoder``: the benchmark
+scores them estimated as dense, as a user's estimate without that family would be).
 """
 
 from __future__ import annotations
@@ -144,8 +144,9 @@ class PublishedRun:
         if self.name in EXCLUDED:
             return EXCLUDED[self.name]
         if self.architecture == "encoder" and self.usable:
-            return ("encoder or encoder–decoder: left out of the derivation (the package has no "
-                    "encoder prior) and scored with the dense prior, as a user's would be")
+            return ("encoder or encoder–decoder: left out of the dense fit (the encoder prior, "
+                    "family encoder, is the median of these runs) and scored with the dense "
+                    "prior, as a user's estimate without family encoder would be")
         if self.precision == "fp8" and self.usable:
             return (
                 "flagged FP8 and left out of the derivation: the priors are against the BF16 "

@@ -2,6 +2,7 @@
 a pooled fallback that says so, and a basis and source shown with every prior."""
 
 import math
+import statistics
 from importlib import resources
 
 import pytest
@@ -30,7 +31,7 @@ def test_public_fields_are_kept() -> None:
 
 
 @pytest.mark.parametrize("gpu", CALIBRATED_GPUS + FALLBACK_GPUS)
-@pytest.mark.parametrize("family", ["dense", "moe", "cnn", "snn"])
+@pytest.mark.parametrize("family", ["dense", "moe", "encoder", "cnn", "snn"])
 def test_every_prior_is_a_band_with_basis_and_source(gpu: str, family: str) -> None:
     acc = get_accelerator(gpu)
     prior = mfu_prior(family, acc, acc.default_precision)  # type: ignore[arg-type]
@@ -41,7 +42,7 @@ def test_every_prior_is_a_band_with_basis_and_source(gpu: str, family: str) -> N
         assert prior.basis is not None and prior.basis.endswith(".")
         assert not prior.basis.rstrip(".").count(". ")
     assert prior.source and not prior.source.endswith(".")
-    if family in ("dense", "moe"):
+    if family in ("dense", "moe", "encoder"):
         assert load_mfu_priors().as_of in prior.source
         assert prior.as_of == load_mfu_priors().as_of  # the date every reply shows
     else:
@@ -357,3 +358,65 @@ def test_an_older_table_without_its_fastest_run_caps_at_the_old_constant() -> No
     assert prior.fast_end_cap is None and prior.high < MAX_PRIOR_MFU
     assert prior.band_high_factor is not None
     assert prior.high == pytest.approx(prior.central * prior.band_high_factor, abs=1e-3)
+
+
+def test_encoders_take_the_median_of_the_published_encoder_runs() -> None:
+    # RoBERTa-large's 100K steps (calibration_runs.csv: 1,024 V100 for about a day, 24,576
+    # GPU-hours) took the dense prior: 11,409 GPU-hours, band up to 23,355, the reported hours
+    # outside it. The calibration set's 10 encoder and encoder-decoder rows, left out of the
+    # dense fit, now give family encoder its own prior (mfu_priors.json: 0.0319 ELECTRA-Small
+    # to 0.3083 UL2 20B end to end, median 0.128).
+    table = load_mfu_priors()
+    encoders = [r for r in table.runs if r.architecture == "encoder" and not r.fp8]
+    mfus = sorted(r.end_to_end_mfu for r in encoders)
+    assert len(mfus) == 10 and not any(r.used for r in encoders)
+    prior = mfu_prior("encoder", get_accelerator("v100"), "fp16")
+    assert prior.scope == "family" and not prior.uncalibrated
+    assert prior.central == round(statistics.median(mfus), 3) == 0.128
+    assert prior.n_runs == 10 and set(prior.runs) == {r.name for r in encoders}
+    assert prior.as_of == table.as_of and table.as_of in prior.source
+    # one level for every device and size: no generation or size term
+    big = mfu_prior("encoder", get_accelerator("h100"), "bf16", params=20e9)
+    assert (big.central, big.low, big.high) == (prior.central, prior.low, prior.high)
+    # ten runs, fewer than a held-out band needs: a band holding every one, never narrower
+    # than the dense band
+    assert prior.band_factor is not None and prior.band_high_factor is not None
+    assert prior.central / prior.band_factor <= mfus[0]
+    assert prior.central * prior.band_high_factor >= mfus[-1]
+    assert prior.band_factor >= table.band_factor
+    assert prior.band_high_factor >= (table.band_high_factor or table.band_factor)
+    assert prior.observed is not None and prior.observed.family == "encoder"
+    assert prior.observed.n_runs == 10
+    # the replay: the reported hours inside the band, the FLOPs the same 6·N per token
+    spec = {"params": "355M", "tokens": "419.4B", "gpu": "v100", "gpu_count": 1024,
+            "seq_len": 512}
+    dense = estimate_run(RunSpec(**spec))
+    encoder = estimate_run(RunSpec(**spec, family="encoder"))
+    assert dense.gpu_hours_range[1] < 24_576 < dense.gpu_hours_range[1] * 1.1
+    assert encoder.gpu_hours_range[0] <= 24_576 <= encoder.gpu_hours_range[1]
+    assert encoder.gpu_hours == pytest.approx(15_509, rel=1e-3)
+    assert encoder.flops == dense.flops == pytest.approx(6 * 355e6 * 419.4e9)
+
+
+def test_an_encoder_estimate_says_its_prior_and_its_flop_convention() -> None:
+    from compute_budget.prompts import render_estimate
+    from compute_budget.tools.relay import relay
+
+    est = estimate_run(RunSpec(params="355M", tokens="419.4B", gpu="v100", gpu_count=1024,
+                               seq_len=512, family="encoder"))
+    short = " ".join(render_estimate(est).split())
+    assert ("MFU: 0.13, a prior from the 10 published encoder and encoder–decoder runs (their "
+            "median, one level for every device and size), calibrated 2026-12-06") in short
+    assert "the encoder runs of the calibration set ran at" in short
+    assert "- FLOPs: 6·N per token for every token, the decoders' count, kept for encoders" \
+        in short
+    full = " ".join(render_estimate(est, detail="full").split())
+    assert "of the 10 published encoder and encoder–decoder runs (BERT, RoBERTa, T5 style)" \
+        in full and "- FLOPs of an encoder: 6·N per token" in full
+    told = relay("estimate_run_cost", est)
+    assert told is not None and told["mfu_source"].startswith(
+        "0.13, the encoder prior, the median of 10 published encoder and encoder–decoder runs "
+        "(6·N per token, as they were counted)")
+    # without the family, the full detail says how to give it
+    dense = estimate_run(RunSpec(params="355M", tokens="419.4B", gpu="v100", gpu_count=1024))
+    assert "takes family encoder" in " ".join(render_estimate(dense, detail="full").split())

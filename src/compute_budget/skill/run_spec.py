@@ -95,8 +95,9 @@ class RunOptions(BaseModel):
     )
     family: ModelFamily | None = Field(
         default=None,
-        description="Model family for the MFU prior: dense, moe, cnn or snn. Default: moe when "
-                    "fewer parameters are active than exist, else dense.",
+        description="Model family for the MFU prior: dense, moe, encoder (BERT, RoBERTa, T5: "
+                    "encoder or encoder–decoder), cnn or snn. Default: moe when fewer parameters "
+                    "are active than exist, else dense.",
     )
     failure_budget: FailureBudget = DEFAULT_FAILURE_BUDGET
     batch_tokens: TokenCount | None = Field(

@@ -21,8 +21,13 @@ nearest in dense peak (end-to-end MFU falls as peak FLOP/s outgrows memory and n
 newer, faster device never gets more than the calibrated one below it), or the pooled level
 across all generations when that is lower (Volta, TPU v3/v4: their few published runs sit near
 it) or the device's peak is unknown.
-CNN-heavy and spiking models have no calibration data and keep the skill's flat prior
-(:data:`FAMILY_PRIORS`).
+Encoder and encoder–decoder transformers (BERT, RoBERTa, T5 style; family ``encoder``, given,
+never inferred) take the encoder prior: one level for every device and size, the median
+end-to-end MFU of the calibration set's encoder runs, with a band holding every one of them
+(scope ``family``). Their FLOPs keep the decoders' count, 6·N per token for every token, as those
+runs' MFU was measured with it (an encoder–decoder's token passes one stack, not both: the MFU
+absorbs it). CNN-heavy and spiking models have no calibration data and keep the skill's flat
+prior (:data:`FAMILY_PRIORS`).
 
 FP8: the priors are measured against the BF16 dense peak. The FP8 peak is twice the BF16 one on
 Hopper, Blackwell and MI300, but whole training steps speed up much less (about 1.2–1.5x), so the
@@ -37,6 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .catalog import Accelerator, Precision, list_accelerators
+from .fp8 import FP8_SPEEDUP, fp8_factor
 from .mfu_table import (
     POOLED,
     CalibratedFamily,
@@ -59,9 +65,9 @@ __all__ = [
     "prior_from_table",
 ]
 
-ModelFamily = Literal["dense", "moe", "cnn", "snn"]
-"""Model families with their own MFU prior: dense transformer, mixture of experts, CNN-heavy,
-spiking (SNN)."""
+ModelFamily = Literal["dense", "moe", "encoder", "cnn", "snn"]
+"""Model families with their own MFU prior: dense transformer, mixture of experts, encoder or
+encoder–decoder transformer, CNN-heavy, spiking (SNN)."""
 
 
 def family_of(active: float, total: float) -> ModelFamily:
@@ -116,13 +122,13 @@ class MfuPrior(BaseModel):
         default=(), description="nearest scope: (generation, dense prior) by rising peak.")
     fp8_speedup: tuple[float, float, float] | None = Field(
         default=None, description="FP8: the whole-step speed-up assumed (low, central, high).")
-    scope: Literal["generation", "nearest", "pooled", "flat"] = Field(
+    scope: Literal["generation", "nearest", "pooled", "family", "flat"] = Field(
         default="flat",
         description="What the prior rests on: published runs on this generation; those of the "
                     "calibrated generation nearest in dense peak (too few runs on this one); "
                     "runs pooled across generations (too few runs on this one and the pooled "
-                    "level is the lower, or the device peak is unknown); or the skill's flat "
-                    "prior.",
+                    "level is the lower, or the device peak is unknown); the family's own runs "
+                    "on every generation, one level (encoder); or the skill's flat prior.",
     )
     n_runs: int = Field(default=0, description="Number of published runs the prior rests on.")
     runs: tuple[str, ...] = Field(default=(), description="The published runs it rests on.")
@@ -209,37 +215,6 @@ spiking models use them (no published runs calibrate those families); the dense 
 only the flat baseline the calibrated priors are benchmarked against, never shown to a user."""
 
 
-class _Speedup(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    central: float
-    low: float
-    high: float
-    source: str
-
-
-FP8_SPEEDUP = _Speedup(
-    central=1.3,
-    low=1.0,
-    high=1.5,
-    source=(
-        "NVIDIA NeMo AutoModel FP8 guide (2025): 'over 1.2x training speedup on 8xH100'; NVIDIA "
-        "blog 'Faster Training Throughput in FP8 Precision with NVIDIA NeMo' (2025): end-to-end "
-        "gains well below the 2x of the GEMM peak"
-    ),
-)
-"""Whole-step speed-up of FP8 over BF16 training; FP8's 2x peak applies to GEMMs only."""
-
-
-def _fp8_factor(accelerator: Accelerator, speedup: float) -> float:
-    """Multiply a BF16-relative MFU by this to get an MFU relative to the FP8 peak."""
-    bf16 = accelerator.peak_tflops.bf16 or accelerator.peak_tflops.fp16
-    fp8 = accelerator.peak_tflops.fp8
-    if bf16 is None or fp8 is None:
-        return 1.0
-    ratio = fp8 / bf16
-    return min(speedup, ratio) / ratio
-
-
 def _reference_peak(generation: str) -> float | None:
     """Median dense BF16 (or FP16) peak of the catalog's devices of ``generation``, TFLOP/s."""
     peaks = sorted(p for a in list_accelerators() if a.generation == generation
@@ -310,10 +285,26 @@ def _scaled(table: MfuPriorTable, level: float, factors: tuple[float, float],
             "fast_end_cap": cap if unheld * up > cap and table.highest_mfu else None}
 
 
+def _encoder_prior(table: MfuPriorTable, accelerator: Accelerator) -> MfuPrior:
+    """The encoder prior: one level for every device and size (module docstring)."""
+    entry = table.entry("encoder", POOLED)
+    size: dict[str, object] = {"params": None, "params_clamped": False, "size_factor": 1.0,
+                               "size_slope": 0.0, "reference_params": None}
+    return MfuPrior(
+        family="encoder", **_scaled(table, entry.central, _factors(table, entry), size),
+        **size,
+        basis=entry.basis, source=entry.source, as_of=entry.as_of,
+        generation=accelerator.generation, generation_label=generation_label(
+            accelerator.generation), scope="family", n_runs=entry.n_runs, runs=entry.runs,
+        observed=table.encoder_observed())
+
+
 def _bf16_prior(table: MfuPriorTable, family: ModelFamily, accelerator: Accelerator,
                 params: float | None) -> MfuPrior:
     generation = accelerator.generation
     label = generation_label(generation)
+    if family == "encoder":
+        return _encoder_prior(table, accelerator)
     if family in ("cnn", "snn"):
         band = FAMILY_PRIORS[family]
         return MfuPrior(
@@ -372,9 +363,9 @@ def prior_from_table(
     if precision != "fp8":
         return prior
     return prior.model_copy(update={
-        "central": prior.central * _fp8_factor(accelerator, FP8_SPEEDUP.central),
-        "low": prior.low * _fp8_factor(accelerator, FP8_SPEEDUP.low),
-        "high": prior.high * _fp8_factor(accelerator, FP8_SPEEDUP.high),
+        "central": prior.central * fp8_factor(accelerator, FP8_SPEEDUP.central),
+        "low": prior.low * fp8_factor(accelerator, FP8_SPEEDUP.low),
+        "high": prior.high * fp8_factor(accelerator, FP8_SPEEDUP.high),
         "band_factor": None,
         "band_high_factor": None,
         "fp8_speedup": (FP8_SPEEDUP.low, FP8_SPEEDUP.central, FP8_SPEEDUP.high),
@@ -391,7 +382,8 @@ def mfu_prior(
 
     Dense and MoE: calibrated on published runs (the generation's level and the size slope; the
     nearest calibrated generation in dense peak when this one has too few runs), see the module
-    docstring; CNN-heavy or spiking: the skill's flat 0.1–0.2. For FP8 the band is rescaled to
+    docstring; encoder: the median of the published encoder runs, one level for all; CNN-heavy
+    or spiking: the skill's flat 0.1–0.2. For FP8 the band is rescaled to
     the FP8 peak with :data:`FP8_SPEEDUP`. The prior applies to 6·N_active·T model FLOPs.
     """
     return prior_from_table(load_mfu_priors(), family, accelerator, precision, params=params)

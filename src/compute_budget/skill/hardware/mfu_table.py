@@ -13,7 +13,9 @@ each prior's band covers ``coverage_target`` of those held-out runs, from the ce
 :attr:`MfuPriorEntry.band_factor` to × :attr:`MfuPriorEntry.band_high_factor` (each end leaving
 out at most half the rest; the slow side is the longer; wider for a class with few runs and for
 the pooled fallback), its fast end no higher than :attr:`MfuPriorTable.highest_mfu`, the fastest
-run the fit used.
+run the fit used. Encoder and encoder–decoder runs stay out of that fit; their own prior (family
+``encoder``) is one level, their median end-to-end MFU in the same 6·N·T convention, with a band
+holding every one of them (never narrower than the dense one).
 
 :class:`MfuPriorTable` holds the fitted levels (:class:`MfuPriorEntry`, one per family and
 generation, plus the pooled fallback), the slope and the bands, the candidate forms with their
@@ -44,6 +46,7 @@ __all__ = [
     "MfuPriorEntry",
     "MfuPriorTable",
     "ObservedMfu",
+    "PriorFamily",
     "SkippedRun",
     "generation_label",
     "load_mfu_priors",
@@ -51,7 +54,10 @@ __all__ = [
 ]
 
 CalibratedFamily = Literal["dense", "moe"]
-"""Families the published runs calibrate."""
+"""Families the published runs' fit calibrates (a level per generation, the size slope)."""
+
+PriorFamily = Literal["dense", "moe", "encoder"]
+"""Families with a prior in the table: those of the fit, and encoders (one level, no terms)."""
 
 POOLED = "pooled"
 """The ``generation`` of the priors pooled across all generations (the fallback)."""
@@ -86,8 +92,9 @@ class MfuPriorEntry(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    family: CalibratedFamily
-    generation: str = Field(description="Catalog generation id, or 'pooled' for the fallback.")
+    family: PriorFamily
+    generation: str = Field(description="Catalog generation id, or 'pooled' for the fallback "
+                                         "(and the encoder prior, one level for all).")
     central: float = Field(description="Default MFU (fraction of the BF16 dense peak).")
     low: float = Field(description="Low end of the band.")
     high: float = Field(description="High end of the band.")
@@ -114,8 +121,8 @@ class ObservedMfu(BaseModel):
 
     scope: str = Field(description="Catalog generation id, or 'all' for every generation.")
     label: str | None = Field(description="The generation's readable name; None for 'all'.")
-    family: CalibratedFamily | None = Field(
-        description="The family of the runs (dense or moe); None: both.")
+    family: PriorFamily | None = Field(
+        description="The family of the runs (dense, moe or encoder); None: dense and moe.")
     n_runs: int = Field(description="Published runs the range is computed from.")
     spread: Literal["middle_80", "all"] = Field(
         description="middle_80: low and high are the 10th and 90th percentiles (at least "
@@ -226,7 +233,14 @@ class MfuPriorTable(BaseModel):
                     return observed
         return None
 
-    def entry(self, family: CalibratedFamily, generation: str) -> MfuPriorEntry:
+    def encoder_observed(self) -> ObservedMfu | None:
+        """The end-to-end MFU the encoder prior's runs reached, on every generation; None when
+        the table has no encoder prior."""
+        names = {name for e in self.priors if e.family == "encoder" for name in e.runs}
+        values = [r.end_to_end_mfu for r in self.runs if r.name in names]
+        return _observed_range(ALL_GENERATIONS, "encoder", values) if values else None
+
+    def entry(self, family: PriorFamily, generation: str) -> MfuPriorEntry:
         """The prior for ``family`` on ``generation``, or the pooled one when it has none."""
         pooled: MfuPriorEntry | None = None
         for entry in self.priors:
@@ -266,7 +280,7 @@ def observed_ranges(runs: tuple[CalibrationRun, ...]) -> tuple[ObservedMfu, ...]
     return tuple(out)
 
 
-def _observed_range(scope: str, family: CalibratedFamily | None,
+def _observed_range(scope: str, family: PriorFamily | None,
                     values: list[float]) -> ObservedMfu:
     tail = (1 - MIDDLE_SHARE) / 2
     middle = len(values) >= MIN_MIDDLE_RUNS
