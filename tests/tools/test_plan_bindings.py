@@ -77,7 +77,7 @@ async def test_a_budget_that_buys_a_slower_plan_names_it(client: Client) -> None
                                "budget.")
 
 
-BORROWED = "Its MFU is borrowed from Hopper (no published runs on CDNA 3 (MI300))."
+BORROWED = "Its MFU is borrowed from Hopper (uncalibrated: no published runs on CDNA 3 (MI300))."
 
 
 @pytest.mark.slow  # the whole catalog, about 0.5 s
