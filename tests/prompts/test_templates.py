@@ -69,26 +69,30 @@ def test_estimate_template_with_prior_catalog_price_and_warning() -> None:
     assert render_estimate(estimate_run(spec), closing=False, detail="full") == snapshot("""\
 ### Run estimate: 47B params (13B active) × 1T tokens on 64 × H100 SXM (bf16)
 
-| | estimate | range (MFU 0.32 – 0.10) |
+| | estimate | range (MFU 0.32 – 0.11) |
 |---|---|---|
 | Compute | 7.80 × 10²² FLOPs | |
-| Wall time | 814 h (33.9 days) | 538 – 1,635 h (22.4 – 68.1 days) |
-| GPU-hours | 52,082 GPU-h | 34,452 – 104,655 GPU-h |
-| Cost | $207,807 | $137,463 – $417,575 |
-| Cost with failure budget (×1.50) | **$311,711** | $206,194 – $626,363 |
-| Energy | 56,874 kWh, 27.3 t CO2e | 37,621 – 114,284 kWh |
+| Wall time | 803 h (33.5 days) | 531 – 1,614 h (22.1 – 67.2 days) |
+| GPU-hours | 51,400 GPU-h | 34,001 – 103,286 GPU-h |
+| Cost | $205,088 | $135,664 – $412,110 |
+| Cost with failure budget (×1.50) | **$307,632** | $203,495 – $618,165 |
+| Energy | 56,129 kWh, 26.9 t CO2e | 37,129 – 112,788 kWh |
 
 **Assumptions**
 - Compute: 6 × active parameters = 7.80 × 10¹⁰ FLOPs per token (2 forward + 4 backward per parameter; Kaplan et al. 2020). Attention and the LM head are not counted separately: give a config or preset for them.
-- Layout cost: ×1.01 on time (ZeRO-3 ×1.05, less the ×1.04 this model's parallelism costs at any scale, already in the prior). At the prior's hardware utilisation the run takes that much longer than at a layout that needs no memory savings: the MFU used is the prior ÷ 1.01.
 - Peak: 1,979 TFLOP/s bf16 per device (the device's default training precision). Source: given by you
 - MFU: 0.21 — a prior, not a measurement. The Hopper dense prior for MoE (26 published runs, 0.21 at 10B active parameters, ×1.35 per tenfold more (one slope fitted across generations)) at the active parameters with no MoE ratio (the 8 published MoE runs, on Hopper and TPU v4, do not support one under grouped cross-validation), with a band of ÷ 2.02 to × 1.51. It is end to end: the published runs' GPU-hours include restarts, evaluation and downtime, so it sits below the MFU of good steps; the 7 published MoE runs on Hopper ran at 0.09–0.26 of the BF16 dense peak. Source: compute-budget calibration set calibration_runs.csv: 114 published training runs from papers, model cards and technical reports, GPU-hours as reported or derived from device count × duration as each row says, 2026-12-06. Family moe inferred (fewer active than total parameters). A measured throughput (achieved TFLOP/s from a one-step benchmark) or MFU replaces it.
 - Price: $3.99 per GPU-hour, on-demand, as of 2026-11 (runpod.io/pricing, Secure Cloud (RunPod-operated, per-second billing, no commitment), read 2026-11-09 (secondary transcription in github.com/datareceipts/data-receipts, GPU pricing vendors table); Community Cloud lists the same GPU lower). Prices differ 2–4x between providers and commitments: give yours to replace it.
+<<<<<<< HEAD
 - Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. The default ×1.5 is a planning rule of thumb (half the run again; the stage-3 compute-budget skill this tool grew from), not a measured failure rate: give yours. Routine restarts and downtime are already inside the end-to-end MFU prior.
 - Throughput implied: 416 TFLOP/s and 5,333 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+=======
+- Failure budget: ×1.50 on top of the nominal cost, for a failed or repeated run. Routine restarts and downtime are already inside the end-to-end MFU prior.
+- Throughput implied: 422 TFLOP/s and 5,404 tokens/s per device. The prior is a median of published runs, so half of them ran slower; a first run on a new system usually lands in the slower half of the range.
+>>>>>>> f9c1abc (MoE expert parallelism made honest: ZeRO-3 gathers the routed experts at EP 1 on megatron as on hf (÷EP over DP/EP ranks), the megatron search tries EP (1 and the divisors of the experts dividing DP; only the largest ranked, a smaller one sought at the same cost), hf keeps EP at 1; the prior's at-scale credit searches EP too; replies say how EP was chosen and that its all-to-all is not modelled)
 - Energy: 700 W per device (NVIDIA H100 page (nvidia.com/en-us/data-center/h100), H100 SXM column: max thermal design power up to 700 W (configurable); an upper bound, devices only), PUE 1.56 (Uptime Institute Global Data Center Survey 2024: operators reported an average annual PUE of 1.56 for their largest data center (confirmed in Statista's summary of the survey; Uptime Intelligence Update 221 gives 1.58 for 2023 and 1.55-1.59 every year since 2020)), 0.480 kg CO2e/kWh (Ember Global Electricity Review 2024: the CO2 intensity of global power generation was 480 gCO2/kWh in 2023, down from 486 in 2022 (confirmed in a summary of the review; Statista, citing Ember, gives 481 g/kWh for 2023). Ember counts lifecycle emissions in CO2 equivalents). The board power at its maximum for the whole run overstates what devices draw on average; host CPUs, network and storage are not counted, nor the failure budget's re-runs.
-- Defaults used: --mfu=0.213 (calibrated prior); --price=3.99 (catalog); --precision=bf16 (device default); --seq-len=4096 (default); --failure-budget=1.5 (default); --kind=pretrain (default); --stack=megatron (default for this run); --pue=1.56 (default); --grid-kg-co2-per-kwh=0.48 (default); --zero/--tp/--pp/--recompute/--offload=searched (memory check).
-- Memory: 61.7 GiB of 80.0 GiB per device at ZeRO 3, TP 1 × PP 1 × DP 64, recompute none, micro-batch 1, the cheapest layout that fits (cost in speed: ZeRO-3 communication ×1.05; ×1.01 of it beyond what the prior's runs paid); shape guessed from N; 64 experts, top-8, assumed from --params and --active-params (give --experts and --experts-per-token). The memory tool has the breakdown.
+- Defaults used: --mfu=0.213 (calibrated prior); --price=3.99 (catalog); --precision=bf16 (device default); --seq-len=4096 (default); --failure-budget=1.5 (default); --kind=pretrain (default); --stack=megatron (default for this run); --pue=1.56 (default); --grid-kg-co2-per-kwh=0.48 (default); --zero/--tp/--pp/--ep/--recompute/--offload=searched (memory check).
+- Memory: 71.9 GiB of 80.0 GiB per device at ZeRO 2, TP 1 × PP 1 × DP 64, EP 64, recompute none, micro-batch 1, the cheapest layout that fits; shape guessed from N; 64 experts, top-8, assumed from --params and --active-params (give --experts and --experts-per-token). The memory tool has the breakdown. EP 64: the smallest of 1/2/4/8/16/32/64 that fits at the least cost; expert parallelism's all-to-all of the tokens is not modelled.
 
 **Check these:**
 - ⚠ The peak 1979 TFLOP/s is twice the dense bf16 peak of H100 SXM (989.5 TFLOP/s): it looks like the datasheet's 2:4-sparsity figure, which dense training never reaches. Time and cost would be 2x too optimistic.

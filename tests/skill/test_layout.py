@@ -304,11 +304,24 @@ def test_the_largest_micro_batch_that_fits_is_reported_and_true() -> None:
     assert _memory(**fixed, micro_batch=k + 1).fits is False
 
 
-@pytest.mark.parametrize("fields", CASES)
+# Mixtures of experts on megatron, whose search tries expert parallelism
+EP_CASES = [
+    dict(preset="qwen3-235b-a22b", gpu="h100", gpu_count=256),
+    dict(preset="mixtral-8x7b", gpu="h100", gpu_count=64),
+    dict(preset="qwen3-30b-a3b", gpu="a100", gpu_count=32, stack="megatron"),
+    # EP 2 below the largest, 4, at TP 4, with the optimizer offloaded
+    dict(preset="mixtral-8x7b", gpu="a100-40gb", gpu_count=16, stack="megatron", seq_len=8192),
+    dict(preset="qwen3-30b-a3b", gpu="h100", gpu_count=16, stack="megatron", seq_len=16384),
+]
+
+
+@pytest.mark.parametrize("fields", CASES + EP_CASES)
 def test_skipping_groups_whose_most_frugal_layout_overflows_changes_no_choice(
         fields: dict[str, Any]) -> None:
     # The search sizes only layouts whose group (tp, pp, ZeRO class) has a most frugal member
-    # that fits; walking every layout in the same order must choose the same one.
+    # that fits, each at its largest expert-parallel degree, looking for a smaller degree at the
+    # same cost only at the one it chose; walking every layout at every degree in the same
+    # order (smaller degrees first among equals) must choose the same one.
     from compute_budget.skill.memory.costs import Costs
     from compute_budget.skill.memory.layouts import all_layouts, pins_of
 

@@ -89,14 +89,14 @@ def test_the_defaults_used_are_flags_at_the_command_line(cli: Cli) -> None:
     line = next(x for x in out.splitlines() if x.startswith("- Defaults used: "))
     assert line.startswith("- Defaults used: --mfu=0.213 (calibrated prior); --price=3.99 "
                            "(catalog); --precision=bf16 (device default); --seq-len=4096")
-    assert "--zero/--tp/--pp/--recompute/--offload=searched" in line
+    assert "--zero/--tp/--pp/--ep/--recompute/--offload=searched" in line
     assert not re.search(r"(?<!-)\b(mfu|usd_per_gpu_hour|seq_len)=", line)
 
 
 async def test_the_defaults_used_are_arguments_for_an_assistant(client: Client) -> None:
     text = await _call(client, "estimate_run_cost", {**MOE, "detail": "full"})
     assert "Defaults used: mfu=0.213 (calibrated prior); usd_per_gpu_hour=3.99 (catalog)" in text
-    assert "zero/tp/pp/recompute/offload=searched" in text and "--price" not in text
+    assert "zero/tp/pp/ep/recompute/offload=searched" in text and "--price" not in text
 
 
 @pytest.mark.parametrize(("flags", "arguments", "said", "meant"), [

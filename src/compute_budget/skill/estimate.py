@@ -186,10 +186,10 @@ def model_parallel_at_scale(spec: RunSpec) -> float:
     model = spec.model
     key = (model.shape, model.total, model.active, model.trainable, model.adapters,
            model.experts, model.quantized, model.weights_bits, spec.gpu, spec.resolved_seq_len,
-           spec.resolved_stack, spec.optimizer, spec.flash_attention, spec.micro_batch, spec.ep)
+           spec.resolved_stack, spec.optimizer, spec.flash_attention, spec.micro_batch)
     cached = _AT_SCALE.get(key)
     if cached is None:
-        update: dict[str, object] = {k: None for k in ("zero", "tp", "pp", "sp", "offload")}
+        update: dict[str, object] = {k: None for k in ("zero", "tp", "pp", "sp", "ep", "offload")}
         at_scale = spec.model_copy(update=update | {"gpu_count": REFERENCE_DEVICES,
                                                     "recompute": "none"})
         cached = _model_parallel(estimate_memory(at_scale, fabric=True))

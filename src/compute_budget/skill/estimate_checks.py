@@ -148,7 +148,8 @@ def _family_warnings(spec: RunSpec) -> list[EstimateWarning]:
 def run_defaults(spec: RunSpec, mfu: MfuUsed, price: PriceUsed) -> list[DefaultUsed]:
     """Every input the estimate filled in itself, with its basis as a code: prior, convention
     (the 6n default), catalog, unknown (no price), device_default, default (a documented
-    default), run_default (the stack for this run) or searched (the layout knobs left open)."""
+    default), run_default (the stack for this run), searched (the layout knobs left open) or
+    not_searched (expert parallelism of a mixture of experts on the hf stack: 1)."""
     energy = load_energy_defaults()
     candidates: list[tuple[bool, str, float | str | None, str]] = [
         (mfu.origin == "prior", "mfu", mfu.prior.central, "prior"),
@@ -168,8 +169,12 @@ def run_defaults(spec: RunSpec, mfu: MfuUsed, price: PriceUsed) -> list[DefaultU
     ]
     out = [DefaultUsed(field=field, value=value, basis=basis)
            for applies, field, value, basis in candidates if applies]
-    open_knobs = [k for k in ("zero", "tp", "pp", "recompute", "offload")
-                  if getattr(spec, k) is None]
+    moe = spec.model.shape.experts > 0 and spec.ep is None
+    searched_ep = moe and spec.resolved_stack != "hf"
+    open_knobs = [k for k in ("zero", "tp", "pp", "ep", "recompute", "offload")
+                  if getattr(spec, k) is None and (k != "ep" or searched_ep)]
     if open_knobs:
         out.append(DefaultUsed(field="/".join(open_knobs), value=None, basis="searched"))
+    if moe and not searched_ep:
+        out.append(DefaultUsed(field="ep", value=1, basis="not_searched"))
     return out

@@ -151,7 +151,7 @@ class DefaultUsed(BaseModel):
     field: str = Field(description="The argument the value stands for.")
     value: float | str | None = Field(description="The value taken; None when unknown.")
     basis: str = Field(description="Why this value: a code (prior, catalog, device_default, "
-                                   "default, searched, unknown).")
+                                   "default, searched, not_searched, unknown).")
 
 
 def renamed_arguments(**renamed: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:

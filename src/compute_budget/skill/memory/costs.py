@@ -13,10 +13,10 @@ layout search's order (:mod:`.layout`)::
                         PCIe cards they do not: max(1.05, 1 + C) (FSDP on two RTX 3090 loses the
                         same 3.7-3.8 s per micro-batch at batch 4 and 6, on two RTX 4090 10%
                         against DDP: ``benchmarks/pcie_layouts.py``). A mixture of experts'
-                        routed experts count ÷ EP on the ``hf`` stack, where FSDP gathers them
-                        like any weight (so a large one pays dearly); on ``megatron`` they are
-                        left out of B: at scale they train with expert parallelism, which moves
-                        tokens to them instead, and the search does not try it (pin ``ep``)
+                        routed experts count in B on either stack, each rank's E/EP of them
+                        gathered over the dp/EP ranks that share them: all of them at EP 1,
+                        none at EP = d (expert parallelism shards them instead). Its
+                        all-to-all of the tokens is not modelled (factor 1)
     recomputation       hardware / model FLOPs from the FLOP terms (:mod:`..model.flops`):
                         selective adds the attention scores' forward (a few %), full a forward
                         pass of every layer (about 4/3; Narayanan et al. 2021, eq. 3; about 1.5
@@ -104,7 +104,7 @@ class Costs:
         dp = max(1, self.gpu_count // (layout.tp * layout.pp))
         if layout.zero < 3 or dp == 1:
             return 1.0  # one data-parallel rank: nothing to gather (weight offload is priced apart)
-        moved = zero3_bytes(self.model, dp, layout.ep, experts=self.stack == "hf")
+        moved = zero3_bytes(self.model, dp, layout.ep)
         tokens = self.seq_len * layout.micro_batch
         ratio = moved * self.flops_per_byte / (self.flops_per_token[layout.recompute] * tokens)
         return max(ZERO3_SLOWDOWN, 1 + ratio if self.exposed else ratio)
@@ -188,14 +188,14 @@ def _flop_terms(model: ResolvedModel, seq_len: int
 
 
 @lru_cache(maxsize=1024)
-def zero3_bytes(model: ResolvedModel, dp: int, ep: int = 1, experts: bool = True) -> float:
+def zero3_bytes(model: ResolvedModel, dp: int, ep: int = 1) -> float:
     """Bytes one micro-batch moves per model-parallel group under ZeRO-3, each collective's
     (n−1)/n share: the stored weights gathered twice, the trained weights' 16-bit gradients
-    reduce-scattered once. The routed experts ÷ ``ep`` over dp / ep ranks; left out without
-    ``experts`` (module docstring)."""
+    reduce-scattered once. The routed experts ÷ ``ep`` over dp / ep ranks (module
+    docstring)."""
     share = (dp - 1) / dp
     expert_dp = max(1, dp // ep)
-    routed = model.experts / ep * (expert_dp - 1) / expert_dp if experts else 0.0
+    routed = model.experts / ep * (expert_dp - 1) / expert_dp
     dense = (model.total - model.experts) * share
     stored = (WEIGHT_BYTES * (model.total - model.quantized)
               + BITS_PER_WEIGHT[model.weights_bits] / 8 * model.quantized) / model.total

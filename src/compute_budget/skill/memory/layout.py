@@ -24,7 +24,16 @@ from ..hardware.catalog import get_accelerator
 from ..hardware.peer_link import PeerLink
 from ..vocabulary import LAYOUT_KNOBS, RECOMPUTE_ORDER, Stack
 from .costs import ZERO3_SLOWDOWN, Costs, Slowdown, costs
-from .layouts import Pins, all_layouts, fitting_groups, frugal_key, host_fits, most_frugal, pins_of
+from .layouts import (
+    Pins,
+    ep_degrees,
+    fitting_groups,
+    frugal_key,
+    host_fits,
+    most_frugal,
+    pins_of,
+    searched_layouts,
+)
 from .remedies import (
     LORA_RANK_SUGGESTED,
     Binding,
@@ -95,12 +104,18 @@ class LayoutChoice(BaseModel):
     remedies: tuple[Remedy, ...] = Field(description="When nothing fits: changes that would fit.")
 
 
-def _tried(pins: Pins, layouts: tuple[Layout, ...]) -> dict[str, list[int | str | bool]]:
-    """For each knob the user left open, the values the layouts actually tried take."""
+def _tried(pins: Pins, layouts: tuple[Layout, ...], model: ResolvedModel, gpu_count: int
+           ) -> dict[str, list[int | str | bool]]:
+    """For each knob the user left open, the values the layouts actually tried take (expert
+    parallelism for a mixture of experts only: every degree :func:`.layouts.ep_degrees` names
+    at the layouts' data-parallel degrees)."""
     tried: dict[str, list[int | str | bool]] = {}
-    for knob in ("zero", "recompute", "tp", "pp", "offload"):
-        if getattr(pins, knob) is None:
-            values = {getattr(lay, knob) for lay in layouts}
+    for knob in ("zero", "recompute", "tp", "pp", "ep", "offload"):
+        if getattr(pins, knob) is None and (knob != "ep" or (model.shape.experts > 0
+                                                              and pins.expert_parallel)):
+            values = ({e for dp in {gpu_count // (lay.tp * lay.pp) for lay in layouts}
+                       for e in ep_degrees(pins, model, dp)} if knob == "ep"
+                      else {getattr(lay, knob) for lay in layouts})
             order = RECOMPUTE_ORDER if knob == "recompute" else sorted(values)
             tried[knob] = [v for v in order if v in values]
     if "offload" in tried and any(lay.offload_weights for lay in layouts):
@@ -111,9 +126,9 @@ def _tried(pins: Pins, layouts: tuple[Layout, ...]) -> dict[str, list[int | str 
 @lru_cache(maxsize=1024)
 def _ordered(pins: Pins, model: ResolvedModel, gpu_count: int, seq_len: int,
              stack: Stack, link: PeerLink) -> tuple[Layout, ...]:
-    """Every layout the search may choose, cheapest first (:meth:`.costs.Costs.key`); cached,
-    so read-only."""
-    return tuple(sorted(all_layouts(pins, model, gpu_count),
+    """The layouts the search ranks (:func:`.layouts.searched_layouts`), cheapest first
+    (:meth:`.costs.Costs.key`); cached, so read-only."""
+    return tuple(sorted(searched_layouts(pins, model, gpu_count),
                         key=costs(model, seq_len, stack, gpu_count, link).key))
 
 
@@ -122,16 +137,17 @@ def search_layout(
 ) -> tuple[Layout, DeviceBytes, LayoutChoice]:
     """The cheapest layout of ``model`` that fits (module docstring), its memory and how it was
     found. When nothing fits, the most frugal layout, with what binds and what would fit."""
-    pins = pins_of(spec)
+    pins = pins_of(spec, setup.stack)
     factors = costs(model, setup.seq_len, setup.stack, setup.gpu_count, setup.link,
                     setup.offload_step_seconds)
     layouts = _ordered(pins, model, setup.gpu_count, setup.seq_len, setup.stack,
                        setup.link)
-    tried = _tried(pins, layouts)
+    tried = _tried(pins, layouts, model, setup.gpu_count)
     open_knobs = tuple(tried)
     if setup.usable_bytes is None or not open_knobs:
         layout = layouts[0] if layouts else Layout()
-        memory = device_bytes(model, layout, setup)
+        layout, memory = (_fewest_experts(layout, pins, model, setup)
+                          or (layout, device_bytes(model, layout, setup)))
         fits = None if setup.usable_bytes is None else (
             memory.total <= setup.usable_bytes and host_fits(model, layout, setup))
         chosen: Literal["given", "search", "default"] = "given" if not open_knobs else "default"
@@ -171,7 +187,28 @@ def _cheapest_fit(layouts: tuple[Layout, ...], pins: Pins, model: ResolvedModel,
             continue  # its group's most frugal layout does not fit, so neither does it
         memory = device_bytes(model, layout, setup)
         if memory.total <= usable and host_fits(model, layout, setup):
-            return layout, memory
+            return _fewest_experts(layout, pins, model, setup) or (layout, memory)
+    return None
+
+
+def _fewest_experts(layout: Layout, pins: Pins, model: ResolvedModel,
+                    setup: Setup) -> tuple[Layout, DeviceBytes] | None:
+    """``layout`` at the smallest expert-parallel degree below its own that fits at the same
+    cost, when the search left the degree open: the layouts carry only the largest degree
+    (:func:`.layouts.ep_degrees`), and no smaller one costs less or needs less memory. Without
+    device memory to fit, the smallest at the same cost. None when no smaller degree does."""
+    if layout.ep == 1 or pins.ep is not None:
+        return None
+    usable = setup.usable_bytes
+    rank = costs(model, setup.seq_len, setup.stack, setup.gpu_count, setup.link).key
+    dp = setup.gpu_count // (layout.tp * layout.pp)
+    for ep in ep_degrees(pins, model, dp)[:-1]:
+        smaller = replace(layout, ep=ep)
+        if rank(smaller) != rank(layout):
+            continue
+        memory = device_bytes(model, smaller, setup)
+        if usable is None or (memory.total <= usable and host_fits(model, smaller, setup)):
+            return smaller, memory
     return None
 
 

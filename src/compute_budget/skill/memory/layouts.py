@@ -4,11 +4,14 @@
 For every knob the user left unset (:class:`Pins` holds those set), the layouts take each value
 the search tries: ZeRO 0 to 3, each recomputation, tensor-parallel degrees of 1, 2, 4 and 8 that
 divide the device count, pipeline degrees that split the layers evenly (tried only once tensor
-parallelism is at its largest degree), optimizer offload (only with ZeRO ≥ 1) and, beyond it,
-weight offload (only at ZeRO 3 with optimizer offload, the way DeepSpeed's ``offload_param``
-and FSDP's parameter offload work: :mod:`.states`), for a frozen base only (LoRA, QLoRA or
-frozen parameters: the case of FSDP+QLoRA and Axolotl's layer offloading, where the streamed
-weights need no gradient and no CPU optimizer step) and on a device with a host offload path
+parallelism is at its largest degree), for a mixture of experts on the ``megatron`` stack
+expert-parallel degrees of 1 and every divisor of the routed experts that divides the
+data-parallel degree (its all-to-all of the tokens is not priced; the ``hf`` stack's tools do not
+shard experts), optimizer offload (only with ZeRO ≥ 1) and, beyond it, weight offload (only at
+ZeRO 3 with optimizer offload, the way DeepSpeed's ``offload_param`` and FSDP's parameter
+offload work: :mod:`.states`), for a frozen base only (LoRA, QLoRA or frozen parameters: the
+case of FSDP+QLoRA and Axolotl's layer offloading, where the streamed weights need no gradient
+and no CPU optimizer step) and on a device with a host offload path
 (not TPUs, Trainium or Gaudi: :mod:`..hardware.host`). Full training with its weights offloaded
 as well (ZeRO-Infinity, about 16 bytes of CPU memory per parameter) is not tried: its copies
 of every trained weight and gradient per micro-batch have no published timing here to be
@@ -20,10 +23,10 @@ at :data:`.states.HOST_USABLE_FRACTION`): a level of offload that needs more is 
 stays within a node of 8 devices and divides the attention and key-value heads; sequence
 parallelism goes with it unless the user turned it off (it splits the activations the
 tensor-parallel ranks would otherwise share, at no extra communication; Korthikanti et al.
-2022). The micro-batch is 1 unless given. Memory only falls as ZeRO, recomputation, tensor
-parallelism and offload rise, so when the most frugal layout does not fit, nothing does. Weight
-offload needs no knob of its own: it is tried wherever optimizer offload is (``offload`` open
-or set), after it.
+2022). The micro-batch is 1 unless given. Memory only falls as ZeRO, recomputation, tensor,
+expert parallelism and offload rise, so when the most frugal layout does not fit, nothing
+does. Weight offload needs no knob of its own: it is tried wherever optimizer offload is
+(``offload`` open or set), after it.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from ..hardware.host import host_platform
-from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS, RECOMPUTE_ORDER, Recompute
+from ..vocabulary import GPUS_PER_NODE, LAYOUT_KNOBS, RECOMPUTE_ORDER, Recompute, Stack
 from .spec import ModelAndLayout, ResolvedModel
 from .states import Layout, Setup, device_bytes, host_bytes
 
@@ -43,12 +46,14 @@ __all__ = [
     "Pins",
     "all_layouts",
     "any_fits",
+    "ep_degrees",
     "fitting_groups",
     "frugal_key",
     "host_fits",
     "host_pins",
     "most_frugal",
     "pins_of",
+    "searched_layouts",
 ]
 
 TP_DEGREES = (1, 2, 4, 8)
@@ -69,13 +74,20 @@ class Pins:
     offload_weights: bool | None = None
     """False when the device has no host offload path (TPU, Trainium, Gaudi): its weights are
     never streamed. Not a knob the user sets."""
+    expert_parallel: bool = True
+    """False on the ``hf`` stack, whose tools (FSDP, DeepSpeed ZeRO through the Trainer) do not
+    shard the experts: the search keeps EP at 1 unless the user sets it. Not a knob the user
+    sets."""
 
 
-def pins_of(spec: ModelAndLayout) -> Pins:
-    """The knobs ``spec`` sets, and whether its device can stream weights from the host."""
+def pins_of(spec: ModelAndLayout, stack: Stack | None = None) -> Pins:
+    """The knobs ``spec`` sets, whether its device can stream weights from the host, and
+    whether the search may try expert parallelism on ``stack`` (default the spec's)."""
     acc = getattr(spec, "accelerator", None)
     stream = None if acc is None or host_platform(acc.key) is not None else False
-    return Pins(**{k: getattr(spec, k) for k in LAYOUT_KNOBS}, offload_weights=stream)
+    stack = stack or getattr(spec, "resolved_stack", None)
+    return Pins(**{k: getattr(spec, k) for k in LAYOUT_KNOBS}, offload_weights=stream,
+                expert_parallel=stack != "hf")
 
 
 def _divisible_tp(model: ResolvedModel, gpu_count: int, pp: int) -> list[int]:
@@ -112,16 +124,24 @@ def _candidates(pins: Pins, model: ResolvedModel, gpu_count: int) -> dict[str, l
 
 
 def all_layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> Iterator[Layout]:
-    """Every layout the search may choose, in no particular order."""
-    return iter(_layouts(pins, model, gpu_count))
+    """Every layout the search may choose, at every expert-parallel degree, smaller degrees
+    first where the rest is the same."""
+    return iter(_layouts(pins, model, gpu_count, every_ep=True))
+
+
+def searched_layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, ...]:
+    """The layouts the search ranks: :func:`all_layouts` at the largest expert-parallel degree
+    only (:func:`ep_degrees`)."""
+    return _layouts(pins, model, gpu_count)
 
 
 @lru_cache(maxsize=1024)
-def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, ...]:
-    """:func:`all_layouts`, cached: they depend on the model and the count, not the device (a
-    plan search asks for the same counts on every device type)."""
+def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int,
+             every_ep: bool = False) -> tuple[Layout, ...]:
+    """The layouts, cached: they depend on the model and the count, not the device (a plan
+    search asks for the same counts on every device type)."""
     c = _candidates(pins, model, gpu_count)
-    ep, mb = pins.ep or 1, pins.micro_batch or 1
+    mb = pins.micro_batch or 1
     top_tp = max(c["tp"]) if c["tp"] else 1  # type: ignore[type-var]
     stream = model.frozen and pins.offload_weights is not False
     out: list[Layout] = []
@@ -130,16 +150,32 @@ def _layouts(pins: Pins, model: ResolvedModel, gpu_count: int) -> tuple[Layout, 
             assert isinstance(tp, int) and isinstance(pp, int)
             if pp > 1 and pins.pp is None and tp != top_tp:
                 continue  # pipeline parallelism only once tensor parallelism is exhausted
-            if gpu_count % (tp * pp) or (gpu_count // (tp * pp)) % ep:
+            if gpu_count % (tp * pp):
                 continue
             sp = pins.sp if pins.sp is not None else tp > 1
-            for zero in c["zero"]:
-                for offload, weights in _offloads(c["offload"], zero, stream):
-                    out += [Layout(zero=zero, tp=tp, pp=pp, sp=sp, ep=ep,  # type: ignore[arg-type]
-                                   recompute=recompute, micro_batch=mb,  # type: ignore[arg-type]
-                                   offload=offload, offload_weights=weights)
-                            for recompute in c["recompute"]]
+            degrees = ep_degrees(pins, model, gpu_count // (tp * pp))
+            for ep in degrees if every_ep else degrees[-1:]:
+                for zero in c["zero"]:
+                    for offload, weights in _offloads(c["offload"], zero, stream):
+                        out += [Layout(zero=zero, tp=tp, pp=pp, sp=sp,  # type: ignore[arg-type]
+                                       ep=ep, recompute=recompute,  # type: ignore[arg-type]
+                                       micro_batch=mb, offload=offload, offload_weights=weights)
+                                for recompute in c["recompute"]]
     return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def ep_degrees(pins: Pins, model: ResolvedModel, dp: int) -> tuple[int, ...]:
+    """Expert-parallel degrees the search tries at data-parallel degree ``dp``, smallest first:
+    the user's (when it divides ``dp``), else 1 and, where the stack shards experts, every
+    divisor of the routed experts that divides ``dp``. The layouts carry only the largest:
+    memory and ZeRO-3's bytes never rise with the degree and its all-to-all is not priced, so
+    the search tries the smaller ones only at the layout it chose, for the smallest that fits
+    at the same cost (:func:`.layout.search_layout`)."""
+    if pins.ep is not None:
+        return (pins.ep,) if dp % pins.ep == 0 else ()
+    experts = model.shape.experts if pins.expert_parallel else 0
+    return (1, *(e for e in range(2, min(experts, dp) + 1) if experts % e == 0 and dp % e == 0))
 
 
 def _offloads(values: list[object], zero: object, stream: bool) -> list[tuple[bool, bool]]:
@@ -220,24 +256,27 @@ def frugal_key(layout: Layout) -> FrugalKey:
 
 @lru_cache(maxsize=1024)
 def _frugal(pins: Pins, model: ResolvedModel, gpu_count: int) -> Mapping[FrugalKey, Layout]:
-    """Memory falls with recomputation and offload (weight offload below optimizer offload), and
-    with ZeRO up to stage 2 (stage 3 adds the gathered layers), so for each (tp, pp) only the
-    most frugal recomputation and offload at ZeRO 2 and 3 (or the stage the user set) can be the
-    one that fits."""
+    """Memory falls with recomputation, offload (weight offload below optimizer offload) and
+    expert parallelism, and with ZeRO up to stage 2 (stage 3 adds the gathered layers), so for
+    each (tp, pp) only the most frugal recomputation, offload and expert degree at ZeRO 2 and 3
+    (or the stage the user set) can be the one that fits."""
     frugal: dict[FrugalKey, Layout] = {}
     for layout in _layouts(pins, model, gpu_count):
         key = frugal_key(layout)
         best = frugal.get(key)
-        rank = (layout.zero, layout.offload, layout.offload_weights,
-                RECOMPUTE_ORDER.index(layout.recompute))
-        if best is None or rank > (best.zero, best.offload, best.offload_weights,
-                                   RECOMPUTE_ORDER.index(best.recompute)):
+        if best is None or _thrift(layout) > _thrift(best):
             frugal[key] = layout
     return MappingProxyType(frugal)  # cached: shared by every caller, so read-only
+
+
+def _thrift(layout: Layout) -> tuple[int, bool, bool, int, int]:
+    """How frugal a layout of one group is: memory never rises with any of these."""
+    return (layout.zero, layout.offload, layout.offload_weights,
+            RECOMPUTE_ORDER.index(layout.recompute), layout.ep)
 
 
 def most_frugal(pins: Pins, model: ResolvedModel, setup: Setup) -> Layout:
     """The layout that needs the least device memory, whatever its offload needs of the host
     (a reply shows both)."""
-    return min(all_layouts(pins, model, setup.gpu_count),
+    return min(searched_layouts(pins, model, setup.gpu_count),
                key=lambda lay: device_bytes(model, lay, setup).total)

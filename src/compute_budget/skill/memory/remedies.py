@@ -241,7 +241,8 @@ def find_remedies(pins: Pins, model: ResolvedModel, setup: Setup, min_count: int
             break
         seq //= 2
     pinned = tuple(k for k in LAYOUT_KNOBS if getattr(pins, k) is not None)
-    released = Pins(ep=pins.ep, offload_weights=pins.offload_weights)
+    released = Pins(ep=pins.ep, offload_weights=pins.offload_weights,
+                    expert_parallel=pins.expert_parallel)
     if pinned and any_fits(released, model, setup):
         remedies.append(Remedy(kind="release", knobs=pinned,
                                needs_offload=bool(_with_offload(released, model, setup))))

@@ -138,8 +138,8 @@ class LayoutFields(BaseModel):
     )
     ep: OptionalCount = Field(
         default=None, ge=1, le=65536,
-        description="Expert-parallel degree for MoE: shards the routed experts' weights, "
-                    "gradients and optimizer state (default 1).",
+        description="Expert-parallel degree for MoE: shards the routed experts' states. "
+                    "Default: searched (1 on the hf stack).",
     )
     recompute: Recompute | None = Field(
         default=None,
