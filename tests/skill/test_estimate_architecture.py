@@ -250,9 +250,14 @@ def test_long_context_adds_only_the_attention_beyond_the_calibration_context() -
     assert at_32k.flops_per_token - at_4k.flops_per_token == pytest.approx(beyond)
     assert at_32k.flop_counts is not None
     assert at_32k.flop_counts.attention_beyond_calibration == pytest.approx(beyond)
-    # Same prior, so the time grows by the FLOPs (+56% for Llama 2 7B at 32k).
+    # Same prior, so the time grows by the FLOPs (+56% for Llama 2 7B at 32k) and by the
+    # layout the longer sequence's activations need (TP 2 and ZeRO-3, ×1.08): the prior's runs,
+    # at their 4k, did not pay it, so it is not credited against them
+    assert at_4k.layout_cost is not None and at_32k.layout_cost is not None
+    assert at_4k.layout_cost.total == 1.0 and at_32k.layout_cost.in_prior == 1.0
+    assert at_32k.layout_cost.total == pytest.approx(1.08, abs=0.005)
     assert at_32k.wall_hours / at_4k.wall_hours == pytest.approx(
-        at_32k.flops_per_token / at_4k.flops_per_token, rel=1e-3)
+        at_32k.flops_per_token / at_4k.flops_per_token * at_32k.layout_cost.total, rel=1e-3)
 
 
 @pytest.mark.parametrize(("convention", "attention"), [

@@ -179,3 +179,72 @@ def test_zero_3_on_one_data_parallel_rank_costs_nothing() -> None:
     two = estimate_memory(MemorySpec(preset="llama-3.1-8b", gpu="h100", gpu_count=8, zero=3,
                                      tp=4))
     assert two.data_parallel == 2 and two.layout.slowdown.zero >= 1.05
+
+
+# The review's cases: QLoRA of Llama 3 70B on 2 RTX 4090 (over PCIe), and Llama 3.1 8B at 128K
+# context on 64 H100; each said "less the ×…, already in the prior" with factors that did not
+# multiply to the total it stated (1.49 × 1.08 / 1.23 = 1.31, not 1.49)
+QLORA_ON_TWO_4090 = {"preset": "llama-3-70b", "kind": "fine-tune", "lora_rank": 16,
+                     "weights_bits": 4, "tokens": "50M", "gpu": "rtx-4090", "gpu_count": 2}
+LONG_8B = {"preset": "llama-3.1-8b", "tokens": "1T", "gpu": "h100", "gpu_count": 64,
+           "seq_len": 131072}
+
+
+def _layout_line(est: object) -> str:
+    text = render_estimate(est, detail="full")  # type: ignore[arg-type]
+    return next(x for x in text.splitlines() if x.startswith("- Layout cost: "))
+
+
+def test_the_prior_credits_pcie_zero3_only_what_nvlink_would_cost() -> None:
+    # The credit (×1.23: this model at the published runs' scale, which those runs paid on
+    # NVLink) offsets ZeRO-3 as it would cost on NVLink (×1.05); the ×1.03 that PCIe's exposed
+    # gathers add over that no published run paid, so it is charged in full
+    est = estimate_run(RunSpec(**QLORA_ON_TWO_4090))  # type: ignore[arg-type]
+    cost, memory = est.layout_cost, est.memory
+    assert cost is not None and memory is not None and memory.peer_link is not None
+    fabric = memory.layout.slowdown.fabric_parallel
+    assert fabric is not None and fabric < cost.in_prior < cost.zero * 1.2
+    assert cost.parallel_charged == pytest.approx(cost.zero / fabric)
+    assert cost.parallel_charged > 1.02
+    assert cost.total == pytest.approx(cost.recompute * cost.parallel_charged * cost.offload)
+    line = _layout_line(est)
+    assert line.startswith("- Layout cost: ×1.54 on time (full recomputation ×1.49, ZeRO-3 "
+                           "×1.08 over PCIe: ×1.03 charged (×1.05 on NVLink, within the ×1.23 "
+                           "this model's parallelism costs at the published runs' scale, "
+                           "already in the prior; what PCIe adds to it, ×1.03, in full), CPU "
+                           "offload ×1.00 at")
+    assert "less the" not in line
+
+
+def test_a_long_sequence_is_not_credited_what_the_prior_runs_at_4k_did_not_pay() -> None:
+    # At 128K the search needs TP 2 and full recomputation. The credit was ×1.50: the layout
+    # this model needs at 1,024 devices at 128K without recomputation (TP 8, PP 32), which
+    # the prior's runs, at about 4K, never paid; at 4K it needs none
+    est = estimate_run(RunSpec(**LONG_8B))  # type: ignore[arg-type]
+    cost = est.layout_cost
+    assert cost is not None and cost.in_prior == 1.0
+    assert cost.total == pytest.approx(cost.recompute * cost.tensor_parallel)
+    assert _layout_line(est).startswith(
+        "- Layout cost: ×1.37 on time (full recomputation ×1.33, TP communication ×1.03). ")
+
+
+@pytest.mark.parametrize("run", [
+    {"preset": "qwen3-235b-a22b", "tokens": "5T", "gpu": "h100", "gpu_count": 256, "ep": 1,
+     "zero": 3, "tp": 2, "pp": 1, "recompute": "none"},
+    {"preset": "llama-3-70b", "tokens": "10B", "gpu": "h100", "gpu_count": 8},
+    {"params": "13B", "tokens": "10B", "gpu": "rtx-4090", "gpu_count": 4, "offload": False},
+])
+def test_the_stated_factors_multiply_to_the_stated_total(run: dict[str, object]) -> None:
+    est = estimate_run(RunSpec(**run), in_time=False)  # type: ignore[arg-type]
+    cost = est.layout_cost
+    assert cost is not None
+    assert cost.total == pytest.approx(cost.recompute * cost.parallel_charged
+                                       * (cost.offload or 1.0))
+    # the TP, PP and ZeRO-3 factors are followed by the one charged for them, and the
+    # parenthesis after it gives the credit's reasons, not more factors
+    head = _layout_line(est).split(" on time (", 1)[1]
+    before, after = head.split(" charged (", 1)
+    assert before.endswith(f": ×{cost.parallel_charged:.2f}")
+    assert f"the ×{cost.in_prior:.2f} this model's parallelism costs" in after
+    # the recomputation, the charged factor and the offload multiply to the total stated
+    assert f"×{cost.recompute:.2f}" in before or cost.recompute < 1.001

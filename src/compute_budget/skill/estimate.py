@@ -52,6 +52,7 @@ from .hardware.prices import spanning
 from .memory.estimate import MemoryEstimate, estimate_memory
 from .memory.offload import offload_factor
 from .model.flops import (
+    CALIBRATION_CONTEXT,
     FlopCounts,
     FlopsBreakdown,
     convert_mfu,
@@ -172,27 +173,25 @@ def mfu_used(spec: RunSpec, acc: Accelerator, precision: Precision, peak: float,
                         given=given, recompute_divided=False, **common)
 
 
-def _model_parallel(memory: MemoryEstimate) -> float:
-    slow = memory.layout.slowdown
-    return slow.tensor_parallel * slow.pipeline * slow.zero
-
-
 def model_parallel_at_scale(spec: RunSpec) -> float:
     """The TP, PP and ZeRO-3 cost the same model pays at the scale of the MFU prior's published
-    runs: its cheapest layout on :data:`REFERENCE_DEVICES` devices of this type, every knob open
-    and no recomputation. Those runs paid it and their end-to-end MFU holds it, so only a
-    layout's cost beyond it slows a run against the prior (a 70B model needs TP or ZeRO-3 at any
-    scale; a 7B model on 8 devices needs neither)."""
+    runs: its cheapest layout on :data:`REFERENCE_DEVICES` devices of this type joined by NVLink,
+    every knob open, no recomputation, at their sequence length (the run's, up to
+    :data:`.model.flops.CALIBRATION_CONTEXT`: the parallelism a longer sequence's activations
+    need, those runs did not pay). Those runs paid it and their end-to-end MFU holds it, so only
+    a layout's cost beyond it slows a run against the prior (a 70B model needs TP or ZeRO-3 at
+    any scale; a 7B model on 8 devices needs neither)."""
     model = spec.model
+    seq_len = min(spec.resolved_seq_len, CALIBRATION_CONTEXT)
     key = (model.shape, model.total, model.active, model.trainable, model.adapters,
-           model.experts, model.quantized, model.weights_bits, spec.gpu, spec.resolved_seq_len,
+           model.experts, model.quantized, model.weights_bits, spec.gpu, seq_len,
            spec.resolved_stack, spec.optimizer, spec.flash_attention, spec.micro_batch)
     cached = _AT_SCALE.get(key)
     if cached is None:
         update: dict[str, object] = {k: None for k in ("zero", "tp", "pp", "sp", "ep", "offload")}
         at_scale = spec.model_copy(update=update | {"gpu_count": REFERENCE_DEVICES,
-                                                    "recompute": "none"})
-        cached = _model_parallel(estimate_memory(at_scale, fabric=True))
+                                                    "recompute": "none", "seq_len": seq_len})
+        cached = estimate_memory(at_scale, fabric=True).layout.slowdown.parallel
         if len(_AT_SCALE) >= _AT_SCALE_SIZE:
             _AT_SCALE.clear()
         _AT_SCALE[key] = cached
@@ -209,7 +208,7 @@ def layout_cost(spec: RunSpec, memory: MemoryEstimate | None, ratio: float,
     if memory is None:
         return None
     slow = memory.layout.slowdown
-    other = max(1.0, _model_parallel(memory) / in_prior)
+    other = slow.charged(in_prior)
     dp = max(1, spec.gpu_count // (memory.tp * memory.pp))
     smallest = float(memory.micro_batch * memory.seq_len * dp)
     batch = spec.batch_tokens or max(smallest, batch_of(
@@ -226,7 +225,8 @@ def layout_cost(spec: RunSpec, memory: MemoryEstimate | None, ratio: float,
     ends = (total, total) if span is None else (ratio * other * span[0], ratio * other * span[1])
     return LayoutCost(
         recompute=ratio, tensor_parallel=slow.tensor_parallel, pipeline=slow.pipeline,
-        zero=slow.zero, in_prior=in_prior, offload=factor, offload_range=span,
+        zero=slow.zero, in_prior=in_prior, parallel_charged=other, offload=factor,
+        offload_range=span,
         offload_without_accumulation=unaccumulated, total=total, total_range=ends,
         applied=spec.mfu is None and spec.achieved_tflops is None, batch_tokens=batch,
         batch_origin="user" if spec.batch_tokens is not None else "default",
@@ -374,7 +374,7 @@ def _mfu_and_layout(spec: RunSpec, acc: Accelerator, precision: Precision, peak:
     with its recomputation: every model-parallel cost is charged, the recomputation is not."""
     probed = spec.probe is not None
     in_prior = 1.0 if memory is None or probed else model_parallel_at_scale(spec)
-    other = 1.0 if memory is None else max(1.0, _model_parallel(memory) / in_prior)
+    other = 1.0 if memory is None else memory.layout.slowdown.charged(in_prior)
     mfu, used = mfu_used(spec, acc, precision, peak, flops, ratio, other)
     layout = layout_cost(spec, memory, 1.0 if probed else ratio,
                          flops.per_token / (peak * 1e12 * mfu), in_prior)

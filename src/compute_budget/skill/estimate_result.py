@@ -104,8 +104,12 @@ class LayoutCost(BaseModel):
     zero: float = Field(description="ZeRO-3's extra communication.")
     in_prior: float = Field(
         description="The TP, PP and ZeRO-3 cost the same model pays at the scale of the MFU "
-                    "prior's published runs (1,024 devices): inside their end-to-end MFU, so "
-                    "only the excess of this layout's is charged.")
+                    "prior's published runs (1,024 devices on NVLink, their sequence length): "
+                    "inside their end-to-end MFU, so only the excess of this layout's is "
+                    "charged.")
+    parallel_charged: float = Field(
+        description="The TP, PP and ZeRO-3 factor charged: their product at NVLink's speed "
+                    "beyond in_prior (at least 1), times in full what a PCIe link adds to it.")
     offload: float | None = Field(
         description="Optimizer offload: step time with the host work over step time without, "
                     "at batch_tokens; None without offload or when it cannot be priced.")
@@ -116,8 +120,8 @@ class LayoutCost(BaseModel):
         default=None,
         description="The offload factor at the smallest batch (no gradient accumulation): what "
                     "a small batch would cost; None without offload.")
-    total: float = Field(description="What is charged: recompute × (TP·PP·ZeRO-3 beyond "
-                                     "in_prior, at least 1) × offload.")
+    total: float = Field(description="What is charged: recompute × parallel_charged × "
+                                     "offload.")
     total_range: Range = Field(description="[fast, slow] of the product (offload's range).")
     applied: bool = Field(
         description="True when the MFU prior was divided by the product; False when the MFU "

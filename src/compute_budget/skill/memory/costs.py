@@ -45,10 +45,11 @@ overlaps the backward pass and is amortised over the micro-batches of a step.
 from __future__ import annotations
 
 from functools import lru_cache
+from math import prod
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..hardware.peer_link import PeerLink
+from ..hardware.peer_link import FABRIC, PeerLink
 from ..model.flops import flops_per_token, hardware_flops_per_token, rule_of_thumb, trained_share
 from ..vocabulary import RECOMPUTE_ORDER, Recompute, Stack
 from .lora import BITS_PER_WEIGHT
@@ -74,11 +75,29 @@ class Slowdown(BaseModel):
     offload: bool = Field(description="Optimizer offload (slowdown not estimated).")
     offload_weights: bool = Field(
         default=False, description="Weight offload as well (slowdown not estimated).")
+    fabric_parallel: float | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="Between PCIe cards: the TP, PP and ZeRO-3 factors' product at NVLink's "
+                    "speed, the part a run estimate credits against its MFU prior's runs; left "
+                    "out on a fabric.")
 
     @property
     def total(self) -> float:
         """The product of the factors (offload not counted)."""
-        return self.recompute * self.tensor_parallel * self.pipeline * self.zero
+        return self.recompute * self.parallel
+
+    @property
+    def parallel(self) -> float:
+        """The TP, PP and ZeRO-3 factors' product."""
+        return self.tensor_parallel * self.pipeline * self.zero
+
+    def charged(self, in_prior: float) -> float:
+        """The TP, PP and ZeRO-3 cost beyond ``in_prior``, what a run estimate's MFU prior
+        already holds: at NVLink's speed, what exceeds it (at least 1); between PCIe cards,
+        times the excess the link adds over NVLink, in full: the prior's runs, on NVLink and
+        InfiniBand, paid none of it."""
+        fabric = self.fabric_parallel or self.parallel
+        return max(1.0, fabric / in_prior) * self.parallel / fabric
 
 
 class Costs:
@@ -132,8 +151,13 @@ class Costs:
 
     def slowdown(self, layout: Layout) -> Slowdown:
         recompute, tp, pipeline, zero = self.factors(layout)
+        fabric = None
+        if self.exposed:
+            on_nvlink = costs(self.model, self.seq_len, self.stack, self.gpu_count, FABRIC)
+            fabric = prod(on_nvlink.factors(layout)[1:])
         return Slowdown(recompute=recompute, tensor_parallel=tp, pipeline=pipeline, zero=zero,
-                        offload=layout.offload, offload_weights=layout.offload_weights)
+                        offload=layout.offload, offload_weights=layout.offload_weights,
+                        fabric_parallel=fabric)
 
     def key(self, layout: Layout) -> tuple[float, ...]:
         """The search's order: no offload, no model parallelism on the hf stack, the least
