@@ -92,6 +92,12 @@ Stack = Literal["hf", "megatron"]
 STACKS: tuple[Stack, ...] = get_args(Stack)
 LAYOUT_KNOBS = ("zero", "tp", "pp", "sp", "ep", "recompute", "micro_batch", "offload")
 """The layout fields the search may choose when the user leaves them unset."""
+LONG_CONTEXT = 32_768
+"""Tokens from which a sequence is said to lay its run out when its layout needs recomputation,
+fits nowhere, or holds more activations than model states per device: long-context training
+splits such sequences over devices (context parallelism: Llama 3 at 128K, Dubey et al. 2024,
+Sec. 3.3.2), which the layout search does not model, so the replies say so
+(``context_parallel_unmodelled``)."""
 
 # --- MFU and the failure budget ---------------------------------------------------------
 

@@ -17,7 +17,7 @@ from ..hardware.host import CpuRam, HostPlatform, cpu_ram, host_platform
 from ..hardware.measured import ProbeResult
 from ..hardware.peer_link import PeerLink, device_peer_link
 from ..model.shape import ModelShape
-from ..vocabulary import GPUS_PER_NODE, FiniteResult, Recompute, Stack
+from ..vocabulary import GPUS_PER_NODE, LONG_CONTEXT, FiniteResult, Recompute, Stack
 from .activations import logits_bytes_per_element, probe_scale
 from .layout import LayoutChoice, search_layout
 from .lora import LoraTargets
@@ -30,14 +30,15 @@ __all__ = ["HostRam", "MeasuredMemoryUse", "MemoryBreakdown", "MemoryEstimate", 
            "MemorySpec", "OffloadGap", "estimate_memory"]
 
 MemoryNote = Literal["too_tight", "sp_without_tp", "shape_guessed", "shape_given",
-                     "eager_attention_default", "host_ram_unknown"]
+                     "eager_attention_default", "host_ram_unknown", "context_parallel_unmodelled"]
 """too_tight: within the reserved share of device memory; sp_without_tp: sequence parallelism
 has no effect at tp 1; shape_guessed / shape_given: no config, the activations follow a guessed
 or given shape; eager_attention_default: flash_attention was not given and transformers' default
 attention for this family is eager (Gemma 2), so the hf stack counts its s×s scores (worded in
 the activations line); host_ram_unknown: the layout offloads to CPU memory and the host's CPU
 RAM is unknown (a device without a sourced host, TPU v4 or Gaudi: :func:`..hardware.host.cpu_ram`;
-host_ram_gib not given), so whether it holds the offloaded states was not checked."""
+host_ram_gib not given), so whether it holds the offloaded states was not checked;
+context_parallel_unmodelled: a long sequence's activations lay the run out (LONG_CONTEXT)."""
 
 OffloadGap = Literal["host_ram_unknown", "host_step_not_estimated"]
 """What an answer with CPU offload leaves unchecked: host_ram_unknown, the host's CPU RAM is
@@ -236,20 +237,23 @@ class MemoryEstimate(FiniteResult):
                 and plain <= self.gpu_count)
 
 
-def _notes(spec: OnDevices, too_tight: bool, sp_without_tp: bool,
-           ram_unknown: bool) -> list[MemoryNote]:
+def _notes(spec: OnDevices, layout: Layout, memory: DeviceBytes, on_device: bool | None,
+           headroom: float | None, ram_unknown: bool) -> list[MemoryNote]:
     """The codes of things to check (MemoryNote)."""
     notes: list[MemoryNote] = []
     if spec.resolved_attention == "eager_default":
         notes.append("eager_attention_default")
-    if too_tight:
+    if on_device is False and headroom is not None and headroom >= 0:
         notes.append("too_tight")
-    if sp_without_tp:
+    if layout.sp and layout.tp == 1:
         notes.append("sp_without_tp")
     if spec.model.architecture is None:
         notes.append("shape_guessed" if spec.model.shape.guessed else "shape_given")
     if ram_unknown:
         notes.append("host_ram_unknown")
+    bound = layout.recompute != "none" or on_device is False or memory.activation_led
+    if bound and spec.resolved_seq_len >= LONG_CONTEXT:
+        notes.append("context_parallel_unmodelled")
     return notes
 
 
@@ -311,8 +315,7 @@ def estimate_memory(spec: OnDevices, *, fabric: bool = False) -> MemoryEstimate:
     on_device = None if capacity is None else total <= USABLE_FRACTION * capacity
     fits = on_device and choice.host_needed_bytes is None
     headroom = None if capacity is None else capacity - total
-    notes = _notes(spec, on_device is False and headroom is not None and headroom >= 0,
-                   layout.sp and layout.tp == 1,
+    notes = _notes(spec, layout, memory, on_device, headroom,
                    layout.offload and host_ram is None and acc is not None)
     return MemoryEstimate(
         per_gpu_bytes=MemoryBreakdown(

@@ -190,6 +190,11 @@ class DeviceBytes(NamedTuple):
         return (self.weights + self.gradients + self.optimizer + self.activations
                 + self.overhead)
 
+    @property
+    def activation_led(self) -> bool:
+        """Whether the activations take more than the model states."""
+        return self.activations > self.weights + self.gradients + self.optimizer
+
 
 def model_state_bytes(
     params: float,
