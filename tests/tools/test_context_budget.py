@@ -31,6 +31,10 @@ HEAVY_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("estimate_run_cost", {"preset": "deepseek-v3", "tokens": "1T", "gpu": "h100",
                            "gpu_count": 256}),
     ("estimate_run_cost", {"params": "7T", "tokens": "1T", "gpu": "rtx-4090", "gpu_count": 1}),
+    # an MoE on PCIe cards that fits only offloaded, with its EP note and the larger device that
+    # would fit: 6,279 bytes before the estimate's memory left the memory tool's detail to it
+    ("estimate_run_cost", {"preset": "qwen3-30b-a3b", "tokens": "100B", "gpu": "rtx-4090",
+                           "gpu_count": 8}),
     ("render_verdict", {"preset": "llama-3-70b", "tokens": "1T", "gpu": "h100",
                         "gpu_count": 64, "predicted_gain": 2, "gain_uncertainty": 1,
                         "usd_per_unit_gain": 1e5, "budget_usd": "$2M"}),

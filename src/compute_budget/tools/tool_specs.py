@@ -133,7 +133,10 @@ ESTIMATE_BRIEF: dict[str, Any] = {
                     "total_range", "smallest_batch_tokens", "batch_origin"},
     "mfu_used": {"prior": {"runs", "source", "basis", "trend", "observed"},
                  "own_runs": {"runs"}},
-    "memory": MEMORY_BRIEF,
+    "memory": MEMORY_BRIEF | dict.fromkeys(
+        ("optimizer", "peer_link", "offload_cost", "host_ram", "logits_bytes_per_element",
+         "logits_bytes", "usable_fraction", "activations_in_flight", "zero3_gathered_bytes"),
+        True),  # estimate_memory gives them (an MoE on PCIe cards went over 6 KB)
     "energy": {"board_power_w": {"source", "as_of"}, "pue": {"source", "as_of"},
                "grid_kg_co2_per_kwh": {"source", "as_of"}, "accelerator": True,
                "accelerator_key": True, "gpu_count": True, "wall_hours": True,
