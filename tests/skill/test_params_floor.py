@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from compute_budget.skill.errors import describe_error
+from compute_budget.skill.advice.alternatives import AlternativesSpec, suggest_alternatives
+from compute_budget.skill.errors import ArgumentsError, describe_error
 from compute_budget.skill.memory.estimate import MemorySpec
 from compute_budget.skill.planning.budget_spec import BudgetTableSpec
 from compute_budget.skill.planning.budget_table import budget_table
@@ -26,6 +27,9 @@ RUN = {"tokens": "1T", "gpu": "h100", "gpu_count": 8}
      "13B = 13e9"),
     (MemorySpec, {"params": 0.5, "gpu_count": 8}, "params", "0.5", "0.5B = 0.5e9"),
     (OptimalSpec, {"params": 7, "tokens": "1T"}, "params", "7", "7B = 7e9"),
+    # a teacher is a model too (review: --teacher-params 7 priced a '7-param teacher')
+    (AlternativesSpec, {**RUN, "params": "7B", "teacher_params": 7}, "teacher_params", "7",
+     "7B = 7e9"),
 ])
 def test_a_count_below_a_thousand_is_refused_with_the_suffix_it_lacks(
         model: type[RunSpec], fields: dict[str, object], name: str, value: str,
@@ -43,6 +47,13 @@ def test_a_thousand_is_the_smallest_run() -> None:
         RunSpec(**RUN, params="-7B")
     assert describe_error(info.value) == ("params: '-7B' is not allowed; must be a number from "
                                           "1000 to 1e+18")
+
+
+def test_the_library_call_refuses_a_teacher_below_a_thousand() -> None:
+    with pytest.raises(ArgumentsError) as info:
+        suggest_alternatives(RunSpec(**RUN, params="7B"), teacher_params=7)
+    assert str(info.value).startswith("teacher_params: 7 is not allowed; must be a number from "
+                                      "1000 to 1e+18"), info.value
 
 
 def test_tiny_models_stay_valid_where_they_are_lessons() -> None:

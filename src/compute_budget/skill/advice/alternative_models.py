@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..estimate_result import Feasibility, RunEstimate
 from ..hardware.catalog import PriceQuote
 from ..memory.layout import LORA_RANK_SUGGESTED
-from ..quantities import Gain, NotBool, ParamCount, Uncertainty
+from ..model.fields import ModelParamCount
+from ..quantities import Gain, NotBool, Uncertainty
 from ..vocabulary import FiniteResult, RunKind
 
 __all__ = [
@@ -200,7 +201,7 @@ class AlternativesOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    teacher_params: ParamCount | None = Field(
+    teacher_params: ModelParamCount | None = Field(
         default=None,
         description="Parameters of a larger model to distil from. Pre-training "
                     "only; default: the next larger model of the same family, if any.",

@@ -63,8 +63,9 @@ from pydantic import ConfigDict
 from ..errors import InputError
 from ..estimate import estimate_run
 from ..estimate_result import RunEstimate
+from ..model.fields import ModelParamCount
 from ..model.presets import PRESETS
-from ..quantities import Gain, ParamCount, Uncertainty, validated
+from ..quantities import Gain, Uncertainty, validated
 from ..run_spec import RunSpec
 from ..vocabulary import RunKind, starts_from_a_model
 from .alternative_models import (
@@ -118,7 +119,7 @@ def alternatives_for(spec: AlternativesSpec) -> AlternativesReport:
 def suggest_alternatives(
     spec: RunSpec,
     *,
-    teacher_params: ParamCount | None = None,
+    teacher_params: ModelParamCount | None = None,
     distill_token_fraction: TokenShare = DISTILL_TOKEN_FRACTION,
     shorter_run_fraction: TokenShare = SHORTER_RUN_FRACTION,
     predicted_gain: Gain | None = None,
