@@ -1,6 +1,8 @@
 """A run's model has at least 1,000 parameters (review: ``--params 7`` priced a run of 7
-parameters at < $0.01 without a hint that 7B was meant). The small runs of a scaling fit, the
-split's sizes and a calibration's past runs keep the floor of 1 (tiny models are lessons)."""
+parameters at < $0.01 without a hint that 7B was meant). A teacher and the sizes given to a budget
+split are models too. The small runs of a scaling fit, the split's default rows at a tiny budget,
+a calibration's past runs and the lesson's functions keep the floor of 1 (tiny models are
+lessons)."""
 
 from __future__ import annotations
 
@@ -57,11 +59,24 @@ def test_the_library_call_refuses_a_teacher_below_a_thousand() -> None:
 
 
 def test_tiny_models_stay_valid_where_they_are_lessons() -> None:
-    # a scaling fit's small runs, and the split's rows at a tiny budget (sizes 10 to 10K)
+    # a scaling fit's small runs, and the split's default rows at a tiny budget: four decades
+    # around sqrt(1e7 / 6) ≈ 1,291 (budget_pricing.default_sizes), sizes 10 to 10K
     assert parse_points("params,tokens,loss\n100,1e6,4.1\n")[0].params == 100
-    table = budget_table(BudgetTableSpec(budget_flops=1e7, gpu="l4", params=[10, 1e4]))
-    assert [r.params for r in table.rows] == [10, 1e4]
-    assert [r.fits for r in table.rows] == [None, True]  # 10 parameters: no run spec, unknown
+    table = budget_table(BudgetTableSpec(budget_flops=1e7, gpu="l4"))
+    assert [r.params for r in table.rows] == [10, 100, 1e3, 1e4]
+    fits = {r.params: r.fits for r in table.rows}
+    assert fits[10] is None and fits[100] is None  # below 1,000: no run spec, unknown
+    assert fits[1e4] is True
+
+
+def test_a_size_the_user_gives_the_split_is_a_model() -> None:
+    # review: --sizes 7,100 printed a row of 7 – 100 parameters on 2.13e18 – 149,000T tokens
+    with pytest.raises(ValidationError) as info:
+        BudgetTableSpec(budget_usd=1000, gpu="h100", params=["1B", 7])
+    assert describe_error(info.value) == (
+        "params[1]: 7 is not allowed; must be a number from 1000 to 1e+18, a count of "
+        "parameters, not of billions: give a suffix, 7B = 7e9")
+    assert BudgetTableSpec(budget_usd=1000, gpu="h100", params=["1K"]).params == [1000]
 
 
 def test_the_cli_names_the_flag(cli: Cli) -> None:
@@ -71,3 +86,6 @@ def test_the_cli_names_the_flag(cli: Cli) -> None:
     assert err.startswith("error: --params: '7' is not allowed; must be a number from 1000 to "
                           "1e+18, a count of parameters, not of billions: give a suffix, "
                           "7B = 7e9"), err
+    status, out, err = cli("split", "--budget-usd", "1000", "--gpu", "h100", "--sizes", "7,100")
+    assert (status, out) == (2, "")
+    assert err.startswith("error: --sizes[0]: '7' is not allowed; must be a number from 1000 "), err

@@ -11,11 +11,11 @@ from ..errors import InputError
 from ..hardware.catalog import AcceleratorKey, get_accelerator
 from ..hardware.measured import ProbeResult, check_probe_use, probe_of
 from ..hardware.own_runs import Calibration, check_runs_use
+from ..model.fields import ModelParamCount
 from ..quantities import (
     FlopCount,
     FlopRate,
     OptionalCount,
-    ParamCount,
     Price,
     TokensPerParam,
     UsdAmount,
@@ -48,7 +48,7 @@ class BudgetTableSpec(BaseModel):
         default=COMPUTE_OPTIMAL_RATIO,
         description="Tokens per parameter of the highlighted split (20: Chinchilla).",
     )
-    params: list[ParamCount] | None = Field(
+    params: list[ModelParamCount] | None = Field(
         default=None, max_length=50,
         description="Model sizes for the rows. Default: four decades around the optimum.",
     )
