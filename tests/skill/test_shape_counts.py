@@ -69,3 +69,14 @@ def test_every_presets_own_shape_and_count_are_accepted() -> None:
                    heads=arch.heads, gpu_count=8, **active)
         checked += 1
     assert checked >= 40
+
+
+def test_experts_without_active_params_name_the_missing_count_not_the_shape() -> None:
+    # review: a Mixtral-like 46.7B with its 32 × 4096 × 32 shape and 8 experts, top-2, but no
+    # active_params, was told to leave out the shape; an MoE's shape counts its active params
+    message = _refusal(params="46.7B", layers=32, hidden=4096, heads=32, experts=8,
+                       experts_per_token=2, gpu="h100")
+    assert message == ("experts: 8 is not allowed; only for a mixture of experts: with "
+                       "active_params below params, or a config or preset"), message
+    assert MemorySpec(params="46.7B", active_params="12.9B", layers=32, hidden=4096, heads=32,
+                      experts=8, experts_per_token=2, gpu_count=8).size.active == 12.9e9

@@ -126,12 +126,14 @@ class ModelFields(ModelSource):
         if self.params is None and arch is None:
             raise self._no_model()
         check_counts(self, self.params, self.active_params)
-        self._check_shape_counts()
-        total = self.size.total
+        total = float(self.params or 0) if arch is None else self.size.total
         if self.active_params is not None and self.active_params > total:
             raise InputError("active_params", self.active_params,
                              f"at most the total params ({total:.4g})")
+        # experts before the shape: without active_params, an MoE's shape (which counts the
+        # active ones) would be refused against its total, and the missing count never named
         self._check_experts()
+        self._check_shape_counts()
         return self
 
     def _check_shape_counts(self) -> None:
