@@ -77,6 +77,6 @@ def test_experts_without_active_params_name_the_missing_count_not_the_shape() ->
     message = _refusal(params="46.7B", layers=32, hidden=4096, heads=32, experts=8,
                        experts_per_token=2, gpu="h100")
     assert message == ("experts: 8 is not allowed; only for a mixture of experts: with "
-                       "active_params below params, or a config or preset"), message
+                       "active_params less than params, or a config or preset"), message
     assert MemorySpec(params="46.7B", active_params="12.9B", layers=32, hidden=4096, heads=32,
                       experts=8, experts_per_token=2, gpu_count=8).size.active == 12.9e9

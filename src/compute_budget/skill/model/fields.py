@@ -177,7 +177,7 @@ class ModelFields(ModelSource):
         if active is None or active >= total:
             raise InputError("experts" if e is not None else "experts_per_token",
                              e if e is not None else k,
-                             "only for a mixture of experts: with active_params below params, "
+                             "only for a mixture of experts: with active_params less than params, "
                              "or a config or preset")
         if e is not None and k is not None and not moe_fits_counts(total, active, e, k):
             raise InputError("experts_per_token", k,
@@ -252,7 +252,7 @@ class ModelFields(ModelSource):
         if ep > 1:
             if shape.experts == 0:
                 raise InputError("ep", ep, "1 for a dense model: expert parallelism needs a "
-                                           "mixture of experts (active_params below params, or "
+                                           "mixture of experts (active_params less than params, or "
                                            "a mixture-of-experts config or preset)")
             if shape.experts % ep:
                 derived = " derived from params and active_params: give experts" if (
