@@ -4,8 +4,9 @@
 6·N_active·T over its device-hours × 3600 × the dense peak of its precision (BF16 unless it
 says otherwise; FP16 on devices without it), device-hours as reported or devices × wall days
 × 24. Beside it, what the published prior expects of that run (:func:`.mfu.mfu_prior`: its
-family on its own device, at its own size and precision, so the prior's generation level, size
-slope, MoE ratio and FP8 rescaling all apply). What a team carries from run to run is the ratio
+family on its own device, the new run's family where counts cannot tell it (:data:`GIVEN_ONLY`),
+at its own size and precision, so the prior's generation level, size slope, MoE ratio and FP8
+rescaling all apply). What a team carries from run to run is the ratio
 of the two, in log10: its software stack, its cluster, its restarts and evaluation.
 
 **Runs on another generation** count through their own generation's prior, i.e. scaled by the
@@ -61,7 +62,7 @@ from pydantic import (
 )
 
 from ..errors import InputError
-from .mfu import MAX_PRIOR_MFU, MfuPrior, family_of, mfu_prior
+from .mfu import MAX_PRIOR_MFU, MfuPrior, ModelFamily, family_of, mfu_prior
 from .mfu_table import load_mfu_priors
 from .past_run import MAX_RUNS, PAST_RUN_COLUMNS, Calibration, PastRun
 
@@ -80,6 +81,10 @@ scatter of the prior's runs (0.117 over 54): a team's runs vary almost as much."
 SPREAD_PRIOR_RUNS = 4
 """ν₀: how many runs' worth of evidence σ₀ counts as, the median size of those eight groups
 (3.5, rounded up)."""
+GIVEN_ONLY: tuple[ModelFamily, ...] = ("encoder", "cnn", "snn")
+"""Families a run's counts cannot tell (only given): the team's runs are read as the new run's
+family, so three encoder runs at 0.13 give 0.13, not their ratio to the dense prior (×0.58)
+applied to the encoder's."""
 BEYOND_SIZES = 3.0
 """A run over this factor outside the team's runs' sizes: the published slope alone carries it."""
 FASTER_THAN_PUBLISHED = 1.25
@@ -156,15 +161,17 @@ class OwnRunsMfu(BaseModel):
 
 
 @lru_cache(maxsize=64)
-def _read(runs: tuple[PastRun, ...]) -> tuple[OwnRun, ...]:
-    """Each run's MFU beside the published prior's for it (cached: a plan asks per device)."""
+def _read(runs: tuple[PastRun, ...], family: ModelFamily) -> tuple[OwnRun, ...]:
+    """Each run's MFU beside the published prior's for it (cached: a plan asks per device):
+    the prior of ``family``, the new run's, for a family its counts cannot tell (encoder, CNN,
+    SNN: every run is of it), else of the family each run's counts imply (dense or MoE)."""
     published = _fastest_published()
     doubt = max(run.mfu for run in runs) > FASTER_THAN_PUBLISHED * published
     out = []
     for run in runs:
         acc = run.accelerator
-        prior = mfu_prior(family_of(run.active, run.params), acc, run.resolved_precision,
-                          params=run.active)
+        own = family if family in GIVEN_ONLY else family_of(run.active, run.params)
+        prior = mfu_prior(own, acc, run.resolved_precision, params=run.active)
         mfu = run.mfu
         out.append(OwnRun(name=run.name, accelerator=acc.name, generation=acc.generation,
                           mfu=mfu, prior_mfu=prior.central,
@@ -194,7 +201,7 @@ def _prior_spread(prior: MfuPrior, z: float) -> float:
 def own_runs_mfu(runs: Sequence[PastRun], prior: MfuPrior) -> OwnRunsMfu:
     """The MFU and band for a new run whose published prior is ``prior``, from the team's past
     ``runs`` (module docstring); the runs it doubts left out of the fit."""
-    read = _read(tuple(runs))
+    read = _read(tuple(runs), prior.family)
     fitted = [r for r in read if not r.left_out]
     flagged = len(read) - len(fitted)
     published = _fastest_published()
