@@ -375,12 +375,14 @@ def test_runs_faster_than_any_published_run_are_flagged() -> None:
     fit = est.mfu_used.own_runs
     assert fit is not None and fit.faster_than_published == 3
     assert fit.fastest_published == pytest.approx(load_mfu_priors().highest_mfu)
-    assert "**3 of them ran faster than any published run** (up to 0.97 against 0.51 end to " \
-           "end), so the published prior stands: check their hours are device-hours" \
+    # none fitted: the published prior, labelled as such, and why the runs were left out
+    assert est.mfu_used.origin == "prior"
+    assert "; your 3 runs were all left out of the fit, faster than any published run (up to " \
+           "0.97 against 0.51 end to end): check their hours are device-hours" \
            in render_estimate(est)
     told = relay("estimate_run_cost", est)
-    assert told is not None and "3 of them ran faster than any published run, all left out " \
-           "of the fit (the published prior stands)" in told["mfu_source"]
+    assert told is not None and "; your 3 runs were all left out of the fit, faster than any " \
+           "published run: ask whether their hours are device-hours" in told["mfu_source"]
     # none of them is fitted: the published prior, not 0.88
     assert fit.weight == 0 and est.mfu == pytest.approx(fit.prior_central)
     assert est.mfu_used.range == pytest.approx((est.mfu_used.prior.low, est.mfu_used.prior.high))
@@ -433,9 +435,10 @@ def test_the_split_relay_flags_runs_faster_than_any_published_run() -> None:
     fast = [past(0.84, params=1e9), past(0.92, params=3e9), past(0.97)]
     table = budget_table(BudgetTableSpec(budget_usd=400_000, gpu="h100", calibration=fast))
     told = relay("split_budget", table)
-    assert told is not None and told["mfu_source"].endswith(
-        "; 3 of them ran faster than any published run, all left out of the fit (the "
-        "published prior stands): ask whether their hours are device-hours")
+    assert told is not None and "fitted to your" not in told["mfu_source"]
+    assert told["mfu_source"].endswith(
+        ", per size; your 3 runs were all left out of the fit, faster than any published run: "
+        "ask whether their hours are device-hours")
 
 
 def test_a_path_as_calibration_names_the_function_that_reads_it(tmp_path: Any) -> None:

@@ -157,7 +157,7 @@ def mfu_used(spec: RunSpec, acc: Accelerator, precision: Precision, peak: float,
         own = None if spec.calibration is None else own_runs_mfu(spec.calibration, prior)
         level = prior if own is None else own
         return level.central / cost, MfuUsed(
-            origin="prior" if own is None else "own_runs", own_runs=own,
+            origin="own_runs" if own is not None and own.fitted else "prior", own_runs=own,
             range=(level.low / cost, level.high / cost), convention=None, given=None,
             recompute_divided=ratio > 1, **common)
     convention = spec.mfu_convention or "6n"

@@ -159,6 +159,11 @@ class OwnRunsMfu(BaseModel):
         "This run lies over BEYOND_SIZES times outside the runs' sizes: the published size "
         "slope alone carries their level to it."))
 
+    @property
+    def fitted(self) -> int:
+        """Runs the fit used: those given less those left out (0: the published prior stands)."""
+        return self.n_runs - self.faster_than_published
+
 
 @lru_cache(maxsize=64)
 def _read(runs: tuple[PastRun, ...], family: ModelFamily) -> tuple[OwnRun, ...]:
