@@ -262,3 +262,12 @@ def test_a_capped_fast_end_is_said_in_the_short_reply(cli: Cli) -> None:
     assert f"The MFU band's fast end is held at {cap:.2f}, the fastest published run end to end." in line
     _, small, _ = cli("split", "--budget-usd", "50000", "--gpu", "a100")
     assert "fast end is held" not in small
+
+
+def test_an_uncalibrated_devices_prior_is_dated_by_the_calibration_set(cli: Cli) -> None:
+    # B200 (Blackwell) has too few published runs: its prior is Hopper's, so the date is the
+    # calibration set's, not a calibration of the device (as the estimate says it).
+    _, b200, _ = cli("split", "--budget-usd", "400k", "--gpu", "b200")
+    assert ("a prior borrowed from Hopper (uncalibrated: too few published runs on Blackwell), "
+            "calibration set of 2026-12-06" in b200)
+    assert "calibrated 2026-12-06" not in b200

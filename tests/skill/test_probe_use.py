@@ -195,3 +195,19 @@ def test_the_stack_is_the_code_the_probe_ran() -> None:
         plain.memory.per_gpu_bytes.activations)
     assert megatron.memory.per_gpu_bytes.overhead is not None
     assert "the probe measured transformers" in render_estimate(megatron)
+
+
+def test_the_probe_report_on_an_uncalibrated_device_says_the_prior_is_borrowed() -> None:
+    # The same measurement as if taken on a B200: Blackwell has too few published runs, so
+    # the prior is Hopper's and the reply must not call it calibrated on this device.
+    b200 = {**PROBE, "device": {**PROBE["device"], "name": "NVIDIA B200", "accelerator": "b200"}}
+    report = probe_report(ProbeSpec(preset="llama-3.2-1b", seq_len=4096),
+                          ProbeResult.model_validate(b200))
+    assert report.prior is not None and report.prior.uncalibrated
+    text = render_probe(report)
+    assert "the calibrated prior on this device" not in text
+    assert ("- MFU: the prior on this device, borrowed from Hopper (uncalibrated: too few "
+            "published runs on Blackwell), is " in text)
+    h100 = render_probe(probe_report(ProbeSpec(preset="llama-3.2-1b", seq_len=4096),
+                                     ProbeResult.model_validate(PROBE)))
+    assert "- MFU: the calibrated prior on this device is " in h100
