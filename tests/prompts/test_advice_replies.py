@@ -41,7 +41,7 @@ The net gain 0.6 ± 0.7 does not clear its uncertainty: 80% that it gives any ga
 | Chance it beats the baseline | 80% |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
 | Run as priced | 4096 tokens per sequence (assumed), micro-batch 1, bf16, ZeRO 1, TP 1 × PP 1, recompute none |
-| Net gain per dollar | 42.8 units of your metric per $1M (28.5 with failures) |
+| Net gain per $1M | 42.8 units of your metric (28.5 with failures) |
 | Budget | $40,000: within it |
 
 Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.

@@ -199,7 +199,7 @@ The net gain 1 ± 0.5 clears its uncertainty: 98% that it beats the baseline, < 
 | Chance it beats the baseline | 98% (> 99% that it gives any gain at all) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
 | Run as priced | 4096 tokens per sequence (assumed), micro-batch 1, bf16, ZeRO 1, TP 1 × PP 1, recompute none |
-| Net gain per dollar | 71.3 units of your metric per $1M (47.5 with failures) |
+| Net gain per $1M | 71.3 units of your metric (47.5 with failures) |
 
 Rule: go when gain − σ ≥ baseline and gain > σ (about 84% or more to beat the baseline); no-go when gain + σ < baseline (under 16%), when it does not fit, takes over a year, is worth less than it costs or exceeds the budget; marginal in between.
 
@@ -231,7 +231,7 @@ Even the optimistic gain 0.5 (gain + σ) is below the 1 the cheaper option alrea
 | Chance it beats the baseline | < 1% (93% that it gives any gain at all) |
 | Cost | $14,022 ($21,034 with failure budget), 9,348 GPU-h |
 | Run as priced | 4096 tokens per sequence (assumed), micro-batch 1, bf16, ZeRO 1, TP 1 × PP 1, recompute none |
-| Net gain per dollar | −49.9 units of your metric per $1M (−33.3 with failures) |
+| Net gain per $1M | −49.9 units of your metric (−33.3 with failures) |
 | Value of the net gain | −$700 at $1,000 per unit; expected net value −$21,734 |
 | Budget | $20,000: the cost with the failure budget is $1,034 over it |
 

@@ -35,7 +35,7 @@ async def test_five_steps_no_go_then_alternatives(client: Client) -> None:
     assert verdict.structured_content["verdict"] == "no-go"
     assert "### Verdict: **NO-GO**" in text
     assert "Even the optimistic gain 0.5 (gain + σ) is below the 1 the cheaper option" in text
-    assert "| Net gain per dollar |" in text
+    assert "| Net gain per $1M |" in text
     assert 'I think this will help' not in text  # no preaching on a no-go
     assert "Price the cheaper alternatives" in text
 
